@@ -1,0 +1,17 @@
+"""The typed errors the library raises for bad input; the CLI turns each into one line and exit 2."""
+
+
+class PackagerError(Exception):
+    """Base of every error caused by the user's input rather than by a bug."""
+
+
+class ModelError(PackagerError):
+    """The file is not a readable TFLite model (truncated, corrupt, wrong identifier, bad indices...)."""
+
+
+class PlanError(PackagerError):
+    """A plan is invalid, or cannot be made for the given records."""
+
+
+class RecordsError(PackagerError):
+    """A usage-records file (MiniMalloc CSV) is malformed."""

@@ -1,0 +1,303 @@
+"""Model + semantics -> usage records: which tensors are planned, aliased, persistent, and when
+each planned tensor is alive.
+
+Two timelines, chosen by the semantics:
+- per subgraph (TFLite, ideal): op i of a subgraph is time i; each subgraph is planned on its own
+  and a control-flow child's arena exists while its calling op runs. Lifetimes come from TFLite's
+  reference counting: graph outputs (and, with pinned inputs, graph inputs) hold an extra
+  reference so they are never freed; a tensor is freed at the op that drops its last reference.
+- inline (TFLite Micro): one timeline over the whole model; graph inputs are created at scope 0,
+  each op opens a new scope, and the subgraphs a control-flow op runs are scheduled inside its
+  scope range, so every subgraph is planned in the same arena. Records carry global tensor ids
+  (subgraphs concatenated in order), as TFLite Micro's offline plan does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from packager.errors import ModelError
+from packager.model import Model, Subgraph, Tensor
+from packager.plan.records import UsageRecord, align_up
+from packager.semantics import SEMANTICS, Semantics
+
+# Why a tensor of the file gets no place in the working arena.
+CONSTANT = "constant"
+PERSISTENT = "persistent"
+DYNAMIC = "dynamic"
+ALIAS = "alias"
+UNUSED = "unused"
+PLANNED = "planned"
+
+
+@dataclass(frozen=True)
+class ArenaLifetimes:
+    """Everything a planner needs for one arena (a subgraph, or the whole model when inline)."""
+
+    subgraph: int  # the subgraph, or 0 for a model-wide (inline) arena
+    semantics: str
+    num_steps: int  # operators (or TFLM scopes) on this arena's timeline
+    records: tuple[UsageRecord, ...]
+    whole_run: frozenset[int]  # record positions allocated first and never freed (TFLite order)
+    aliases: Mapping[int, int]  # tensor -> the planned tensor whose buffer it uses
+    alias_intervals: Mapping[int, tuple[int, int]]
+    category: Mapping[int, str]  # tensor -> one of the categories above
+    persistent_bytes: int
+    calls: Mapping[int, tuple[int, ...]] = field(default_factory=dict)  # op -> child subgraphs
+    inline: bool = False
+    tensor_subgraph: Mapping[int, tuple[int, int]] = field(default_factory=dict)
+    # for inline arenas: global id -> (subgraph, tensor index)
+
+    def ids(self, category: str) -> list[int]:
+        return sorted(t for t, c in self.category.items() if c == category)
+
+
+def model_lifetimes(model: Model, semantics: str | Semantics) -> list[ArenaLifetimes]:
+    """The arenas of a model under a semantics: one per subgraph, or one for the whole model."""
+    sem = SEMANTICS[semantics] if isinstance(semantics, str) else semantics
+    if sem.inline_subgraphs:
+        return [_inline_lifetimes(model, sem)]
+    return [subgraph_lifetimes(model, i, sem) for i in range(len(model.subgraphs))]
+
+
+# -- classification shared by both timelines --------------------------------------------------
+
+def _classify(model: Model, sg: Subgraph, sem: Semantics) -> dict[int, str]:
+    """Categories of the tensors that cannot be planned; planned candidates are left out."""
+    out: dict[int, str] = {}
+    for t in sg.tensors:
+        if t.is_variable and sem.persistent_variables:
+            out[t.index] = PERSISTENT
+        elif t.is_constant:
+            out[t.index] = CONSTANT
+        elif t.nbytes is None:
+            out[t.index] = DYNAMIC
+    for op in sg.operators:
+        inputs = [i for i in op.inputs if i >= 0]
+        if (sem.persistent_dequantized_constants and op.name == "DEQUANTIZE" and inputs
+                and sg.tensors[inputs[0]].is_constant):
+            for o in op.outputs:
+                out.setdefault(o, PERSISTENT)
+        rule = sem.dynamic_output_rules.get(op.name)
+        if rule and any(k < len(op.inputs) and op.inputs[k] >= 0
+                        and not sg.tensors[op.inputs[k]].is_constant for k in rule):
+            for o in op.outputs:
+                out.setdefault(o, DYNAMIC)
+    return out
+
+
+def _size(t: Tensor, sem: Semantics) -> int:
+    return align_up(t.nbytes or 0, sem.size_rounding)
+
+
+# -- per-subgraph timeline (TFLite, ideal) ----------------------------------------------------
+
+def subgraph_lifetimes(model: Model, index: int, sem: Semantics) -> ArenaLifetimes:
+    sg = model.subgraphs[index]
+    n_ops = len(sg.operators)
+    category = _classify(model, sg, sem)
+    produced = {o for op in sg.operators for o in op.outputs if o >= 0}
+    graph_inputs = {i for i in sg.inputs if i >= 0}
+    graph_outputs = {o for o in sg.outputs if o >= 0}
+    arena = [t.index for t in sg.tensors if t.index not in category]
+    for t in arena:
+        if t not in produced and t not in graph_inputs:
+            category[t] = UNUSED
+    arena_set = {t for t in arena if t not in category}
+
+    # TFLite's first reference count: outputs, pinned inputs, and every read of a tensor.
+    refs = {t: 0 for t in arena_set}
+    for t in graph_outputs & arena_set:
+        refs[t] += 1
+    if sem.pin_inputs:
+        for t in graph_inputs & arena_set:
+            refs[t] += 1
+    for op in sg.operators:
+        for i in op.inputs:
+            if i in refs:
+                refs[i] += 1
+
+    root = _identify_inplace(sg, sem, arena_set, refs, graph_inputs, graph_outputs)
+
+    def find(t: int) -> int:
+        while t in root:
+            t = root[t]
+        return t
+
+    # Second pass: references now count against the buffer's owner (the root of an alias chain).
+    live_refs = {t: 0 for t in arena_set}
+    for t in graph_outputs & arena_set:
+        live_refs[find(t)] += 1
+    if sem.pin_inputs:
+        for t in graph_inputs & arena_set:
+            live_refs[find(t)] += 1
+    for op in sg.operators:
+        for i in op.inputs:
+            if i in arena_set:
+                live_refs[find(i)] += 1
+    alloc: dict[int, int] = {t: 0 for t in graph_inputs & arena_set}
+    dealloc: dict[int, int] = {}
+    last_read: dict[int, int] = {}
+    for i, op in enumerate(sg.operators):
+        for o in op.outputs:
+            if o in arena_set:
+                alloc.setdefault(o, i)
+        for t in op.inputs:
+            if t in arena_set:
+                last_read[t] = i
+                r = find(t)
+                live_refs[r] -= 1
+                if live_refs[r] == 0 and r in alloc:
+                    dealloc[r] = i
+    end = max(n_ops - 1, 0)
+    records, whole_run = [], set()
+    for t in sorted(arena_set - set(root)):
+        first = alloc[t]
+        never_freed = t not in dealloc
+        if never_freed and not sem.unread_to_end and t not in graph_outputs and live_refs[t] <= 0:
+            last = max(first, last_read.get(t, first))  # freed right after its last use
+            never_freed = False
+        else:
+            last = end if never_freed else dealloc[t]
+        if never_freed and first == 0:
+            whole_run.add(len(records))
+        records.append(UsageRecord(t, first, last, _size(sg.tensors[t], sem)))
+    for t in arena_set:
+        category.setdefault(t, ALIAS if t in root else PLANNED)
+    aliases = {t: find(t) for t in root}
+    alias_intervals = {t: (alloc[t], max(alloc[t], last_read.get(t, alloc[t]))) for t in root}
+    persistent_bytes = sum(_size(sg.tensors[t], sem) for t, c in category.items() if c == PERSISTENT)
+    calls = {op.index: op.subgraphs for op in sg.operators if op.subgraphs}
+    return ArenaLifetimes(subgraph=index, semantics=sem.name, num_steps=n_ops,
+                          records=tuple(records), whole_run=frozenset(whole_run), aliases=aliases,
+                          alias_intervals=alias_intervals, category=category,
+                          persistent_bytes=persistent_bytes, calls=calls)
+
+
+def _identify_inplace(sg: Subgraph, sem: Semantics, arena: set[int], refs: Mapping[int, int],
+                      graph_inputs: set[int], graph_outputs: set[int]) -> dict[int, int]:
+    """output -> input whose buffer it takes, following the semantics' in-place rules."""
+    root: dict[int, int] = {}
+    readers: dict[int, list[int]] = {}
+    for i, op in enumerate(sg.operators):
+        for t in op.inputs:
+            readers.setdefault(t, []).append(i)
+
+    def find(t: int) -> int:
+        while t in root:
+            t = root[t]
+        return t
+
+    def group_last_read(r: int) -> int:
+        members = [r] + [a for a in root if find(a) == r]
+        return max((max(readers.get(m, [-1])) for m in members), default=-1)
+
+    for i, op in enumerate(sg.operators):
+        rule = sem.inplace.get(op.name)
+        if rule is None or not op.outputs or op.outputs[0] not in arena:
+            continue
+        out = op.outputs[0]
+        if not sem.inplace_allows_graph_io and out in graph_outputs:
+            continue
+        chosen = None
+        for k in rule.inputs:
+            if k >= len(op.inputs) or op.inputs[k] not in arena:
+                continue
+            src = op.inputs[k]
+            t_in, t_out = sg.tensors[src], sg.tensors[out]
+            if not sem.inplace_allows_graph_io and src in graph_inputs:
+                continue
+            if not rule.data_unmodified:
+                if t_in.nbytes != t_out.nbytes or (t_in.nbytes or 0) <= 4:
+                    continue
+                if sem.inplace_needs_single_reader:
+                    if refs[src] > 1:
+                        continue
+                elif group_last_read(find(src)) > i or find(src) in graph_outputs:
+                    continue  # the buffer is still read after this op
+            elif t_in.nbytes != t_out.nbytes:
+                continue
+            chosen = src
+            break
+        if chosen is None:
+            continue
+        r = find(chosen)
+        if not rule.data_unmodified and sem.inplace_needs_single_reader and refs[r] > 1:
+            continue
+        root[out] = r
+    return root
+
+
+# -- inline timeline (TFLite Micro) -----------------------------------------------------------
+
+def _inline_lifetimes(model: Model, sem: Semantics) -> ArenaLifetimes:
+    offsets, total = [], 0
+    for sg in model.subgraphs:
+        offsets.append(total)
+        total += len(sg.tensors)
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    scope = 0
+    visiting: set[int] = set()
+
+    def created(g: int, s: int) -> None:
+        first.setdefault(g, s)
+
+    def used(g: int, s: int) -> None:
+        if last.get(g, -1) < s:
+            last[g] = s
+
+    def mark(index: int) -> None:
+        nonlocal scope
+        if index in visiting:
+            raise ModelError(f"subgraph {index} calls itself: recursive control flow cannot be planned")
+        visiting.add(index)
+        sg, base = model.subgraphs[index], offsets[index]
+        for t in sg.inputs:
+            if t >= 0:
+                created(base + t, scope)
+                used(base + t, scope)
+        for op in sg.operators:
+            scope += 1
+            for t in op.outputs:
+                if t >= 0:
+                    created(base + t, scope)
+            for child in op.subgraphs:
+                mark(child)
+            for t in op.inputs:
+                if t >= 0:
+                    used(base + t, scope)
+            for t in op.outputs:
+                if t >= 0:
+                    used(base + t, scope)
+        for t in sg.outputs:
+            if t >= 0:
+                created(base + t, scope)
+                used(base + t, scope)
+        visiting.discard(index)
+
+    mark(0)
+    category: dict[int, str] = {}
+    tensor_subgraph: dict[int, tuple[int, int]] = {}
+    records = []
+    persistent = 0
+    for s, sg in enumerate(model.subgraphs):
+        cats = _classify(model, sg, sem)
+        for t in sg.tensors:
+            g = offsets[s] + t.index
+            tensor_subgraph[g] = (s, t.index)
+            c = cats.get(t.index)
+            if c is None and g not in first:
+                c = UNUSED  # never written, or in a subgraph no op runs
+            if c == PERSISTENT:
+                persistent += _size(t, sem)
+            if c is not None:
+                category[g] = c
+                continue
+            category[g] = PLANNED
+            records.append(UsageRecord(g, first[g], max(first[g], last.get(g, first[g])), _size(t, sem)))
+    return ArenaLifetimes(subgraph=0, semantics=sem.name, num_steps=scope + 1,
+                          records=tuple(records), whole_run=frozenset(), aliases={},
+                          alias_intervals={}, category=category, persistent_bytes=persistent,
+                          calls={}, inline=True, tensor_subgraph=tensor_subgraph)

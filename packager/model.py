@@ -1,0 +1,133 @@
+"""The typed, immutable model the reader builds: subgraphs, tensors, operators, buffers, metadata.
+
+Plain frozen dataclasses, no flatbuffers objects: every later stage works on these.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping
+
+# Bits per element of each TensorType (official enum names). None: variable size (strings) or an
+# opaque handle (resource, variant); such tensors are allocated dynamically by the runtimes.
+ELEMENT_BITS: Mapping[str, int | None] = {
+    "FLOAT32": 32, "FLOAT16": 16, "INT32": 32, "UINT8": 8, "INT64": 64, "STRING": None,
+    "BOOL": 8, "INT16": 16, "COMPLEX64": 64, "INT8": 8, "FLOAT64": 64, "COMPLEX128": 128,
+    "UINT64": 64, "RESOURCE": None, "VARIANT": None, "UINT32": 32, "UINT16": 16, "INT4": 4,
+    "BFLOAT16": 16, "INT2": 2, "UINT4": 4,
+}
+
+MAX_TENSOR_BYTES = 2**63 - 1  # sizes must fit a signed 64-bit integer, as in the runtimes
+
+
+@dataclass(frozen=True)
+class Tensor:
+    index: int
+    name: str
+    type: str  # TensorType name, e.g. "FLOAT32"
+    shape: tuple[int, ...]
+    shape_signature: tuple[int, ...] | None  # -1 marks a resizable dimension
+    buffer: int
+    has_data: bool  # its buffer holds bytes: a constant
+    quantized: bool
+    is_variable: bool
+    sparse: bool
+
+    @property
+    def num_elements(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int | None:
+        """Bytes the runtimes allocate for it; None for variable-size types (strings, handles)."""
+        bits = ELEMENT_BITS[self.type]
+        if bits is None:
+            return None
+        return -(-self.num_elements * bits // 8)
+
+    @property
+    def is_constant(self) -> bool:
+        return self.has_data
+
+    @property
+    def is_dynamic_shape(self) -> bool:
+        return self.shape_signature is not None and any(d < 0 for d in self.shape_signature)
+
+
+@dataclass(frozen=True)
+class OperatorCode:
+    builtin_code: int  # effective code: max(builtin_code, deprecated_builtin_code)
+    name: str  # builtin enum name, or the custom code for CUSTOM ops
+    custom_code: str | None
+    version: int
+
+    @property
+    def is_custom(self) -> bool:
+        return self.custom_code is not None and self.name == self.custom_code
+
+
+@dataclass(frozen=True)
+class Operator:
+    index: int
+    opcode: OperatorCode
+    inputs: tuple[int, ...]  # -1 marks an omitted optional input
+    outputs: tuple[int, ...]
+    intermediates: tuple[int, ...]
+    options: Mapping[str, object]  # decoded builtin options (the fields our schema declares)
+    subgraphs: tuple[int, ...]  # subgraphs a control-flow op runs (IF, WHILE, CALL_ONCE, CALL)
+
+    @property
+    def name(self) -> str:
+        return self.opcode.name
+
+
+@dataclass(frozen=True)
+class Subgraph:
+    index: int
+    name: str
+    tensors: tuple[Tensor, ...]
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    operators: tuple[Operator, ...]
+
+
+@dataclass(frozen=True)
+class Buffer:
+    index: int
+    offset: int  # where its bytes start in the file (inside the flatbuffer or after it)
+    size: int
+    external: bool  # stored after the flatbuffer (offset/size fields), as in models over 2 GB
+
+
+@dataclass(frozen=True)
+class SignatureDef:
+    key: str
+    subgraph: int
+    inputs: Mapping[str, int]
+    outputs: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Model:
+    version: int
+    description: str
+    subgraphs: tuple[Subgraph, ...]
+    buffers: tuple[Buffer, ...]
+    metadata: tuple[tuple[str, int], ...]  # (name, buffer index)
+    signature_defs: tuple[SignatureDef, ...]
+    raw: bytes = field(repr=False)
+
+    def buffer_bytes(self, index: int) -> bytes:
+        b = self.buffers[index]
+        return self.raw[b.offset:b.offset + b.size]
+
+    def metadata_bytes(self, name: str) -> bytes | None:
+        for entry, buf in self.metadata:
+            if entry == name:
+                return self.buffer_bytes(buf)
+        return None
+
+    @property
+    def main(self) -> Subgraph:
+        return self.subgraphs[0]

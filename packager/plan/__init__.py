@@ -1,0 +1,1 @@
+"""Planning: usage records in, offset plans and shared-object plans out."""

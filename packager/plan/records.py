@@ -1,0 +1,125 @@
+"""The data every strategy shares: usage records, the two kinds of plan, and the lower bounds.
+
+A usage record says that a buffer of `size` bytes is alive from operator `first_op` to operator
+`last_op`, both inclusive. Two records conflict when their intervals intersect. Strategies are pure
+functions from a sequence of records (plus alignment) to a plan; plans refer to records by their
+position in that sequence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import bisect
+from typing import Sequence
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRecord:
+    tensor: int  # the tensor index in its subgraph, or a synthetic id (scratch buffers, CSV ids)
+    first_op: int
+    last_op: int  # inclusive
+    size: int  # bytes
+
+    def conflicts(self, other: "UsageRecord") -> bool:
+        return not (self.last_op < other.first_op or other.last_op < self.first_op)
+
+
+@dataclass(frozen=True)
+class OffsetPlan:
+    """One arena; `offsets[i]` is the byte offset of records[i]."""
+
+    strategy: str
+    offsets: tuple[int, ...]
+    arena: int  # max(offset + size) over all records, 0 when there are none
+    alignment: int = 1
+
+
+@dataclass(frozen=True)
+class ObjectPlan:
+    """Shared objects; records[i] lives in object `assignment[i]` of size `object_sizes[...]`."""
+
+    strategy: str
+    assignment: tuple[int, ...]
+    object_sizes: tuple[int, ...]
+    # For the 2D texture variant: (width, height) of each object; empty for plain byte objects.
+    object_extents: tuple[tuple[int, int], ...] = field(default=())
+
+    @property
+    def total(self) -> int:
+        return sum(self.object_sizes)
+
+
+def align_up(value: int, alignment: int) -> int:
+    if alignment <= 1:
+        return value
+    return -(-value // alignment) * alignment
+
+
+def arena_of(records: Sequence[UsageRecord], offsets: Sequence[int]) -> int:
+    return max((o + r.size for r, o in zip(records, offsets)), default=0)
+
+
+def num_ops(records: Sequence[UsageRecord]) -> int:
+    return max((r.last_op for r in records), default=-1) + 1
+
+
+def compress_time(records: Sequence[UsageRecord]) -> list[UsageRecord]:
+    """The same records on a dense timeline: only the relative order of interval ends matters for
+    conflicts, so peers' instances with times in the millions plan as fast as small models."""
+    starts = sorted({r.first_op for r in records})
+    rank = {t: i for i, t in enumerate(starts)}
+    out = []
+    for r in records:
+        # last_op maps to the last start point not after it: conflicts are unchanged.
+        last = bisect.bisect_right(starts, r.last_op) - 1
+        out.append(UsageRecord(r.tensor, rank[r.first_op], last, r.size))
+    return out
+
+
+def operator_profiles(records: Sequence[UsageRecord]) -> list[list[int]]:
+    """For each distinct start time (in order), the positions of the records alive then. Every
+    set of records alive together is contained in one of these profiles."""
+    dense = compress_time(records)
+    profiles: list[list[int]] = [[] for _ in range(num_ops(dense))]
+    for i, r in enumerate(dense):
+        for t in range(r.first_op, r.last_op + 1):
+            profiles[t].append(i)
+    return profiles
+
+
+def operator_breadths(records: Sequence[UsageRecord]) -> list[int]:
+    """Sum of the sizes alive at each distinct start time, by a sweep over interval ends."""
+    dense = compress_time(records)
+    n = num_ops(dense)
+    delta = [0] * (n + 1)
+    for r in dense:
+        delta[r.first_op] += r.size
+        delta[r.last_op + 1] -= r.size
+    out, running = [], 0
+    for t in range(n):
+        running += delta[t]
+        out.append(running)
+    return out
+
+
+def offset_lower_bound(records: Sequence[UsageRecord]) -> int:
+    """No offset plan can be smaller than the largest operator breadth."""
+    return max(operator_breadths(records), default=0)
+
+
+def object_lower_bound(records: Sequence[UsageRecord]) -> int:
+    """Sum of the positional maxima: no shared-object plan can be smaller."""
+    return sum(positional_maxima(records))
+
+
+def positional_maxima(records: Sequence[UsageRecord]) -> list[int]:
+    """The k-th entry is the largest k-th-largest size over all operator profiles."""
+    maxima: list[int] = []
+    for profile in operator_profiles(records):
+        sizes = sorted((records[i].size for i in profile), reverse=True)
+        for k, s in enumerate(sizes):
+            if k == len(maxima):
+                maxima.append(s)
+            elif s > maxima[k]:
+                maxima[k] = s
+    return maxima

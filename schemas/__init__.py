@@ -1,0 +1,1 @@
+"""Schemas of the formats the packager reads and writes, and the code generated from them."""
