@@ -29,6 +29,7 @@ DYNAMIC = "dynamic"
 ALIAS = "alias"
 UNUSED = "unused"
 PLANNED = "planned"
+CALLER = "caller"  # an input of a control-flow child whose buffer the calling op supplies
 
 
 @dataclass(frozen=True)
@@ -48,22 +49,30 @@ class ArenaLifetimes:
     inline: bool = False
     tensor_subgraph: Mapping[int, tuple[int, int]] = field(default_factory=dict)
     # for inline arenas: global id -> (subgraph, tensor index)
+    op_scopes: Mapping[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    # for inline arenas: (subgraph, op) -> (first, last) scope of the op, its children included
 
     def ids(self, category: str) -> list[int]:
         return sorted(t for t, c in self.category.items() if c == category)
 
 
-def model_lifetimes(model: Model, semantics: str | Semantics) -> list[ArenaLifetimes]:
-    """The arenas of a model under a semantics: one per subgraph, or one for the whole model."""
+def model_lifetimes(model: Model, semantics: str | Semantics,
+                    plan_dynamic: bool = False) -> list[ArenaLifetimes]:
+    """The arenas of a model under a semantics: one per subgraph, or one for the whole model.
+
+    With `plan_dynamic`, tensors the runtime would allocate on the fly once their size is known
+    (outputs of data-dependent ops) are planned too: the multi-pass planner of dynamic.py gives
+    them a place in a later pass.
+    """
     sem = SEMANTICS[semantics] if isinstance(semantics, str) else semantics
     if sem.inline_subgraphs:
-        return [_inline_lifetimes(model, sem)]
-    return [subgraph_lifetimes(model, i, sem) for i in range(len(model.subgraphs))]
+        return [_inline_lifetimes(model, sem, plan_dynamic)]
+    return [subgraph_lifetimes(model, i, sem, plan_dynamic) for i in range(len(model.subgraphs))]
 
 
 # -- classification shared by both timelines --------------------------------------------------
 
-def _classify(model: Model, sg: Subgraph, sem: Semantics) -> dict[int, str]:
+def _classify(model: Model, sg: Subgraph, sem: Semantics, plan_dynamic: bool = False) -> dict[int, str]:
     """Categories of the tensors that cannot be planned; planned candidates are left out."""
     out: dict[int, str] = {}
     for t in sg.tensors:
@@ -83,8 +92,22 @@ def _classify(model: Model, sg: Subgraph, sem: Semantics) -> dict[int, str]:
         if rule and any(k < len(op.inputs) and op.inputs[k] >= 0
                         and not sg.tensors[op.inputs[k]].is_constant for k in rule):
             for o in op.outputs:
-                out.setdefault(o, DYNAMIC)
+                if not (plan_dynamic and sg.tensors[o].nbytes is not None):
+                    out.setdefault(o, DYNAMIC)
+    if _inputs_owned_by_caller(model, sg.index, sem):
+        for t in sg.inputs:
+            if t >= 0 and sg.tensors[t].type not in ("RESOURCE", "VARIANT"):
+                out.setdefault(t, CALLER)
     return out
+
+
+def _inputs_owned_by_caller(model: Model, index: int, sem: Semantics) -> bool:
+    for caller in model.subgraphs:
+        for op in caller.operators:
+            positions = sem.caller_owned_inputs.get(op.name, ())
+            if any(p < len(op.subgraphs) and op.subgraphs[p] == index for p in positions):
+                return True
+    return False
 
 
 def _size(t: Tensor, sem: Semantics) -> int:
@@ -93,10 +116,10 @@ def _size(t: Tensor, sem: Semantics) -> int:
 
 # -- per-subgraph timeline (TFLite, ideal) ----------------------------------------------------
 
-def subgraph_lifetimes(model: Model, index: int, sem: Semantics) -> ArenaLifetimes:
+def subgraph_lifetimes(model: Model, index: int, sem: Semantics, plan_dynamic: bool = False) -> ArenaLifetimes:
     sg = model.subgraphs[index]
     n_ops = len(sg.operators)
-    category = _classify(model, sg, sem)
+    category = _classify(model, sg, sem, plan_dynamic)
     produced = {o for op in sg.operators for o in op.outputs if o >= 0}
     graph_inputs = {i for i in sg.inputs if i >= 0}
     graph_outputs = {o for o in sg.outputs if o >= 0}
@@ -231,22 +254,25 @@ def _identify_inplace(sg: Subgraph, sem: Semantics, arena: set[int], refs: Mappi
 
 # -- inline timeline (TFLite Micro) -----------------------------------------------------------
 
-def _inline_lifetimes(model: Model, sem: Semantics) -> ArenaLifetimes:
+def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) -> ArenaLifetimes:
     offsets, total = [], 0
     for sg in model.subgraphs:
         offsets.append(total)
         total += len(sg.tensors)
     first: dict[int, int] = {}
     last: dict[int, int] = {}
+    op_scopes: dict[tuple[int, int], tuple[int, int]] = {}
     scope = 0
     visiting: set[int] = set()
 
+    # TFLite Micro's AllocationInfoBuilder (micro_allocation_info.cc): "created" resets both ends
+    # (UpdateFirstCreated), "used" moves the last end (UpdateLastUsed).
     def created(g: int, s: int) -> None:
-        first.setdefault(g, s)
+        first[g] = s
+        last[g] = s
 
     def used(g: int, s: int) -> None:
-        if last.get(g, -1) < s:
-            last[g] = s
+        last[g] = max(last.get(g, s), s)
 
     def mark(index: int) -> None:
         nonlocal scope
@@ -254,16 +280,18 @@ def _inline_lifetimes(model: Model, sem: Semantics) -> ArenaLifetimes:
             raise ModelError(f"subgraph {index} calls itself: recursive control flow cannot be planned")
         visiting.add(index)
         sg, base = model.subgraphs[index], offsets[index]
-        for t in sg.inputs:
+        # Inputs and outputs are created when the subgraph is entered (outputs again when written).
+        for t in (*sg.inputs, *sg.outputs):
             if t >= 0:
                 created(base + t, scope)
-                used(base + t, scope)
-        for op in sg.operators:
+        for i, op in enumerate(sg.operators):
             scope += 1
             for t in op.outputs:
                 if t >= 0:
                     created(base + t, scope)
+            start = scope
             for child in op.subgraphs:
+                scope += 1  # each child invocation opens a scope of its own
                 mark(child)
             for t in op.inputs:
                 if t >= 0:
@@ -271,9 +299,9 @@ def _inline_lifetimes(model: Model, sem: Semantics) -> ArenaLifetimes:
             for t in op.outputs:
                 if t >= 0:
                     used(base + t, scope)
+            op_scopes[(index, i)] = (start, scope)  # an op's scratch lives over this span
         for t in sg.outputs:
             if t >= 0:
-                created(base + t, scope)
                 used(base + t, scope)
         visiting.discard(index)
 
@@ -283,7 +311,7 @@ def _inline_lifetimes(model: Model, sem: Semantics) -> ArenaLifetimes:
     records = []
     persistent = 0
     for s, sg in enumerate(model.subgraphs):
-        cats = _classify(model, sg, sem)
+        cats = _classify(model, sg, sem, plan_dynamic)
         for t in sg.tensors:
             g = offsets[s] + t.index
             tensor_subgraph[g] = (s, t.index)
@@ -300,4 +328,5 @@ def _inline_lifetimes(model: Model, sem: Semantics) -> ArenaLifetimes:
     return ArenaLifetimes(subgraph=0, semantics=sem.name, num_steps=scope + 1,
                           records=tuple(records), whole_run=frozenset(), aliases={},
                           alias_intervals={}, category=category, persistent_bytes=persistent,
-                          calls={}, inline=True, tensor_subgraph=tensor_subgraph)
+                          calls={}, inline=True, tensor_subgraph=tensor_subgraph,
+                          op_scopes=op_scopes)

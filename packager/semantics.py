@@ -37,6 +37,9 @@ class Semantics:
     inline_subgraphs: bool  # control-flow subgraphs planned inside the caller's arena (TFLM)
     dynamic_output_rules: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     # op -> inputs that, when not constant, make its outputs dynamic (allocated outside the arena)
+    caller_owned_inputs: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    # control-flow op -> positions in its subgraph list whose inputs the op supplies itself: the
+    # child's input tensors point at the caller's buffers (kTfLiteCustom) and take no arena space
 
 
 _BINARY = InPlaceRule(inputs=(0, 1))
@@ -61,6 +64,16 @@ _IDEAL_INPLACE = {
                              "ROUND", "SIGN", "PRELU", "SOFTMAX", "CAST", "DYNAMIC_UPDATE_SLICE")},
 }
 
+# Ops whose output TFLite allocates on the fly (kTfLiteDynamic, outside the arena) when the listed
+# inputs are not constant: the output's size depends on their values.
+_TFLITE_DYNAMIC_OUTPUTS = {
+    "RESHAPE": (1,), "WHERE": (0,), "UNIQUE": (0,), "NON_MAX_SUPPRESSION_V4": (2,),
+    "NON_MAX_SUPPRESSION_V5": (2,), "TOPK_V2": (1,), "RANGE": (0, 1, 2), "FILL": (0,),
+    "BROADCAST_TO": (1,), "TILE": (1,), "SLICE": (1, 2), "STRIDED_SLICE": (1, 2, 3),
+    "PAD": (1,), "PADV2": (1,), "MIRROR_PAD": (1,), "RESIZE_BILINEAR": (1,),
+    "RESIZE_NEAREST_NEIGHBOR": (1,), "TRANSPOSE": (1,), "SPLIT_V": (1, 2),
+}
+
 TFLITE = Semantics(
     name="tflite",
     description="TFLite CPU interpreter: inputs kept, 64-byte alignment, in-place sharing",
@@ -68,7 +81,9 @@ TFLITE = Semantics(
     persistent_variables=True, persistent_dequantized_constants=True,
     inplace=_TFLITE_INPLACE, inplace_needs_single_reader=True, inplace_allows_graph_io=False,
     inline_subgraphs=False,
-    dynamic_output_rules={"RESHAPE": (1,)},
+    dynamic_output_rules=_TFLITE_DYNAMIC_OUTPUTS,
+    # tflite/kernels/if.cc and while.cc (Prepare): branch and body inputs become kTfLiteCustom.
+    caller_owned_inputs={"IF": (0, 1), "WHILE": (1,)},
 )
 
 TFLM = Semantics(
@@ -89,4 +104,17 @@ IDEAL = Semantics(
     inline_subgraphs=False,
 )
 
-SEMANTICS: Mapping[str, Semantics] = {s.name: s for s in (TFLITE, TFLM, IDEAL)}
+# The setting of Pisarchyk & Lee 2020, whose tables our benchmark reproduces (benchmarks/bench.py):
+# the TFLite GPU delegate's intermediate tensors with their exact byte sizes, each alive from the op
+# that writes it to its last reader, no in-place sharing, no alignment. Constants (and DEQUANTIZE of
+# constants, which the delegate folds into weights) are not planned.
+PAPER = Semantics(
+    name="paper",
+    description="Pisarchyk & Lee 2020 (GPU delegate): exact sizes, minimal lifetimes, no in-place",
+    alignment=1, size_rounding=1, pin_inputs=False, unread_to_end=False,
+    persistent_variables=True, persistent_dequantized_constants=True,
+    inplace={}, inplace_needs_single_reader=True, inplace_allows_graph_io=False,
+    inline_subgraphs=False,
+)
+
+SEMANTICS: Mapping[str, Semantics] = {s.name: s for s in (TFLITE, TFLM, IDEAL, PAPER)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from packager.dynamic import analyse, bounds_of, parse_dim, renames_of
 from packager.lifetimes import ALIAS, CONSTANT, DYNAMIC, PERSISTENT, PLANNED, UNUSED, model_lifetimes
 from packager.model import Model
 from packager.plan.records import offset_lower_bound
@@ -12,8 +13,12 @@ from packager.plan.records import offset_lower_bound
 CATEGORIES = (PLANNED, CONSTANT, PERSISTENT, ALIAS, DYNAMIC, UNUSED)
 
 
-def model_summary(model: Model, semantics: str, source: str | Path | None = None) -> dict:
-    arenas = model_lifetimes(model, semantics)
+def model_summary(model: Model, semantics: str, source: str | Path | None = None,
+                  dims: tuple[str, ...] = ()) -> dict:
+    specs = [parse_dim(d) for d in dims]
+    shapes = analyse(model, 0, renames_of(specs))
+    bounds = bounds_of(shapes, specs)
+    arenas = model_lifetimes(model, semantics, plan_dynamic=shapes.is_dynamic)
     subgraphs = []
     for sg in model.subgraphs:
         subgraphs.append({
@@ -26,6 +31,12 @@ def model_summary(model: Model, semantics: str, source: str | Path | None = None
             "ops_by_type": dict(sorted(Counter(op.name for op in sg.operators).items())),
             "calls": {str(op.index): list(op.subgraphs) for op in sg.operators if op.subgraphs},
         })
+    def dynamic_view(a, tensor_id: int) -> dict:
+        s_index, t = a.tensor_subgraph.get(tensor_id, (a.subgraph, tensor_id))
+        if s_index != shapes.subgraph or t not in shapes.sizes:
+            return {"size_expr": None, "pass": 0}
+        return {"size_expr": str(shapes.sizes[t]), "pass": shapes.passes[t]}
+
     arena_views = []
     for a in arenas:
         def describe(tensor_id: int) -> dict:
@@ -43,7 +54,8 @@ def model_summary(model: Model, semantics: str, source: str | Path | None = None
             "persistent_bytes": a.persistent_bytes,
             "lower_bound": offset_lower_bound(a.records),
             "records": [{**describe(r.tensor), "id": r.tensor, "first_op": r.first_op,
-                         "last_op": r.last_op, "size": r.size} for r in a.records],
+                         "last_op": r.last_op, "size": r.size, **dynamic_view(a, r.tensor)}
+                        for r in a.records],
             "aliases": [{**describe(t), "id": t, "alias_of": root}
                         for t, root in sorted(a.aliases.items())],
         })
@@ -56,4 +68,8 @@ def model_summary(model: Model, semantics: str, source: str | Path | None = None
         "metadata": [name for name, _ in model.metadata],
         "signatures": [s.key for s in model.signature_defs],
         "arenas": arena_views,
+        "symbols": [{"name": s.name, "source": s.source, "data_dependent": s.data_dependent,
+                     "pass": s.pass_index, "bound": list(bounds[s.name]) if s.name in bounds else None,
+                     "derived_bound": None if s.derived_bound is None else str(s.derived_bound)}
+                    for s in shapes.symbols],
     }

@@ -1,0 +1,238 @@
+"""How planning time grows with the number of tensors: every strategy on synthetic usage records,
+and the whole `plan --strategy best` pipeline on the same graphs written as .tflite files.
+
+    python -m benchmarks.bench_scale [--sizes 1000,10000,100000] [--shapes chain,...] [--budget S]
+    python benchmarks/bench_scale.py ...
+
+For each graph shape (benchmarks/synthetic.py) and size it prints each strategy's time and the
+exponent k of a least-squares fit time ~ n^k on a log-log scale. A strategy is skipped at a size
+when its times so far extrapolate beyond the budget, or stopped when it runs past the budget; the
+table says which. The pipeline (read + lifetimes + portfolio with local search + validation, as
+`tflpack plan FILE --strategy best` does under the default 'tflite' semantics) runs on the .tflite
+files, cached in .cache/scale/; if packager/package.py exists, `package` is timed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import math
+import os
+import signal
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+if __package__ in (None, ""):  # run as a file: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.synthetic import SHAPES, tflite_bytes, usage_records
+from benchmarks.text_table import render
+from packager.plan.portfolio import Outcome, improve
+from packager.plan.problem import Problem
+from packager.plan.registry import LOCAL_SEARCH, OBJECT_STRATEGIES, OFFSET_STRATEGIES
+from packager.planning import plan_model
+from packager.reader import read_model
+
+REPO = Path(__file__).resolve().parent.parent
+CACHE = REPO / ".cache" / "scale"
+DEFAULT_SIZES = (1_000, 10_000, 100_000)
+DEFAULT_BUDGET = 60.0  # seconds one strategy may take at one size
+PIPELINE_BUDGET = 150.0  # seconds one whole-pipeline run may take
+PIPELINE_SEMANTICS = "tflite"  # the CLI's default
+MIN_FIT_SECONDS = 0.002  # shorter times are mostly timer and interpreter noise: not fitted
+LOCAL_SEARCH_SCALE_CAP = 20.0  # the portfolio's own time cap (LOCAL_SEARCH_TIME_CAP)
+
+
+class OverBudget(Exception):
+    pass
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Interrupt the block after `seconds` (SIGALRM: pure-Python loops stop promptly)."""
+    def expire(signum, frame):
+        raise OverBudget()
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@dataclass
+class Timing:
+    """One strategy's times by size: seconds, or a note ('skipped', '> 60 s')."""
+    name: str
+    seconds: dict[int, float]
+    notes: dict[int, str]
+
+    def predicted(self, n: int) -> float | None:
+        """Extrapolate from the two largest sizes measured (at least linear growth)."""
+        sizes = sorted(self.seconds)
+        if not sizes:
+            return None
+        last = sizes[-1]
+        k = max(1.0, exponent({s: self.seconds[s] for s in sizes[-2:]}) or 2.0)
+        return self.seconds[last] * (n / last) ** k
+
+    def cell(self, n: int) -> str:
+        if n in self.notes:
+            return self.notes[n]
+        return f"{self.seconds[n]:.3f}" if n in self.seconds else "-"
+
+
+def exponent(points: dict[int, float]) -> float | None:
+    """Slope of log(time) against log(n), least squares, over times long enough to trust."""
+    usable = [(math.log(n), math.log(t)) for n, t in points.items() if t >= MIN_FIT_SECONDS]
+    if len(usable) < 2:
+        return None
+    mx = sum(x for x, _ in usable) / len(usable)
+    my = sum(y for _, y in usable) / len(usable)
+    sxx = sum((x - mx) ** 2 for x, _ in usable)
+    return sum((x - mx) * (y - my) for x, y in usable) / sxx if sxx else None
+
+
+def time_strategy(timing: Timing, n: int, run: Callable[[], object], budget: float) -> object:
+    guess = timing.predicted(n)
+    if guess is not None and guess > budget:
+        timing.notes[n] = f"skipped (~{guess:,.0f} s)"
+        return None
+    start = time.perf_counter()
+    try:
+        with deadline(budget):
+            result = run()
+    except OverBudget:
+        timing.notes[n] = f"> {budget:.0f} s"
+        return None
+    timing.seconds[n] = time.perf_counter() - start
+    return result
+
+
+def strategies_on_records(shape: str, sizes: list[int], budget: float) -> list[Timing]:
+    timings = {s.kind + ":" + s.name: Timing(f"{s.kind} {s.name}", {}, {})
+               for s in (*OFFSET_STRATEGIES, *OBJECT_STRATEGIES)}
+    timings["offsets:" + LOCAL_SEARCH] = Timing(f"offsets {LOCAL_SEARCH} (from the best)", {}, {})
+    for n in sizes:
+        problem = Problem(records=tuple(usage_records(SHAPES[shape](n))), alignment=1)
+        best: Outcome | None = None
+        for s in (*OFFSET_STRATEGIES, *OBJECT_STRATEGIES):
+            plan = time_strategy(timings[s.kind + ":" + s.name], n, lambda: s.run(problem), budget)
+            if plan is not None and s.kind == "offsets":
+                outcome = Outcome(s.name, s.kind, plan, 0.0)
+                if best is None or outcome.total < best.total:
+                    best = outcome
+        if best is not None:
+            time_strategy(timings["offsets:" + LOCAL_SEARCH], n,
+                          lambda: improve(problem, best, time_cap=LOCAL_SEARCH_SCALE_CAP), budget)
+        print(f"  {shape} {n:,}: strategies done", file=sys.stderr, flush=True)
+    return list(timings.values())
+
+
+def cached_model(shape: str, n: int) -> Path:
+    path = CACHE / f"{shape}_{n}.tflite"
+    if not path.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=CACHE, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(tflite_bytes(SHAPES[shape](n)))
+        os.replace(tmp, path)
+    return path
+
+
+def fallback_notes() -> list[str]:
+    """Strategies that switch to a cheaper method above a size, so their exponent means little."""
+    notes = []
+    for kind, name in (("objects", "min_cost_flow"), ("offsets", "nnc"),
+                       ("offsets", "simulated_allocator"), ("offsets", "strip_packing")):
+        try:
+            module = importlib.import_module(f"packager.plan.{kind}.{name}")
+        except ImportError:
+            continue
+        limit = getattr(module, "MAX_RECORDS", None)
+        if limit is not None:
+            notes.append(f"{kind} {name} falls back to a cheaper strategy above {limit:,} records "
+                         f"(its MAX_RECORDS), still under its own name.")
+    return notes
+
+
+def package_function() -> Callable[[Path], object] | None:
+    """packager/package.py is another engineer's work in progress: time it only if it is there."""
+    try:
+        module = importlib.import_module("packager.package")
+    except ImportError:
+        return None
+    fn = getattr(module, "package_model", None) or getattr(module, "package", None)
+    return fn if callable(fn) else None
+
+
+def pipeline_row(shape: str, n: int, budget: float) -> list[str]:
+    path = cached_model(shape, n)
+    label, read_s = f"{shape} {n:,}", None
+    start = time.perf_counter()
+    try:
+        with deadline(budget):
+            model = read_model(path)
+            read_s = time.perf_counter() - start
+            arenas = plan_model(model, PIPELINE_SEMANTICS, "best")
+    except OverBudget:
+        read = f"{read_s:.2f}" if read_s is not None else "-"
+        return [label, read, "-", f"> {budget:.0f} s (stopped)", "-", "-"]
+    total = time.perf_counter() - start
+    result = arenas[0].result
+    best = result.best_offsets
+    bound = result.problem.offset_lower_bound
+    local = next((o.seconds for o in result.offsets if o.strategy == LOCAL_SEARCH), None)
+    return [label, f"{read_s:.2f}", f"{total - read_s:.2f}", f"{total:.2f}",
+            f"{local:.2f}" if local is not None else "-",
+            f"{best.strategy} {100 * (best.total - bound) / max(bound, 1):+.2f}%"]
+
+
+def _fmt(k: float | None) -> str:
+    return "-" if k is None else f"{k:.2f}"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_scale",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)))
+    parser.add_argument("--shapes", default=",".join(SHAPES))
+    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
+                        help="seconds one strategy or pipeline run may take at one size")
+    parser.add_argument("--pipeline-budget", type=float, default=PIPELINE_BUDGET,
+                        help="seconds one whole-pipeline run may take")
+    parser.add_argument("--no-pipeline", action="store_true")
+    args = parser.parse_args(argv)
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    shapes = args.shapes.split(",")
+    start = time.perf_counter()
+    for shape in shapes:
+        timings = strategies_on_records(shape, sizes, args.budget)
+        rows = [[t.name, *(t.cell(n) for n in sizes), _fmt(exponent(t.seconds)),
+                 _fmt(exponent({n: t.seconds[n] for n in sorted(t.seconds)[-2:]}))]
+                for t in timings]
+        print(f"\n### {shape}: seconds per strategy (usage records, 'paper' lifetimes)\n")
+        print(render(["strategy", *(f"n={n:,}" for n in sizes), "k (fit)", "k (last step)"],
+                     rows))
+    for note in fallback_notes():
+        print(f"\nNote: {note}")
+    if not args.no_pipeline:
+        package = package_function()
+        rows = [pipeline_row(shape, n, args.pipeline_budget) for shape in shapes for n in sizes]
+        print(f"\n### whole pipeline, `plan --strategy best` ({PIPELINE_SEMANTICS} semantics), seconds\n")
+        print(render(["graph", "read", "lifetimes + portfolio + validation", "total",
+                      "of which local search", "best offsets vs bound"], rows))
+        if package is None:
+            print("\n(packager/package.py is not there yet: `package` not timed)")
+    print(f"\n(total {time.perf_counter() - start:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""Emitters: turn validated plans into files, reports and pictures."""

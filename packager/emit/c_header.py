@@ -1,0 +1,209 @@
+"""The packaged plan as a C header `<prefix>_plan.h`, for C99 and C++ embedded code.
+
+Every table runs over ALL tensors of ALL subgraphs in global order (subgraphs concatenated, as in
+TFLite Micro's OfflineMemoryAllocation), with -1 where a tensor has no place in an arena. The header
+carries the lifetimes too, so code (and our test) can check the plan from the header alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packager.emit.c_text import block_comment, comment_text, identifier, int_rows
+from packager.emit.offline_plan import INT32_MAX
+from packager.errors import PlanError
+from packager.model import Model
+from packager.package_plan import SCRATCH, PackagePlan, TensorEntry
+from packager.plan_view import overhead_pct
+
+NONE = -1
+
+
+@dataclass
+class _Row:
+    """One tensor's line in every table."""
+    offset: int = NONE
+    size: int = 0
+    first: int = NONE
+    last: int = NONE
+    arena: int = NONE
+    alias_of: int = NONE
+    obj: int = NONE
+    note: str = ""
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "[" + ",".join(map(str, shape)) + "]"
+
+
+def _rows(plan: PackagePlan, model: Model) -> tuple[list[_Row], list[int], list[str]]:
+    """Rows per global tensor, object sizes (objects numbered across arenas), scratch notes."""
+    base = [0]
+    for sg in model.subgraphs:
+        base.append(base[-1] + len(sg.tensors))
+    rows = [_Row() for _ in range(base[-1])]
+    object_sizes: list[int] = []
+    scratch: list[str] = []
+    for k, arena in enumerate(plan.arenas):
+        def global_id(t: TensorEntry) -> int:
+            return t.index if arena.inline else base[t.subgraph] + t.tensor
+
+        first_object = len(object_sizes)
+        object_sizes.extend(arena.objects.object_sizes)
+        objects = dict(arena.objects.assignment)
+        ids = {t.index: global_id(t) for t in arena.offsets.tensors if t.kind != SCRATCH}
+        for t in arena.offsets.tensors:
+            if t.kind == SCRATCH:
+                scratch.append(f"{t.name}: steps {t.first_op}..{t.last_op}, {t.size} B "
+                               f"(planned at run time; the plan leaves room at offset {t.offset})")
+                continue
+            row = rows[ids[t.index]]
+            row.offset, row.size, row.first, row.last, row.arena = t.offset, t.size, t.first_op, t.last_op, k
+            owner = t.alias_of if t.alias_of is not None else t.index
+            row.obj = first_object + objects[owner]
+            if t.alias_of is not None:
+                row.alias_of = ids[t.alias_of]
+                row.note = f"alias of {ids[t.alias_of]}, steps {t.first_op}..{t.last_op}, {t.size} B"
+            else:
+                row.note = f"steps {t.first_op}..{t.last_op}, {t.size} B"
+        for p in arena.persistent:
+            rows[base[p.subgraph] + p.tensor].note = f"persistent, {p.size} B (kept out of the arena)"
+    for s, sg in enumerate(model.subgraphs):
+        for t in sg.tensors:
+            row = rows[base[s] + t.index]
+            status = row.note or ("constant" if t.is_constant else "not planned (dynamic or unused)")
+            row.note = f"{base[s] + t.index} sg{s}:{t.index} {t.name} {t.type}{_shape(t.shape)} {status}"
+    return rows, object_sizes, scratch
+
+
+def _io_names(model: Model, which: str) -> list[tuple[str, int]]:
+    """(macro stem, tensor index) of the main subgraph's inputs or outputs, in interpreter order;
+    named by the serving signature when it names them, else by the tensor's name."""
+    indices = model.main.inputs if which == "inputs" else model.main.outputs
+    sig = next((s for s in model.signature_defs if s.subgraph == 0), None)
+    by_tensor = {t: n for n, t in (getattr(sig, which).items() if sig else ())}
+    stems, out = set(), []
+    for position, t in enumerate(indices):
+        name = by_tensor.get(t) or model.main.tensors[t].name if t >= 0 else ""
+        stem = identifier(name, fallback=which[:-1]).upper()
+        if stem in stems:
+            stem = f"{stem}_{position}"
+        stems.add(stem)
+        out.append((stem, t))
+    return out
+
+
+def render(plan: PackagePlan, model: Model, prefix: str) -> str:
+    P = prefix.upper()
+    rows, object_sizes, scratch = _rows(plan, model)
+    for r in rows:
+        if r.offset + r.size > INT32_MAX:
+            raise PlanError("the plan does not fit the header's int32 offsets")
+    arena_sizes = [a.offsets.arena_bytes for a in plan.arenas]
+    bases = list(plan.arena_bases)
+    inline = len(plan.arenas) == 1 and plan.arenas[0].inline
+    out: list[str] = []
+    out += block_comment([
+        f"{prefix}_plan.h: the tensor memory plan of {plan.source.file}, written by {plan.generator}.",
+        "Generated: do not edit; run `tflpack package` again instead.",
+        f"Model sha256 {plan.source.sha256} ({plan.source.bytes} bytes).",
+        f"Semantics {plan.semantics}, offsets multiples of {plan.alignment} B from the start of "
+        + ("the arena (TFLite Micro's head), one arena for every subgraph." if inline
+           else "each subgraph's arena; the arenas laid end to end start at "
+                f"{P}_ARENA_BASES[arena]."),
+        *[f"Arena {k} (subgraph {a.subgraph}): {a.offsets.arena_bytes} B by {a.offsets.strategy}, "
+          f"lower bound {a.offsets.lower_bound} B (+{overhead_pct(a.offsets.arena_bytes, a.offsets.lower_bound)}%); "
+          f"shared objects {a.objects.total_bytes} B by {a.objects.strategy}."
+          for k, a in enumerate(plan.arenas)],
+        "Steps: " + ("TFLite Micro allocation scopes (0: graph inputs; each op opens the next scope, "
+                     "a control-flow op's subgraphs run inside it)." if inline
+                     else "operator indices of the tensor's subgraph."),
+    ])
+    guard = f"{P}_PLAN_H_"
+    out += ["", f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", "",
+            "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
+    out += [f"#define {P}_ARENA_BYTES {plan.arena_bytes}" + ("" if inline else "  /* all arenas end to end */"),
+            f"#define {P}_ARENA_LOWER_BOUND {plan.lower_bound}",
+            f"#define {P}_ARENA_ALIGNMENT {max(plan.alignment, 16)}",
+            f"#define {P}_ARENA_COUNT {len(plan.arenas)}",
+            f"#define {P}_SUBGRAPH_COUNT {len(model.subgraphs)}",
+            f"#define {P}_TENSOR_COUNT {len(rows)}",
+            f"#define {P}_OBJECT_COUNT {len(object_sizes)}",
+            f"#define {P}_OBJECTS_BYTES {sum(object_sizes)}", ""]
+    out += _arena_macro(P, plan.semantics)
+    out += _io_macros(P, model, rows)
+    out += ["/* Each arena's size and its start when the arenas are laid end to end. */",
+            f"static const int32_t {P}_ARENA_SIZES[{P}_ARENA_COUNT] = {{", *int_rows(arena_sizes), "};",
+            f"static const int32_t {P}_ARENA_BASES[{P}_ARENA_COUNT] = {{", *int_rows(bases), "};", ""]
+    out += block_comment([
+        "Byte offset of every tensor from the start of its arena, in TFLite Micro's convention: -1 for",
+        "tensors with no place in an arena (constants, persistent variables, dynamic or unused ones).",
+        "One line per tensor: global id, subgraph:index, name, type and shape, lifetime in steps, size.",
+    ])
+    out.append(f"static const int32_t {P}_TENSOR_OFFSETS[{P}_TENSOR_COUNT] = {{")
+    out += [f"    {r.offset}, /* {comment_text(r.note)} */" for r in rows]
+    out += ["};", ""]
+    tables = [
+        ("TENSOR_SIZES", "Planned bytes of each tensor (rounded as the runtime rounds); 0 when not planned.", [r.size for r in rows]),
+        ("TENSOR_FIRST_OP", "First step (op or allocation scope, see above) each tensor is alive; -1 when not planned.", [r.first for r in rows]),
+        ("TENSOR_LAST_OP", "Last step (inclusive) each tensor is alive; -1 when not planned.", [r.last for r in rows]),
+        ("TENSOR_ARENA", "The arena each tensor lives in; -1 when not planned.", [r.arena for r in rows]),
+        ("TENSOR_ALIAS_OF", "The tensor whose buffer each tensor shares (in-place ops); -1: its own.", [r.alias_of for r in rows]),
+        ("TENSOR_OBJECTS", "Shared-object plan (texture runtimes): each tensor's object; -1 when not planned.", [r.obj for r in rows]),
+    ]
+    for name, doc, values in tables:
+        out += [f"/* {doc} */", f"static const int32_t {P}_{name}[{P}_TENSOR_COUNT] = {{", *int_rows(values), "};", ""]
+    out += ["/* Size of each shared object. */",
+            f"static const int32_t {P}_OBJECT_SIZES[{P}_OBJECT_COUNT > 0 ? {P}_OBJECT_COUNT : 1] = {{",
+            *int_rows(object_sizes), "};", ""]
+    if scratch:
+        out += block_comment(["Scratch buffers the runtime's kernels request (not in the tables):", *scratch])
+        out.append("")
+    out += ["#ifdef __cplusplus", "}  /* extern \"C\" */", "#endif", "", f"#endif  /* {guard} */", ""]
+    return "\n".join(out)
+
+
+def _arena_macro(P: str, semantics: str) -> list[str]:
+    tail = ("TFLite Micro's persistent tail (print_allocations() reports it)" if semantics == "tflm"
+            else "whatever your runtime needs beyond the planned tensors")
+    return [
+        *block_comment([
+            f"{P}_DECLARE_ARENA(name, section_name) declares `uint8_t name[{P}_TOTAL_ARENA_BYTES]`,",
+            f"aligned to {P}_ARENA_ALIGNMENT bytes, in the linker section `section_name` (a string literal,",
+            'e.g. ".bss.tensor_arena"; ignored by compilers other than GCC and Clang).',
+            f"{P}_TOTAL_ARENA_BYTES is {P}_ARENA_BYTES plus {P}_TAIL_BYTES: define {P}_TAIL_BYTES before",
+            f"including this header as {tail}.",
+            "With a very small head, TFLite Micro also needs room for its set-up temporaries.",
+            "C99 has no standard alignment syntax: GCC/Clang attributes are used, else C11/C++11 alignas.",
+        ]),
+        f"#ifndef {P}_TAIL_BYTES", f"#define {P}_TAIL_BYTES 0", "#endif",
+        f"#define {P}_TOTAL_ARENA_BYTES ({P}_ARENA_BYTES + {P}_TAIL_BYTES)",
+        "#if defined(__GNUC__) || defined(__clang__)",
+        f"#define {P}_DECLARE_ARENA(name, section_name) \\",
+        f"    uint8_t name[{P}_TOTAL_ARENA_BYTES] \\",
+        f"        __attribute__((__aligned__({P}_ARENA_ALIGNMENT), __section__(section_name)))",
+        "#elif defined(__cplusplus) && __cplusplus >= 201103L",
+        f"#define {P}_DECLARE_ARENA(name, section_name) \\",
+        f"    alignas({P}_ARENA_ALIGNMENT) uint8_t name[{P}_TOTAL_ARENA_BYTES]",
+        "#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L",
+        f"#define {P}_DECLARE_ARENA(name, section_name) \\",
+        f"    _Alignas({P}_ARENA_ALIGNMENT) uint8_t name[{P}_TOTAL_ARENA_BYTES]",
+        "#endif  /* otherwise: declare the arena yourself, aligned as above */",
+        "",
+    ]
+
+
+def _io_macros(P: str, model: Model, rows: list[_Row]) -> list[str]:
+    out = ["/* The model's inputs and outputs (subgraph 0): <NAME> is the position the interpreter uses",
+           "   (input(i) / output(i)), <NAME>_TENSOR the tensor's id in the tables below. */"]
+    for which in ("inputs", "outputs"):
+        names = _io_names(model, which)
+        kind = which[:-1].upper()
+        out.append(f"#define {P}_{kind}_COUNT {len(names)}")
+        for position, (stem, t) in enumerate(names):
+            tensor = model.main.tensors[t] if t >= 0 else None
+            note = f" /* {comment_text(tensor.name)} {tensor.type}{_shape(tensor.shape)} */" if tensor else ""
+            out += [f"#define {P}_{kind}_{stem} {position}{note}",
+                    f"#define {P}_{kind}_{stem}_TENSOR {t}",
+                    f"#define {P}_{kind}_{stem}_BYTES {(tensor.nbytes or 0) if tensor else 0}"]
+    return out + [""]

@@ -1,0 +1,180 @@
+"""The three SVG charts of an arena: the layout (tensors as rectangles over time and address), the
+operator-breadth curve, and the shared objects as rows over time. All share one x scale, so the
+charts line up one above the other on the page.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from packager.emit.report_data import ArenaPicture, ObjectRow, PlacedTensor, TensorInfo
+from packager.emit.scale import TimeAddressScale, byte_ticks, format_bytes, short_bytes, step_ticks
+from packager.emit.svg import element, line, svg, text, title
+
+LEFT, RIGHT, TOP, BOTTOM = 84.0, 160.0, 14.0, 40.0  # margins: tick labels left, line labels right
+PLOT_WIDTH = 900.0
+LAYOUT_HEIGHT = 320.0
+BREADTH_HEIGHT = 150.0
+OBJECT_ROW = 20.0  # pixels per shared object
+OBJECT_BAR = 16.0  # the tallest bar inside a row: a tensor as big as its object
+
+
+def tensor_hue(tensor_id: int) -> int:
+    """Neighbouring ids get far-apart hues (golden angle), the same in SVG and PNG."""
+    return round(tensor_id * 137.508) % 360
+
+
+def fill_of(tensor_id: int) -> str:
+    return f"hsl({tensor_hue(tensor_id)},55%,62%)"
+
+
+def shape_text(t: TensorInfo) -> str:
+    return f"{t.dtype} [{', '.join(str(d) for d in t.shape)}]"
+
+
+def ops_text(first: int, last: int, step_name: str) -> str:
+    return f"{step_name} {first}" if first == last else f"{step_name}s {first}–{last}"
+
+
+def layout_scale(steps: int, top_bytes: int) -> TimeAddressScale:
+    return TimeAddressScale.fit(steps, top_bytes, LEFT, TOP, PLOT_WIDTH, LAYOUT_HEIGHT)
+
+
+def _frame(scale: TimeAddressScale, steps: int, top_bytes: int, height: float, step_name: str,
+           y_label: str) -> list[str]:
+    """Plot background, grid, tick labels and axis names."""
+    right = scale.x(steps)
+    parts = [element("rect", {"class": "plot", "x": scale.left, "y": scale.bottom - height,
+                              "width": right - scale.left, "height": height})]
+    for value, label in byte_ticks(top_bytes, most=5 if height > 200 else 3):
+        y = scale.y(value)
+        parts.append(line(scale.left, y, right, y, **{"class": "grid"}))
+        parts.append(text(scale.left - 6, y + 4, label, **{"class": "tick", "text-anchor": "end"}))
+    for step in step_ticks(steps):
+        x = scale.x(step + 0.5)
+        parts.append(line(x, scale.bottom, x, scale.bottom + 4, **{"class": "axis"}))
+        parts.append(text(x, scale.bottom + 16, str(step), **{"class": "tick", "text-anchor": "middle"}))
+    parts.append(text((scale.left + right) / 2, scale.bottom + 32, step_name,
+                      **{"class": "axis-name", "text-anchor": "middle"}))
+    mid = scale.bottom - height / 2
+    parts.append(text(14, mid, y_label, **{"class": "axis-name", "text-anchor": "middle",
+                                          "transform": f"rotate(-90 14 {mid:g})"}))
+    return parts
+
+
+def levels(lower_bound: int, arena: int) -> list[tuple[str, int, str, float]]:
+    """(kind, bytes, label, label offset in pixels) of the horizontal lines: the arena's label sits
+    above its line and the bound's below, so the two never collide; one label when they are equal."""
+    if arena and arena == lower_bound:
+        return [("bound", lower_bound, "", 0.0), ("arena", arena, "arena = bound", -4.0)]
+    out = [("bound", lower_bound, "lower bound", 12.0)]
+    if arena:
+        out.append(("arena", arena, "arena", -4.0))
+    return out
+
+
+def _levels(scale: TimeAddressScale, steps: int, lower_bound: int, arena: int) -> list[str]:
+    right, parts = scale.x(steps), []
+    for kind, value, label, dy in levels(lower_bound, arena):
+        y = scale.y(value)
+        parts.append(line(scale.left, y, right, y, **{"class": kind, "data-bytes": value}))
+        if label:
+            parts.append(text(right + 6, y + dy, f"{label} {short_bytes(value)}", **{"class": f"{kind}-label"}))
+    return parts
+
+
+def tensor_tooltip(p: PlacedTensor, step_name: str) -> str:
+    t = p.tensor
+    lines = [f"tensor {t.id} '{t.name}' {shape_text(t)}",
+             f"{format_bytes(t.size)} at offset {format_bytes(p.offset)} (to {format_bytes(p.offset + t.size)})",
+             f"alive over {ops_text(p.first_op, p.last_op, step_name)}"]
+    for a in p.aliases:
+        lines.append(f"also holds tensor {a.tensor.id} '{a.tensor.name}' {shape_text(a.tensor)}, "
+                     f"{ops_text(a.first_op, a.last_op, step_name)}")
+    return "\n".join(lines)
+
+
+def layout_svg(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bound: int,
+               step_name: str = "operator", label: str = "layout") -> str:
+    """One <rect class="tensor"> per planned tensor, aliases marked over their owner's rectangle."""
+    top = max(arena, lower_bound, 1)
+    scale = layout_scale(steps, top)
+    parts = _frame(scale, steps, top, LAYOUT_HEIGHT, step_name, "address")
+    for p in placed:
+        x, y, w, h = scale.box(p.first_op, p.last_op, p.offset, p.tensor.size)
+        parts.append(element("rect", {
+            "class": "tensor" + (" has-alias" if p.aliases else ""), "data-tensor": p.tensor.id,
+            "data-offset": p.offset, "data-size": p.tensor.size, "data-first-op": p.first_op,
+            "data-last-op": p.last_op, "x": x, "y": y, "width": w, "height": h,
+            "fill": fill_of(p.tensor.id)}, [title(tensor_tooltip(p, step_name))]))
+    for p in placed:  # after every tensor, so the marks stay visible on top
+        for a in p.aliases:
+            x, y, w, h = scale.box(a.first_op, a.last_op, p.offset, p.tensor.size)
+            parts.append(element("rect", {
+                "class": "alias", "data-tensor": a.tensor.id, "data-alias-of": p.tensor.id,
+                "x": x, "y": y, "width": w, "height": h},
+                [title(f"tensor {a.tensor.id} '{a.tensor.name}' {shape_text(a.tensor)} uses the buffer "
+                       f"of tensor {p.tensor.id} over {ops_text(a.first_op, a.last_op, step_name)}")]))
+    parts += _levels(scale, steps, lower_bound, arena)
+    return svg(scale.x(steps) + RIGHT, scale.bottom + BOTTOM, parts,
+               **{"class": "chart", "data-chart": label, "role": "img", **scale.data_attributes()})
+
+
+def breadth_svg(picture: ArenaPicture) -> str:
+    """Bytes alive at each operator as a step curve, with the lower bound and the arena lines."""
+    steps, breadths = picture.steps, picture.breadths
+    top = max(picture.arena, picture.lower_bound, 1)
+    scale = TimeAddressScale.fit(steps, top, LEFT, TOP, PLOT_WIDTH, BREADTH_HEIGHT)
+    parts = _frame(scale, steps, top, BREADTH_HEIGHT, picture.step_name, "bytes alive")
+    if breadths:
+        path = [f"M{scale.x(0):.3f} {scale.y(0):.3f}"]
+        for step, value in enumerate(breadths):
+            path.append(f"V{scale.y(value):.3f}H{scale.x(step + 1):.3f}")
+        path.append(f"V{scale.y(0):.3f}Z")
+        parts.append(element("path", {"class": "breadth", "d": "".join(path)}))
+        for step, value in enumerate(breadths):  # invisible columns that carry the tooltips
+            parts.append(element("rect", {"class": "hit", "data-step": step, "data-bytes": value,
+                                          "x": scale.x(step), "y": scale.y(top),
+                                          "width": scale.step_width, "height": BREADTH_HEIGHT},
+                                 [title(f"{picture.step_name} {step}: {format_bytes(value)} alive")]))
+    parts += _levels(scale, steps, picture.lower_bound, picture.arena)
+    return svg(scale.x(steps) + RIGHT, scale.bottom + BOTTOM, parts,
+               **{"class": "chart", "data-chart": "breadth", "role": "img", **scale.data_attributes()})
+
+
+def _object_row(scale: TimeAddressScale, k: int, row: ObjectRow, step_name: str) -> list[str]:
+    y_row = TOP + k * OBJECT_ROW
+    parts = [text(scale.left - 6, y_row + OBJECT_ROW / 2 + 4, f"#{k} {short_bytes(row.size)}",
+                  **{"class": "tick", "text-anchor": "end"})]
+    for t, first, last in row.tensors:
+        h = OBJECT_BAR * (t.size / row.size if row.size else 0)
+        x0, x1 = scale.x(first), scale.x(last + 1)
+        parts.append(element("rect", {
+            "class": "member", "data-tensor": t.id, "data-object": k, "data-size": t.size,
+            "data-first-op": first, "data-last-op": last, "x": x0,
+            "y": y_row + (OBJECT_ROW + OBJECT_BAR) / 2 - h, "width": x1 - x0, "height": h,
+            "fill": fill_of(t.id)},
+            [title(f"tensor {t.id} '{t.name}' {shape_text(t)}\n{format_bytes(t.size)} in object #{k} "
+                   f"of {format_bytes(row.size)}\nalive over {ops_text(first, last, step_name)}")]))
+    return parts
+
+
+def objects_svg(picture: ArenaPicture) -> str:
+    """One row per shared object; a tensor's bar is as tall as its share of the object."""
+    rows, steps = picture.object_rows, picture.steps
+    height = max(len(rows), 1) * OBJECT_ROW
+    scale = TimeAddressScale(left=LEFT, step_width=layout_scale(steps, 1).step_width,
+                             bottom=TOP + height, byte_height=0.0)
+    right = scale.x(steps)
+    parts = [element("rect", {"class": "plot", "x": LEFT, "y": TOP, "width": right - LEFT, "height": height})]
+    for k in range(1, len(rows)):
+        parts.append(line(LEFT, TOP + k * OBJECT_ROW, right, TOP + k * OBJECT_ROW, **{"class": "grid"}))
+    for k, row in enumerate(rows):
+        parts += _object_row(scale, k, row, picture.step_name)
+    for step in step_ticks(steps):
+        x = scale.x(step + 0.5)
+        parts.append(text(x, scale.bottom + 16, str(step), **{"class": "tick", "text-anchor": "middle"}))
+    parts.append(text((LEFT + right) / 2, scale.bottom + 32, picture.step_name,
+                      **{"class": "axis-name", "text-anchor": "middle"}))
+    return svg(right + RIGHT, scale.bottom + BOTTOM, parts,
+               **{"class": "chart", "data-chart": "objects", "role": "img"})

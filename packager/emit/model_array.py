@@ -1,0 +1,60 @@
+"""The model bytes as a C array `<prefix>_model.h` / `<prefix>_model.c`, the way TFLite Micro users
+embed models: `const`, 16-byte aligned (kernels read constant data in place), with its length.
+
+C99 has no alignment syntax (_Alignas is C11), so the .c uses GCC/Clang's
+`__attribute__((aligned(16)))`, else C++11 `alignas` or C11 `_Alignas`, else MSVC's
+`__declspec(align(16))`; all of them are quiet under -Wpedantic.
+"""
+
+from __future__ import annotations
+
+from packager.emit.c_text import block_comment
+
+BYTES_PER_ROW = 12
+ALIGNMENT = 16
+_HEX = [f"0x{b:02x}," for b in range(256)]
+
+
+def render_header(prefix: str, source: str, size: int, note: str) -> str:
+    P = prefix.upper()
+    guard = f"{P}_MODEL_H_"
+    lines = block_comment([f"{prefix}_model.h: {source} as a C array ({note}), written by tflpack.",
+                           "Generated: do not edit; run `tflpack package` again instead."])
+    lines += ["", f"#ifndef {guard}", f"#define {guard}", "", "#include <stddef.h>", "",
+              "#ifdef __cplusplus", 'extern "C" {', "#endif", "",
+              f"#define {P}_MODEL_BYTES {size}",
+              f"#define {P}_MODEL_ALIGNMENT {ALIGNMENT}", "",
+              f"/* The model, {ALIGNMENT}-byte aligned; pass it to tflite::GetModel(). */",
+              f"extern const unsigned char {prefix}_model[{P}_MODEL_BYTES];",
+              f"extern const size_t {prefix}_model_len;", "",
+              "#ifdef __cplusplus", "}  /* extern \"C\" */", "#endif", "", f"#endif  /* {guard} */", ""]
+    return "\n".join(lines)
+
+
+def render_source(prefix: str, data: bytes) -> str:
+    P = prefix.upper()
+    lines = block_comment([f"{prefix}_model.c: the bytes of {prefix}_model.h, written by tflpack.",
+                           "Generated: do not edit."])
+    lines += ["", f'#include "{prefix}_model.h"', "",
+              "/* Alignment without C11: the compiler's own syntax (see the header of model_array.py). */",
+              "#if defined(__GNUC__) || defined(__clang__)",
+              f"#define {P}_ALIGN_BEFORE",
+              f"#define {P}_ALIGN_AFTER __attribute__((__aligned__({P}_MODEL_ALIGNMENT)))",
+              "#elif defined(__cplusplus) && __cplusplus >= 201103L",
+              f"#define {P}_ALIGN_BEFORE alignas({P}_MODEL_ALIGNMENT)",
+              f"#define {P}_ALIGN_AFTER",
+              "#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L",
+              f"#define {P}_ALIGN_BEFORE _Alignas({P}_MODEL_ALIGNMENT)",
+              f"#define {P}_ALIGN_AFTER",
+              "#elif defined(_MSC_VER)",
+              f"#define {P}_ALIGN_BEFORE __declspec(align({ALIGNMENT}))",
+              f"#define {P}_ALIGN_AFTER",
+              "#else  /* unknown compiler: align the array by other means (linker script) */",
+              f"#define {P}_ALIGN_BEFORE",
+              f"#define {P}_ALIGN_AFTER",
+              "#endif", "",
+              f"{P}_ALIGN_BEFORE const unsigned char {prefix}_model[{P}_MODEL_BYTES] {P}_ALIGN_AFTER = {{"]
+    for i in range(0, len(data), BYTES_PER_ROW):
+        lines.append("    " + " ".join(map(_HEX.__getitem__, data[i:i + BYTES_PER_ROW])))
+    lines += ["};", "", f"const size_t {prefix}_model_len = {P}_MODEL_BYTES;", ""]
+    return "\n".join(lines)

@@ -1,0 +1,173 @@
+"""What the shared-object strategies have in common: record orders, the pool of objects released
+during a sweep over time, the index of which objects are busy during a record's interval, and the
+plan they all return."""
+
+from __future__ import annotations
+
+import heapq
+from typing import Sequence
+
+import numpy as np
+
+from packager.plan.records import ObjectPlan, UsageRecord
+
+
+def make_plan(name: str, assignment: Sequence[int], sizes: Sequence[int],
+              extents: Sequence[tuple[int, int]] = ()) -> ObjectPlan:
+    return ObjectPlan(strategy=name, assignment=tuple(int(a) for a in assignment),
+                      object_sizes=tuple(int(s) for s in sizes),
+                      object_extents=tuple((int(w), int(h)) for w, h in extents))
+
+
+def by_first_op(records: Sequence[UsageRecord]) -> list[int]:
+    """Record positions in the order a sweep over time meets them (ties: earlier position)."""
+    return sorted(range(len(records)), key=lambda i: (records[i].first_op, i))
+
+
+def by_size_desc(records: Sequence[UsageRecord]) -> list[int]:
+    """Record positions, largest first (ties: earlier position)."""
+    return sorted(range(len(records)), key=lambda i: (-records[i].size, i))
+
+
+class Holders:
+    """The objects held during a sweep by first_op, each until its record's last op."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int]] = []  # (last_op of the holding record, object)
+
+    def hold(self, obj: int, last_op: int) -> None:
+        heapq.heappush(self._heap, (last_op, obj))
+
+    def release_before(self, op: int) -> list[int]:
+        """Objects whose record ended before `op`, in order of release (ties: lower object id)."""
+        released = []
+        while self._heap and self._heap[0][0] < op:
+            released.append(heapq.heappop(self._heap)[1])
+        return released
+
+
+def bits_to_mask(bits: int, count: int) -> np.ndarray:
+    """Bitset over object ids (bit k = object k) -> boolean array of `count` entries."""
+    raw = np.frombuffer(bits.to_bytes((count + 7) // 8, "little"), dtype=np.uint8)
+    return np.unpackbits(raw, count=count, bitorder="little").astype(bool)
+
+
+# Leaves of the index's trees are capped so that their bitsets stay near this many bits.
+_TREE_BUDGET_BITS = 1 << 29
+_MIN_LEAVES = 256
+
+
+class ConflictIndex:
+    """Which objects already hold a record alive somewhere in the interval of a given record.
+
+    Strategies that assign records out of time order (by size, by breadth) ask this for every
+    record, so it must not scan the objects. Objects are bits of Python ints; two segment trees run
+    over the distinct operator indices of the records: `starts` (objects with a member starting in
+    a node's range) and `covers` (objects with a member covering a node's whole range, marked on the
+    canonical nodes only). A member meets [first, last] iff it starts inside it or is alive at
+    `first`: one range OR plus one leaf-to-root path. When there are too many distinct operator
+    indices for the trees to fit the bit budget, a leaf becomes a bucket of consecutive indices and
+    the members that only partly cover a bucket are listed in it and checked one by one.
+    """
+
+    def __init__(self, records: Sequence[UsageRecord]) -> None:
+        coords = sorted({r.first_op for r in records} | {r.last_op for r in records})
+        rank = {c: i for i, c in enumerate(coords)}
+        self._lo = [rank[r.first_op] for r in records]
+        self._hi = [rank[r.last_op] for r in records]
+        self._n_coords = len(coords)
+        # A plan needs at least as many objects as the peak overlap: the guess of the bitset width.
+        expected_objects = max(1, _peak_overlap(self._lo, self._hi, self._n_coords))
+        max_leaves = max(_MIN_LEAVES, _TREE_BUDGET_BITS // (4 * expected_objects))
+        self._width = max(1, -(-self._n_coords // max_leaves))  # operator indices per leaf
+        n_leaves = max(1, -(-self._n_coords // self._width))
+        self._base = 1 << (n_leaves - 1).bit_length()
+        self._starts = [0] * (2 * self._base)
+        self._covers = [0] * (2 * self._base)
+        bucketed_leaves = n_leaves if self._width > 1 else 0
+        self._start_lists: list[list[tuple[int, int]]] = [[] for _ in range(bucketed_leaves)]
+        self._partials: list[list[tuple[int, int, int]]] = [[] for _ in range(bucketed_leaves)]
+
+    def add(self, obj: int, pos: int) -> None:
+        """Object `obj` now holds record `pos`."""
+        bit = 1 << obj
+        lo, hi = self._lo[pos], self._hi[pos]
+        first_leaf, last_leaf = lo // self._width, hi // self._width
+        starts = self._starts
+        node = first_leaf + self._base
+        while node:
+            starts[node] |= bit
+            node >>= 1
+        full_from, full_to = self._full_leaves(lo, hi)
+        if self._width > 1:
+            self._start_lists[first_leaf].append((lo, bit))
+            if full_from > first_leaf:
+                self._partials[first_leaf].append((lo, hi, bit))
+            if full_to < last_leaf and (last_leaf != first_leaf or full_from == first_leaf):
+                self._partials[last_leaf].append((lo, hi, bit))
+        covers = self._covers
+        left, right = full_from + self._base, full_to + self._base + 1
+        while left < right:
+            if left & 1:
+                covers[left] |= bit
+                left += 1
+            if right & 1:
+                right -= 1
+                covers[right] |= bit
+            left >>= 1
+            right >>= 1
+
+    def busy(self, pos: int) -> int:
+        """Bitset of the objects holding a record that conflicts with record `pos`."""
+        lo, hi = self._lo[pos], self._hi[pos]
+        first_leaf, last_leaf = lo // self._width, hi // self._width
+        result = 0
+        covers = self._covers
+        node = first_leaf + self._base
+        while node:
+            if covers[node]:  # an empty node would only copy `result`
+                result |= covers[node]
+            node >>= 1
+        full_from, full_to = self._full_leaves(lo, hi)
+        if self._width > 1:
+            for m_lo, m_hi, bit in self._partials[first_leaf]:
+                if m_lo <= lo <= m_hi:
+                    result |= bit
+            for leaf in {first_leaf, last_leaf}:
+                if not full_from <= leaf <= full_to:
+                    for m_lo, bit in self._start_lists[leaf]:
+                        if lo <= m_lo <= hi:
+                            result |= bit
+        starts = self._starts
+        left, right = full_from + self._base, full_to + self._base + 1
+        while left < right:
+            if left & 1:
+                result |= starts[left]
+                left += 1
+            if right & 1:
+                right -= 1
+                result |= starts[right]
+            left >>= 1
+            right >>= 1
+        return result
+
+    def _full_leaves(self, lo: int, hi: int) -> tuple[int, int]:
+        """The leaves whose every operator index lies in [lo, hi] (an empty range when none)."""
+        width = self._width
+        first_leaf, last_leaf = lo // width, hi // width
+        full_from = first_leaf if lo == first_leaf * width else first_leaf + 1
+        last_end = min(last_leaf * width + width, self._n_coords) - 1
+        full_to = last_leaf if hi == last_end else last_leaf - 1
+        return full_from, full_to
+
+
+def _peak_overlap(lo: Sequence[int], hi: Sequence[int], n_coords: int) -> int:
+    delta = [0] * (n_coords + 1)
+    for a, b in zip(lo, hi):
+        delta[a] += 1
+        delta[b + 1] -= 1
+    peak = running = 0
+    for d in delta:
+        running += d
+        peak = max(peak, running)
+    return peak

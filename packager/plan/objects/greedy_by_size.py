@@ -1,0 +1,36 @@
+"""Greedy by size: records largest first (ties: earlier position); each goes to the best compatible
+object (one holding no record alive at the same time), else to a new object.
+
+Objects are created in order of non-increasing size and never grow, so every existing object is at
+least as large as the record, and the best one (the smallest) is the newest compatible object;
+between objects of equal size that also prefers the newest. A ConflictIndex gives the compatible
+objects as a bitset instead of a scan of every object: 100,000 random, heavily overlapping records
+(50,000 objects) take about five seconds.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from packager.plan.objects._common import ConflictIndex, by_size_desc, make_plan
+from packager.plan.records import ObjectPlan, UsageRecord
+
+NAME = "greedy_by_size"
+
+
+def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
+    assignment = [0] * len(records)
+    sizes: list[int] = []
+    index = ConflictIndex(records)
+    every_object = 0  # bitset of all object ids
+    for pos in by_size_desc(records):
+        compatible = every_object ^ index.busy(pos)  # busy objects are a subset of all
+        if compatible:
+            obj = compatible.bit_length() - 1
+        else:
+            obj = len(sizes)
+            sizes.append(records[pos].size)
+            every_object |= 1 << obj
+        assignment[pos] = obj
+        index.add(obj, pos)
+    return make_plan(NAME, assignment, sizes)

@@ -1,0 +1,119 @@
+"""What the offset strategies share: an index of placed records by time, and the two gap searches.
+
+Every gap search needs "the placed records alive during [first, last], by increasing offset".
+Scanning every placed record for each new one is quadratic; `PlacedRecords` buckets them by
+operator so that a query only looks at records near the interval in time.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Sequence
+
+from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of
+
+# A placed record as the gap searches see it: (offset, end, first_op, last_op); it occupies the
+# bytes [offset, end) during operators [first_op, last_op].
+Placed = tuple[int, int, int, int]
+
+
+class PlacedRecords:
+    """Placed records, bucketed by operator index, each bucket kept sorted by offset.
+
+    A record is stored in every bucket its interval touches; a query over [first, last] reads the
+    buckets it touches and counts each record once, in the first of those buckets it appears in.
+    The bucket width is the median lifetime (balancing "buckets read per query" against "records
+    per bucket"), widened if operator numbers are sparse. Keeping buckets sorted makes a
+    one-bucket answer sorted for free, and a several-bucket answer a merge of sorted runs.
+    """
+
+    def __init__(self, records: Sequence[UsageRecord]) -> None:
+        lifetimes = sorted(r.last_op - r.first_op + 1 for r in records)
+        last_op = max((r.last_op for r in records), default=0)
+        median = lifetimes[len(lifetimes) // 2] if lifetimes else 1
+        # Sparse operator numbers (say, times from a CSV) must not make millions of buckets.
+        self._width = max(1, median, (last_op + 1) // (4 * len(records) + 16))
+        self._buckets: list[list[Placed]] = [[] for _ in range(last_op // self._width + 1)]
+
+    def add(self, first_op: int, last_op: int, offset: int, end: int) -> None:
+        entry = (offset, end, first_op, last_op)
+        width = self._width
+        for b in range(first_op // width, last_op // width + 1):
+            bisect.insort(self._buckets[b], entry)
+
+    def conflicting(self, first_op: int, last_op: int) -> list[Placed]:
+        """The placed records alive at some operator of [first_op, last_op], sorted by offset."""
+        width, buckets = self._width, self._buckets
+        b_first, b_last = first_op // width, last_op // width
+        found = [p for p in buckets[b_first] if p[2] <= last_op and p[3] >= first_op]
+        if b_last > b_first:
+            for b in range(b_first + 1, b_last + 1):
+                # Records that started before this bucket were already seen in an earlier one.
+                start = b * width
+                found += [p for p in buckets[b] if start <= p[2] <= last_op]
+            found.sort()
+        return found
+
+
+def smallest_gap_offset(conflicts: Sequence[Placed], size: int, alignment: int) -> int:
+    """Best fit: the aligned start of the smallest gap between `conflicts` (sorted by offset) that
+    holds `size` bytes, the first of equal gaps; above all of them when no gap fits."""
+    best_start, best_gap = -1, 0
+    current = 0  # end of the highest record seen so far: gaps open from here
+    for offset, end, _, _ in conflicts:
+        if offset - current >= size:  # cheap necessary test first: most records touch or overlap
+            start = align_up(current, alignment)
+            if start + size <= offset and (best_start < 0 or offset - start < best_gap):
+                best_start, best_gap = start, offset - start
+        if end > current:
+            current = end
+    return best_start if best_start >= 0 else align_up(current, alignment)
+
+
+def lowest_offset(conflicts: Sequence[Placed], size: int, alignment: int) -> int:
+    """First fit: the smallest aligned offset where `size` bytes overlap none of `conflicts`
+    (sorted by offset)."""
+    current = 0
+    for offset, end, _, _ in conflicts:
+        if offset - current >= size:
+            start = align_up(current, alignment)
+            if start + size <= offset:
+                return start
+        if end > current:
+            current = end
+    return align_up(current, alignment)
+
+
+def place_in_order(
+    records: Sequence[UsageRecord], order: Sequence[int], alignment: int, best_fit: bool = True
+) -> list[int]:
+    """Offsets for `records` placed one by one in `order` (positions), each in the best-fit (or the
+    lowest) gap among the conflicting records placed before it. Zero-size records take offset 0
+    and no space; positions missing from `order` stay at 0."""
+    choose = smallest_gap_offset if best_fit else lowest_offset
+    offsets = [0] * len(records)
+    placed = PlacedRecords(records)
+    for i in order:
+        r = records[i]
+        if r.size == 0:
+            continue
+        offset = choose(placed.conflicting(r.first_op, r.last_op), r.size, alignment)
+        offsets[i] = offset
+        placed.add(r.first_op, r.last_op, offset, offset + r.size)
+    return offsets
+
+
+def compress_time(records: Sequence[UsageRecord]) -> list[UsageRecord]:
+    """The same records with operator numbers replaced by their rank among all first and last
+    operators. Which records conflict does not change, nor the order of operators; strategies
+    that keep something per operator then cost memory per record, not per operator number."""
+    ranks = {op: k for k, op in enumerate(sorted({r.first_op for r in records}
+                                                 | {r.last_op for r in records}))}
+    return [UsageRecord(r.tensor, ranks[r.first_op], ranks[r.last_op], r.size) for r in records]
+
+
+def offset_plan(
+    strategy: str, records: Sequence[UsageRecord], offsets: Sequence[int], alignment: int
+) -> OffsetPlan:
+    return OffsetPlan(strategy=strategy, offsets=tuple(offsets),
+                      arena=arena_of(records, offsets), alignment=alignment)

@@ -1,0 +1,70 @@
+"""Greedy by size, exactly as TFLite's CPU arena does it (the paper's Algorithm 3).
+
+Order (ArenaPlanner::CreateTensorAllocationVector): records alive for the whole run first, then
+the rest by size, largest first; equal sizes by earlier first operator, then by tensor index
+(TFLite leaves that last tie to std::sort; see `allocation_order`).
+
+Placement (SimpleMemoryArena::Allocate): walk the placed records that conflict in time by
+increasing offset and take the smallest gap that fits, the first of equal gaps; else go above the
+highest one. Zero-size records get offset 0 and are never placed, so they shape nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from packager.errors import PlanError
+from packager.plan.offsets._gaps import Placed, PlacedRecords, offset_plan
+from packager.plan.records import OffsetPlan, UsageRecord, align_up
+
+NAME = "greedy_by_size"
+
+
+def allocation_order(records: Sequence[UsageRecord], whole_run: frozenset[int]) -> list[int]:
+    """Positions in the order TFLite computes their offsets.
+
+    TFLite's comparator stops at (size, allocation op): equal pairs are left in whatever order
+    std::sort leaves them. Tensor index (then position) is our deterministic choice there.
+    """
+    for i in whole_run:
+        if not 0 <= i < len(records):
+            raise PlanError(f"whole-run record position {i} is out of range 0..{len(records) - 1}")
+    rest = [i for i in range(len(records)) if i not in whole_run]
+    rest.sort(key=lambda i: (-records[i].size, records[i].first_op, records[i].tensor, i))
+    return sorted(whole_run) + rest
+
+
+def arena_offset(conflicts: Sequence[Placed], size: int, alignment: int) -> int:
+    """SimpleMemoryArena::Allocate's gap search over `conflicts` sorted by offset.
+
+    One quirk kept on purpose: a candidate gap is measured from the ALIGNED start
+    (`offset - aligned`) when compared with the best so far, but stored measured from the
+    UNALIGNED end of the records below (`offset - current`). With alignment 1 they agree.
+    (The source's "break on a zero best gap" can never fire for a non-empty record, so it is left
+    out.)
+    """
+    best_offset, best_fit = -1, 0
+    current = 0
+    for offset, end, _, _ in conflicts:
+        if offset - current >= size:  # necessary for a fit, and cheap: skip the alignment mostly
+            aligned = align_up(current, alignment)
+            if aligned + size <= offset and (best_offset < 0 or offset - aligned < best_fit):
+                best_offset, best_fit = aligned, offset - current
+        if end > current:
+            current = end
+    return best_offset if best_offset >= 0 else align_up(current, alignment)
+
+
+def plan(
+    records: Sequence[UsageRecord], alignment: int = 1, whole_run: frozenset[int] = frozenset()
+) -> OffsetPlan:
+    offsets = [0] * len(records)
+    placed = PlacedRecords(records)
+    for i in allocation_order(records, whole_run):
+        r = records[i]
+        if r.size == 0:
+            continue
+        offset = arena_offset(placed.conflicting(r.first_op, r.last_op), r.size, alignment)
+        offsets[i] = offset
+        placed.add(r.first_op, r.last_op, offset, offset + r.size)
+    return offset_plan(NAME, records, offsets, alignment)

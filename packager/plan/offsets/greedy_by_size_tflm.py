@@ -1,0 +1,86 @@
+"""Greedy by size as TFLite Micro's GreedyMemoryPlanner does it, so its head can be reproduced.
+
+What TFLite Micro does, step by step:
+- Sizes: the allocator rounds every buffer up to the buffer alignment (16) before handing it to
+  the planner, so placement works on rounded sizes; offsets are sums of rounded sizes and
+  offline offsets, never aligned by the planner itself.
+- Order: buffers with an offline (given) offset first, in the order they were added, each at its
+  offset; then the others by size, largest first. The others are written into the sort array
+  from its tail (so in reverse order of addition) and sorted by a stable bubble sort: among
+  equal sizes, the later-added buffer goes first.
+- Placement: walk the placed buffers alive at the same time, by increasing offset; the candidate
+  offset starts at 0 and, after each buffer, becomes the highest end seen so far; the buffer goes
+  in the FIRST gap (`next offset - candidate >= size`), else above the last one.
+Unlike the TFLite CPU arena, empty buffers take part like any other.
+
+The plan's arena is max(offset + size) over the records' own sizes, as for every strategy; TFLite
+Micro's head (GetMaximumMemorySize) uses the rounded sizes. The two agree when the records' sizes
+are already rounded, as the model reader makes them.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Mapping, Sequence
+
+from packager.errors import PlanError
+from packager.plan.offsets._gaps import Placed, PlacedRecords, offset_plan
+from packager.plan.records import OffsetPlan, UsageRecord, align_up
+
+NAME = "greedy_by_size_tflm"
+
+_NOTHING_FIXED: Mapping[int, int] = MappingProxyType({})
+
+
+def placement_order(records: Sequence[UsageRecord], fixed: Mapping[int, int],
+                    alignment: int) -> list[int]:
+    """Positions in the order TFLite Micro places them: given offsets first, then by rounded size,
+    largest first, equal sizes by later position first."""
+    online = [i for i in range(len(records)) if i not in fixed]
+    online.sort(key=lambda i: (-align_up(records[i].size, alignment), -i))
+    return sorted(fixed) + online
+
+
+def first_gap_offset(conflicts: Sequence[Placed], size: int) -> int:
+    """GreedyMemoryPlanner's walk over the conflicting buffers (sorted by offset)."""
+    candidate = 0
+    for offset, end, _, _ in conflicts:
+        if offset - candidate >= size:
+            break
+        if end > candidate:
+            candidate = end
+    return candidate
+
+
+def _check_fixed(records: Sequence[UsageRecord], fixed: Mapping[int, int], alignment: int) -> None:
+    for i, offset in fixed.items():
+        if not 0 <= i < len(records):
+            raise PlanError(f"fixed offset for record position {i}, "
+                            f"out of range 0..{len(records) - 1}")
+        if offset < 0 or offset % max(alignment, 1):
+            raise PlanError(f"fixed offset {offset} of tensor {records[i].tensor} is negative "
+                            f"or not {alignment}-byte aligned")
+
+
+def plan(
+    records: Sequence[UsageRecord], alignment: int = 1, fixed: Mapping[int, int] = _NOTHING_FIXED
+) -> OffsetPlan:
+    _check_fixed(records, fixed, alignment)
+    offsets = [0] * len(records)
+    placed = PlacedRecords(records)
+    for i in placement_order(records, fixed, alignment):
+        r = records[i]
+        size = align_up(r.size, alignment)
+        conflicts = placed.conflicting(r.first_op, r.last_op)
+        if i in fixed:
+            offset = fixed[i]
+            # TFLite Micro trusts offline offsets blindly; a clash is an input error, say so now.
+            for o, e, _, _ in conflicts:
+                if size and o < e and o < offset + size and offset < e:
+                    raise PlanError(f"fixed offset {offset} of tensor {r.tensor} overlaps another "
+                                    f"fixed tensor alive at the same time")
+        else:
+            offset = first_gap_offset(conflicts, size)
+        offsets[i] = offset
+        placed.add(r.first_op, r.last_op, offset, offset + size)
+    return offset_plan(NAME, records, offsets, alignment)

@@ -1,0 +1,48 @@
+"""Path-cover grouping (Efficiera, LeapMind).
+
+1. Group: in order of first operator, put each record into a group whose last member ended before
+   it starts, else open a new group. Any such choice gives the fewest groups (as many as the most
+   records alive at once); we take the group whose last member ended latest (best fit), which is
+   deterministic and leaves the groups that freed up early for records starting later.
+2. Place: group by group, the largest total first, each member (in group order) at the lowest
+   aligned offset that overlaps no conflicting placed record.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Sequence
+
+from packager.plan.offsets._gaps import offset_plan, place_in_order
+from packager.plan.records import OffsetPlan, UsageRecord
+
+NAME = "path_cover"
+
+
+def groups_of(records: Sequence[UsageRecord]) -> list[list[int]]:
+    """Groups of positions whose members never overlap in time, each in order of first operator.
+    Empty records are left out."""
+    order = sorted((i for i, r in enumerate(records) if r.size > 0),
+                   key=lambda i: (records[i].first_op, i))
+    groups: list[list[int]] = []
+    ends: list[tuple[int, int]] = []  # (last operator of its last member, group), sorted
+    for i in order:
+        r = records[i]
+        k = bisect.bisect_left(ends, (r.first_op, -1)) - 1  # latest end strictly before first_op
+        if k >= 0:
+            g = ends.pop(k)[1]
+            groups[g].append(i)
+        else:
+            g = len(groups)
+            groups.append([i])
+        bisect.insort(ends, (r.last_op, g))
+    return groups
+
+
+def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
+    groups = groups_of(records)
+    totals = [sum(records[i].size for i in g) for g in groups]
+    ranked = sorted(range(len(groups)), key=lambda g: (-totals[g], g))
+    order = [i for g in ranked for i in groups[g]]
+    offsets = place_in_order(records, order, alignment, best_fit=False)
+    return offset_plan(NAME, records, offsets, alignment)

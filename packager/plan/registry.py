@@ -1,0 +1,84 @@
+"""One table that names every strategy: adding one touches a new module and one line here.
+
+Each entry adapts a strategy module's pure `plan` function to a Problem. Offset strategies return
+OffsetPlans, object strategies ObjectPlans. `local_search` is not listed with the others: it
+improves the portfolio's best (see portfolio.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Union
+
+from packager.plan.objects import (equality, greedy_by_breadth as obj_greedy_by_breadth,
+                                   greedy_by_size as obj_greedy_by_size, greedy_by_size_improved,
+                                   greedy_in_order as obj_greedy_in_order, min_cost_flow,
+                                   naive as obj_naive)
+from packager.plan.offsets import (greedy_by_breadth, greedy_by_size_tflite,
+                                   greedy_by_size_tflm, greedy_in_order, naive,
+                                   objects_end_to_end, path_cover,
+                                   strip_packing)
+from packager.plan.problem import Problem
+from packager.plan.records import ObjectPlan, OffsetPlan
+
+Plan = Union[OffsetPlan, ObjectPlan]
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    kind: str  # "offsets", "objects" or "baseline" (a dynamic allocator's figure, not a plan to ship)
+    run: Callable[[Problem], Plan]
+    summary: str
+
+
+def _offsets(name: str, fn: Callable, summary: str) -> Strategy:
+    return Strategy(name, "offsets", lambda p: fn(p.records, p.alignment), summary)
+
+
+def _objects(name: str, fn: Callable, summary: str) -> Strategy:
+    return Strategy(name, "objects", lambda p: fn(p.records), summary)
+
+
+OFFSET_STRATEGIES: tuple[Strategy, ...] = (
+    _offsets("naive", naive.plan, "every tensor end to end"),
+    _offsets("greedy_in_order", greedy_in_order.plan, "by first use, smallest gap"),
+    Strategy("greedy_by_size", "offsets",
+             lambda p: greedy_by_size_tflite.plan(p.records, p.alignment, whole_run=p.whole_run),
+             "largest first, smallest gap (TFLite's arena planner)"),
+    Strategy("greedy_by_size_tflm", "offsets",
+             lambda p: greedy_by_size_tflm.plan(p.records, p.alignment, fixed=p.fixed),
+             "largest first, first gap (TFLite Micro's planner)"),
+    _offsets("greedy_by_breadth", greedy_by_breadth.plan, "widest operator first"),
+    _offsets("strip_packing", strip_packing.plan, "skyline best fit (Sekiyama et al.)"),
+    _offsets("path_cover", path_cover.plan, "path-cover groups (Efficiera)"),
+    _offsets("objects_end_to_end", objects_end_to_end.plan, "shared objects laid end to end"),
+)
+
+OBJECT_STRATEGIES: tuple[Strategy, ...] = (
+    _objects("naive", obj_naive.plan, "one object per tensor"),
+    _objects("equality", equality.plan, "reuse objects of equal size"),
+    _objects("greedy_in_order", obj_greedy_in_order.plan, "by first use, closest size"),
+    _objects("min_cost_flow", min_cost_flow.plan, "min-cost flow (Lee et al.)"),
+    _objects("greedy_by_breadth", obj_greedy_by_breadth.plan, "widest operator first"),
+    _objects("greedy_by_size", obj_greedy_by_size.plan, "largest first, best object"),
+    _objects("greedy_by_size_improved", greedy_by_size_improved.plan,
+             "positional-maximum stages, nearest use"),
+)
+
+BASELINES: tuple[Strategy, ...] = ()
+
+LOCAL_SEARCH = "local_search"
+
+
+def offset_strategy(name: str) -> Strategy:
+    for s in OFFSET_STRATEGIES:
+        if s.name == name:
+            return s
+    raise KeyError(name)
+
+
+def strategy_names(kind: str) -> list[str]:
+    table = OFFSET_STRATEGIES if kind == "offsets" else OBJECT_STRATEGIES
+    names = [s.name for s in table]
+    return names + [LOCAL_SEARCH] if kind == "offsets" else names

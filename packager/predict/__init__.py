@@ -1,0 +1,1 @@
+"""Predictions of what the real runtimes allocate, from the model file alone."""

@@ -1,0 +1,218 @@
+"""The temporaries ("scratch") TFLite's CPU kernels add to a subgraph during Prepare, per runtime.
+
+A kernel may call `context->AddTensors` to get new tensor indices (past the model's own tensors)
+and list some of them in `node->temporaries`. The arena planner then places every temporary of
+type kTfLiteArenaRw as a tensor alive for that node only, in the same arena as the model's tensors;
+kTfLiteArenaRwPersistent ones go to the persistent arena. The file says nothing about them, so
+they are predicted here from each kernel's rules (sources: tflite/kernels/conv.cc
+`IsIm2ColRequired` and `AllocateTemporaryTensorsIfRequired`, reduce.cc `PrepareSimple` /
+`InitializeTemporaries`, fully_connected.cc `Prepare`, batch_matmul.cc `InitializeTemporaries`),
+and checked against the measured runtime (tests/test_compare_tflite.py).
+
+Two rule sets, because the kernels registered by default differ between builds:
+- LITERT (ai-edge-litert 2.x, built with ruy): CONV_2D is the generic optimized kernel, which needs
+  an im2col buffer whenever the filter is not 1x1, or a stride or dilation is not 1, for every type.
+- TFLITE_EIGEN (tflite-runtime up to 2.14, multithreaded Eigen): float CONV_2D keeps transposed
+  (HWCN) weights in the persistent arena and needs no im2col; quantized CONV_2D needs im2col as
+  above. Other kernels are only trusted where measured, so fewer ops count as covered.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from packager.model import ELEMENT_BITS, Model, Operator, Subgraph
+
+ARENA = "arena"  # kTfLiteArenaRw: planned with the model's tensors, alive for its node only
+PERSISTENT = "persistent"  # kTfLiteArenaRwPersistent: the persistent arena
+DYNAMIC = "dynamic"  # allocated on demand at Eval: no arena place
+
+
+@dataclass(frozen=True)
+class Temporary:
+    slot: int  # position among the indices the kernel added (index = first added + slot)
+    nbytes: int
+    kind: str  # ARENA, PERSISTENT or DYNAMIC
+    what: str  # im2col, transposed_rhs, ...
+
+
+@dataclass(frozen=True)
+class OpScratch:
+    added: int  # tensor indices the kernel adds in Prepare
+    temporaries: tuple[Temporary, ...]  # node->temporaries, in order
+    covered: bool = True  # False: this op's rule is not modelled; its scratch may be missing
+
+
+NONE = OpScratch(0, ())
+UNKNOWN = OpScratch(0, (), covered=False)
+
+# Ops whose kernels add no tensors in Prepare (read in the kernels, confirmed on the fixtures).
+_NO_TEMPORARIES = frozenset({
+    "ADD", "SUB", "MUL", "DIV", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "PRELU",
+    "LEAKY_RELU", "LOGISTIC", "TANH", "HARD_SWISH", "ELU", "SOFTMAX", "LOG_SOFTMAX", "PAD",
+    "PADV2", "MAX_POOL_2D", "AVERAGE_POOL_2D", "CONCATENATION", "RESHAPE", "SQUEEZE",
+    "EXPAND_DIMS", "TRANSPOSE", "STRIDED_SLICE", "SLICE", "SPLIT", "SPLIT_V", "PACK", "UNPACK",
+    "CAST", "GATHER", "GATHER_ND", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "DEQUANTIZE",
+    "QUANTIZE", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL", "EQUAL", "NOT_EQUAL",
+    "MAXIMUM", "MINIMUM", "IF", "WHILE", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE",
+    "ASSIGN_VARIABLE", "WHERE", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5", "ABS",
+    "NEG", "EXP", "SQRT", "RSQRT", "SQUARE", "SQUARED_DIFFERENCE", "SELECT_V2", "FLOOR",
+})
+
+
+def _bytes(type_name: str, elements: int) -> int:
+    return -(-elements * (ELEMENT_BITS[type_name] or 0) // 8)
+
+
+class _Op:
+    """The tensors of one op, as the kernel sees them at Prepare."""
+
+    def __init__(self, sg: Subgraph, op: Operator) -> None:
+        self.sg, self.op = sg, op
+
+    def input(self, k: int):
+        i = self.op.inputs[k] if k < len(self.op.inputs) else -1
+        return self.sg.tensors[i] if i >= 0 else None
+
+    def output(self, k: int = 0):
+        return self.sg.tensors[self.op.outputs[k]]
+
+    def option(self, name: str, default: int = 1) -> int:
+        value = self.op.options.get(name)
+        return default if value is None else int(value)
+
+
+# -- CONV_2D ---------------------------------------------------------------------------------------
+
+def _conv_needs_im2col(o: _Op) -> bool:
+    w = o.input(1)
+    return (o.option("stride_w") != 1 or o.option("stride_h") != 1
+            or o.option("dilation_w_factor") != 1 or o.option("dilation_h_factor") != 1
+            or w.shape[1] != 1 or w.shape[2] != 1)
+
+
+def _im2col(o: _Op, type_name: str) -> Temporary:
+    x, w, y = o.input(0), o.input(1), o.output()
+    batches, out_h, out_w = x.shape[0], y.shape[1], y.shape[2]
+    depth = w.shape[1] * w.shape[2] * w.shape[3]
+    return Temporary(0, _bytes(type_name, batches * out_h * out_w * depth), ARENA, "im2col")
+
+
+def _conv_hybrid(o: _Op) -> bool:
+    return o.input(0).type == "FLOAT32" and o.input(1).type in ("UINT8", "INT8", "INT4")
+
+
+def _conv_litert(o: _Op) -> OpScratch:
+    if _conv_hybrid(o):
+        return UNKNOWN  # hybrid kernels add four to six more temporaries: not modelled
+    if not _conv_needs_im2col(o):
+        return NONE
+    return OpScratch(1, (_im2col(o, o.input(0).type),))
+
+
+def _conv_eigen(o: _Op) -> OpScratch:
+    if _conv_hybrid(o):
+        return UNKNOWN
+    x, w = o.input(0), o.input(1)
+    if x.type == "FLOAT32":
+        # Multithreaded Eigen kernel: no im2col, weights transposed once into the persistent arena.
+        hwcn = Temporary(0, _bytes("FLOAT32", math.prod(w.shape)), PERSISTENT, "hwcn_weights")
+        return OpScratch(1, (hwcn,))
+    if not _conv_needs_im2col(o):
+        return NONE
+    return OpScratch(1, (_im2col(o, x.type),))
+
+
+def _depthwise(o: _Op) -> OpScratch:
+    return UNKNOWN if _conv_hybrid(o) else NONE  # hybrid depthwise adds quantization temporaries
+
+
+# -- reductions ------------------------------------------------------------------------------------
+
+_ACCUMULATOR = {"FLOAT32": "FLOAT32", "INT32": "INT64", "INT64": "INT64", "UINT8": "INT32",
+                "INT8": "INT32", "INT16": "INT32", "BOOL": "BOOL"}
+
+
+def _reduce(o: _Op, accumulates: bool) -> OpScratch:
+    x, axis, y = o.input(0), o.input(1), o.output()
+    if x.type not in _ACCUMULATOR:
+        return UNKNOWN
+    rank = len(x.shape)
+    axis_known = axis.is_constant
+    index = Temporary(0, 4 * rank, ARENA, "temp_index")
+    resolved = Temporary(1, 4 * math.prod(axis.shape), ARENA if axis_known else DYNAMIC,
+                         "resolved_axis")
+    accum_bytes = _bytes(_ACCUMULATOR[x.type], math.prod(y.shape)) if accumulates else 0
+    accum = Temporary(2, accum_bytes, ARENA if axis_known else DYNAMIC, "temp_accum")
+    dims = Temporary(3, 4 * rank if x.is_constant else 0, ARENA if x.is_constant else DYNAMIC,
+                     "normalized_dims")
+    return OpScratch(4, (index, resolved, accum, dims))
+
+
+# -- matrix products -------------------------------------------------------------------------------
+
+def _fully_connected(o: _Op) -> OpScratch:
+    w = o.input(1)
+    if o.input(0).type == "FLOAT32" and w.type != "FLOAT32":
+        return UNKNOWN  # hybrid: quantized-input temporaries not modelled
+    if o.option("weights_format", 0) != 0 or w.sparse:
+        return UNKNOWN
+    return OpScratch(6, ())  # six indices reserved, none used by float or integer kernels
+
+
+def _batch_matmul(o: _Op) -> OpScratch:
+    lhs, rhs = o.input(0), o.input(1)
+    if lhs.type == "FLOAT32" and rhs.type == "INT8":
+        return UNKNOWN
+    lhs_t = Temporary(0, lhs.nbytes or 0, ARENA, "transposed_lhs")
+    rhs_t = Temporary(1, rhs.nbytes or 0, PERSISTENT if rhs.is_constant else ARENA,
+                      "transposed_rhs")
+    return OpScratch(7, (lhs_t, rhs_t))
+
+
+Rule = Callable[[_Op], OpScratch]
+
+
+@dataclass(frozen=True)
+class ScratchRules:
+    name: str
+    description: str
+    rules: Mapping[str, Rule]
+    no_temporaries: frozenset[str]
+
+    def for_op(self, sg: Subgraph, op: Operator) -> OpScratch:
+        rule = self.rules.get(op.name)
+        if rule is not None:
+            return rule(_Op(sg, op))
+        return NONE if op.name in self.no_temporaries else UNKNOWN
+
+
+LITERT = ScratchRules(
+    name="litert",
+    description="ai-edge-litert 2.x kernels (ruy build: generic optimized CONV_2D)",
+    rules={"CONV_2D": _conv_litert, "DEPTHWISE_CONV_2D": _depthwise, "MEAN": lambda o: _reduce(o, True),
+           "SUM": lambda o: _reduce(o, True), "REDUCE_PROD": lambda o: _reduce(o, True),
+           "REDUCE_MAX": lambda o: _reduce(o, False), "REDUCE_MIN": lambda o: _reduce(o, False),
+           "REDUCE_ANY": lambda o: _reduce(o, False), "FULLY_CONNECTED": _fully_connected,
+           "BATCH_MATMUL": _batch_matmul},
+    no_temporaries=_NO_TEMPORARIES,
+)
+
+TFLITE_EIGEN = ScratchRules(
+    name="tflite-eigen",
+    description="tflite-runtime <= 2.14 kernels (multithreaded Eigen CONV_2D)",
+    rules={"CONV_2D": _conv_eigen, "DEPTHWISE_CONV_2D": _depthwise},
+    no_temporaries=_NO_TEMPORARIES - {"FULLY_CONNECTED", "MEAN", "SUM", "BATCH_MATMUL"},
+)
+
+
+def rules_for(runtime: str, version: str) -> ScratchRules:
+    """The rule set for a measured runtime package ("ai-edge-litert" or "tflite-runtime")."""
+    return LITERT if runtime == "ai-edge-litert" else TFLITE_EIGEN
+
+
+def subgraph_scratch(model: Model, subgraph: int, rules: ScratchRules) -> list[OpScratch]:
+    sg = model.subgraphs[subgraph]
+    return [rules.for_op(sg, op) for op in sg.operators]

@@ -1,0 +1,1 @@
+"""The real runtimes, measured in child processes (optional dependencies: the `runtimes` extra)."""

@@ -1,0 +1,69 @@
+"""Bad input at the command line: one line on stderr, exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "cli.py"), *args], capture_output=True,
+                          text=True, cwd=REPO, timeout=120)
+
+
+def _bad_files(tmp_path):
+    from fixtures.builder import ModelBuilder
+    files = {
+        "empty.tflite": b"",
+        "truncated.tflite": (REPO / "fixtures" / "models" / "chain.tflite").read_bytes()[:200],
+        "random.tflite": bytes(range(256)) * 4,
+        "other_id.tflite": b"\x10\x00\x00\x00BFBS" + b"\x00" * 40,
+    }
+    m = ModelBuilder()
+    g = m.subgraph("main")
+    x, y = g.tensor("x", [1, 4]), g.tensor("y", [1, 4], buffer=999)
+    g.op("RELU", [x], [y])
+    g.inputs([x])
+    g.outputs([y])
+    files["missing_buffer.tflite"] = m.build()
+    m = ModelBuilder()
+    g = m.subgraph("main")
+    x, y = g.tensor("x", [2**31 - 1] * 3), g.tensor("y", [1])
+    g.op("RELU", [x], [y])
+    g.inputs([x])
+    files["overflow.tflite"] = m.build()
+    paths = []
+    for name, data in files.items():
+        p = tmp_path / name
+        p.write_bytes(data)
+        paths.append(p)
+    return paths
+
+
+@pytest.mark.parametrize("command", ["inspect", "plan"])
+def test_bad_models_give_one_line_and_exit_2(tmp_path, command):
+    for path in _bad_files(tmp_path):
+        r = run_cli(command, str(path))
+        assert r.returncode == 2, (path.name, r.stderr)
+        assert "Traceback" not in r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), (path.name, r.stderr)
+        assert path.name in lines[0]
+
+
+def test_bad_records_csv(tmp_path):
+    p = tmp_path / "bad.csv"
+    p.write_text("id,lower,upper,size\n0,5,3,10\n")
+    r = run_cli("plan", "--records", str(p))
+    assert r.returncode == 2 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr
+
+
+def test_unknown_semantics_and_strategy():
+    model = str(REPO / "fixtures" / "models" / "chain.tflite")
+    for args in (["inspect", model, "--semantics", "gpu"], ["plan", model, "--strategy", "magic"]):
+        r = run_cli(*args)
+        assert r.returncode == 2 and "error: unknown" in r.stderr
