@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import math
 import os
 import signal
@@ -128,11 +129,15 @@ def strategies_on_records(shape: str, sizes: list[int], budget: float) -> list[T
                 outcome = Outcome(s.name, s.kind, plan, 0.0)
                 if best is None or outcome.total < best.total:
                     best = outcome
-        if best is not None:
+        if best is not None and local_search_available():
             time_strategy(timings["offsets:" + LOCAL_SEARCH], n,
                           lambda: improve(problem, best, time_cap=LOCAL_SEARCH_SCALE_CAP), budget)
         print(f"  {shape} {n:,}: strategies done", file=sys.stderr, flush=True)
     return list(timings.values())
+
+
+def local_search_available() -> bool:
+    return importlib.util.find_spec("packager.plan.offsets.local_search") is not None
 
 
 def cached_model(shape: str, n: int) -> Path:

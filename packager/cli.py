@@ -13,10 +13,6 @@ from rich.console import Console
 from rich.table import Table
 
 from packager.emit.breadth_text import result_breadth_lines
-from packager.emit.layout_png import write_layout_png
-from packager.emit.measured import tflite_layouts
-from packager.emit.report import write_report
-from packager.emit.report_data import arena_picture
 from packager.errors import PackagerError
 from packager.plan.csv_records import read_records_csv
 from packager.plan.portfolio import PortfolioResult
@@ -194,6 +190,11 @@ def report(model: Path = typer.Argument(..., help="A .tflite file."),
            measure: bool = typer.Option(True, "--measure/--no-measure",
                                         help="Set TFLite's measured layout beside ours (when installed).")) -> None:
     """Write a one-page HTML report: layout, breadth curve, shared objects and strategies per arena."""
+    from packager.emit.layout_png import write_layout_png  # Pillow: loaded only when reporting
+    from packager.emit.measured import tflite_layouts
+    from packager.emit.report import write_report
+    from packager.emit.report_data import arena_picture
+
     with user_errors():
         check_semantics(semantics)
         m = read_model(model)

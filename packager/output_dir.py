@@ -10,8 +10,8 @@ was and removes the temporary folder.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Mapping
 
@@ -49,7 +49,9 @@ def write_all(out_dir: str | Path, files: Mapping[str, bytes]) -> list[Path]:
     staging_parent = _check_target(out_dir, names)
     try:
         staging_parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tflpack-", dir=staging_parent))
+        # Not mkdtemp: its 0700 mode would become DIR's; os.mkdir follows the umask like mkdir(1).
+        staging = staging_parent / f".{out_dir.name}.tflpack-{os.getpid()}-{secrets.token_hex(4)}"
+        staging.mkdir()
     except OSError as e:
         raise OutputError(f"{out_dir}: cannot write there ({e.strerror or e})") from None
     try:

@@ -25,6 +25,7 @@ from packager.package_plan import TENSOR, PackagePlan, SourceModel, arena_sectio
 from packager.plan.offsets import greedy_by_size_tflm
 from packager.plan.portfolio import Outcome, PortfolioResult, run_portfolio, validate
 from packager.plan_check import check_offline_model, check_package_plan
+from packager.plan_file import parse_plan
 from packager.planning import problem_of, select
 from packager.reader import read_model
 from packager.semantics import SEMANTICS
@@ -122,9 +123,13 @@ def offline_offsets(plan: PackagePlan) -> list[int]:
 def build_files(plan: PackagePlan, model: Model, prefix: str,
                 unmodelled_ops: tuple[str, ...] = ()) -> tuple[dict[str, tuple[bytes, str]], list[str]]:
     """name -> (bytes, what it is), and notes for the user. Everything in memory, checked."""
+    as_json, as_flatbuffer = plan_json.dumps(plan), plan_flatbuffer.dumps(plan)
+    # What is written is what was checked: both forms must read back as the checked plan.
+    if parse_plan(as_json) != plan or parse_plan(as_flatbuffer) != plan:
+        raise PlanError("the plan does not read back from its own files (a bug in a plan writer)")
     files: dict[str, tuple[bytes, str]] = {
-        f"{prefix}_plan.json": (plan_json.dumps(plan), "plan (JSON, schemas/plan.schema.json)"),
-        f"{prefix}_plan.tplan": (plan_flatbuffer.dumps(plan), "plan (FlatBuffer, schemas/plan.fbs)"),
+        f"{prefix}_plan.json": (as_json, "plan (JSON, schemas/plan.schema.json)"),
+        f"{prefix}_plan.tplan": (as_flatbuffer, "plan (FlatBuffer, schemas/plan.fbs)"),
         f"{prefix}_plan.h": (c_header.render(plan, model, prefix).encode("ascii"),
                              "C header: arena size, offsets, lifetimes, objects"),
     }

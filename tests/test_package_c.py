@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from packager.semantics import SEMANTICS
 from tests.conftest import REPO
 from tests.package_support import file_of, packaged
 
@@ -22,6 +23,8 @@ COMPILERS = {
 # several arenas (ideal, one per subgraph).
 CASES = [("mobile_block", "tflm"), ("while_loop", "tflm"), ("inplace_candidates", "tflite"),
          ("if_else", "ideal")]
+if "paper" in SEMANTICS:  # byte-aligned offsets
+    CASES.append(("branches", "paper"))
 
 
 def compiler(name: str) -> list[str]:

@@ -90,6 +90,15 @@ def test_an_existing_file_in_the_way(tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == ["chain_plan.h", "notes.txt"]
 
 
+def test_a_new_folder_gets_the_usual_permissions(tmp_path):
+    umask = os.umask(0)
+    os.umask(umask)
+    code, text = invoke(model_file("chain"), "-o", tmp_path / "new")
+    assert code == 0, text
+    assert (tmp_path / "new").stat().st_mode & 0o777 == 0o777 & ~umask
+    assert (tmp_path / "new" / "chain_plan.h").stat().st_mode & 0o777 == 0o666 & ~umask
+
+
 def test_an_existing_folder_keeps_its_other_files(tmp_path):
     folder = tmp_path / "out"
     folder.mkdir()

@@ -255,3 +255,37 @@ def test_tflite_measured_layout_when_the_runtime_is_installed():
     assert drawn == {p.tensor.id: p.offset for p in measured.placed}
     assert set(drawn) == {r.tensor for r in arenas[0].result.problem.records}
     assert tflite_layouts(path, model, arenas, "tflm") == [None]
+
+
+def test_package_can_draw_its_own_plan_with_scratch_buffers():
+    """package draws the plan it writes (not the portfolio's pick) and names its scratch buffers."""
+    from dataclasses import replace
+
+    from packager.lifetimes import model_lifetimes
+    from packager.plan.portfolio import run_portfolio
+    from packager.plan.records import UsageRecord
+    from packager.planning import problem_of
+
+    model = read_model(FIXTURES / "mobile_block.tflite")
+    (lifetimes,) = model_lifetimes(model, "tflm")
+    scratch_id = 1_000_000
+    lifetimes = replace(lifetimes, records=lifetimes.records + (UsageRecord(scratch_id, 2, 2, 4096),))
+    result = run_portfolio(problem_of(lifetimes))
+    planned = ArenaPlan(lifetimes, result)
+    drawn = max(result.offsets, key=lambda o: o.total)  # deliberately not the best
+    labels = {scratch_id: "scratch buffer of CONV_2D"}
+    html = _html(model, [planned], semantics="tflm", layouts=[drawn], labels=[labels])
+    (svg,) = _charts(html, "layout")
+    _check_layout(svg, planned, drawn.plan.offsets)
+    assert "scratch buffer of CONV_2D" in html and "the plan as packaged" in html
+
+
+def test_report_on_bad_input_is_one_line_and_exit_2(tmp_path):
+    bad = tmp_path / "truncated.tflite"
+    bad.write_bytes((FIXTURES / "chain.tflite").read_bytes()[:200])
+    for args in (["report", str(bad), "-o", str(tmp_path / "x.html")],
+                 ["report", str(FIXTURES / "chain.tflite"), "-o", str(tmp_path / "x.html"), "--strategy", "nope"]):
+        r = _cli(*args)
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("error: ")
+    assert not (tmp_path / "x.html").exists()

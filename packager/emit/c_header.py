@@ -124,7 +124,8 @@ def render(plan: PackagePlan, model: Model, prefix: str) -> str:
             "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
     out += [f"#define {P}_ARENA_BYTES {plan.arena_bytes}" + ("" if inline else "  /* all arenas end to end */"),
             f"#define {P}_ARENA_LOWER_BOUND {plan.lower_bound}",
-            f"#define {P}_ARENA_ALIGNMENT {max(plan.alignment, 16)}",
+            f"#define {P}_OFFSET_ALIGNMENT {plan.alignment}  /* every offset is a multiple of it */",
+            f"#define {P}_ARENA_ALIGNMENT {max(plan.alignment, 16)}  /* of the arena's start */",
             f"#define {P}_ARENA_COUNT {len(plan.arenas)}",
             f"#define {P}_SUBGRAPH_COUNT {len(model.subgraphs)}",
             f"#define {P}_TENSOR_COUNT {len(rows)}",

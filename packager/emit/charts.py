@@ -29,7 +29,14 @@ def fill_of(tensor_id: int) -> str:
 
 
 def shape_text(t: TensorInfo) -> str:
+    if not t.dtype:
+        return "(not a tensor of the file)"
     return f"{t.dtype} [{', '.join(str(d) for d in t.shape)}]"
+
+
+def describe(t: TensorInfo) -> str:
+    """"tensor 12 'conv' FLOAT32 [1, 8, 8, 4]", or just the label of a buffer the file lacks."""
+    return f"tensor {t.id} '{t.name}' {shape_text(t)}" if t.dtype else t.name
 
 
 def ops_text(first: int, last: int, step_name: str) -> str:
@@ -85,11 +92,11 @@ def _levels(scale: TimeAddressScale, steps: int, lower_bound: int, arena: int) -
 
 def tensor_tooltip(p: PlacedTensor, step_name: str) -> str:
     t = p.tensor
-    lines = [f"tensor {t.id} '{t.name}' {shape_text(t)}",
+    lines = [describe(t),
              f"{format_bytes(t.size)} at offset {format_bytes(p.offset)} (to {format_bytes(p.offset + t.size)})",
              f"alive over {ops_text(p.first_op, p.last_op, step_name)}"]
     for a in p.aliases:
-        lines.append(f"also holds tensor {a.tensor.id} '{a.tensor.name}' {shape_text(a.tensor)}, "
+        lines.append(f"also holds {describe(a.tensor)}, "
                      f"{ops_text(a.first_op, a.last_op, step_name)}")
     return "\n".join(lines)
 
@@ -113,7 +120,7 @@ def layout_svg(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bou
             parts.append(element("rect", {
                 "class": "alias", "data-tensor": a.tensor.id, "data-alias-of": p.tensor.id,
                 "x": x, "y": y, "width": w, "height": h},
-                [title(f"tensor {a.tensor.id} '{a.tensor.name}' {shape_text(a.tensor)} uses the buffer "
+                [title(f"{describe(a.tensor)} uses the buffer "
                        f"of tensor {p.tensor.id} over {ops_text(a.first_op, a.last_op, step_name)}")]))
     parts += _levels(scale, steps, lower_bound, arena)
     return svg(scale.x(steps) + RIGHT, scale.bottom + BOTTOM, parts,
@@ -154,7 +161,7 @@ def _object_row(scale: TimeAddressScale, k: int, row: ObjectRow, step_name: str)
             "data-first-op": first, "data-last-op": last, "x": x0,
             "y": y_row + (OBJECT_ROW + OBJECT_BAR) / 2 - h, "width": x1 - x0, "height": h,
             "fill": fill_of(t.id)},
-            [title(f"tensor {t.id} '{t.name}' {shape_text(t)}\n{format_bytes(t.size)} in object #{k} "
+            [title(f"{describe(t)}\n{format_bytes(t.size)} in object #{k} "
                    f"of {format_bytes(row.size)}\nalive over {ops_text(first, last, step_name)}")]))
     return parts
 

@@ -9,7 +9,7 @@ shown only when `include_times` is true; `tflpack report --no-times` and `packag
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from packager.emit.atomic_write import write_atomically
 from packager.emit.charts import breadth_svg, layout_svg, objects_svg, shape_text
@@ -18,6 +18,7 @@ from packager.emit.report_data import ArenaPicture, arena_picture
 from packager.emit.scale import format_bytes
 from packager.emit.svg import escape
 from packager.model import Model
+from packager.plan.portfolio import Outcome
 from packager.plan_view import overhead_pct
 from packager.planning import ArenaPlan
 
@@ -169,12 +170,18 @@ def _arena_section(index: int, p: ArenaPicture, include_times: bool, measured: M
 
 def render_report_html(model: Model, arenas: Sequence[ArenaPlan], *, source_name: str, semantics: str,
                        strategy: str = "best", include_times: bool = True,
-                       measured: Sequence[MeasuredLayout | None] | None = None) -> str:
-    """The page as text. `measured[i]`, when given, is TFLite's layout of `arenas[i]`."""
-    pictures = [arena_picture(model, a, strategy) for a in arenas]
-    measured = list(measured or []) + [None] * (len(pictures) - len(measured or []))
+                       measured: Sequence[MeasuredLayout | None] | None = None,
+                       layouts: Sequence[Outcome | None] | None = None,
+                       labels: Sequence[Mapping[int, str]] | None = None) -> str:
+    """The page as text. Per arena i, optionally: `measured[i]` is TFLite's layout; `layouts[i]`
+    an offset plan to draw instead of the strategy's choice (package's final plan); `labels[i]`
+    names the records that are not tensors of the file (scratch buffers)."""
+    def nth(items: Sequence | None, i: int):
+        return items[i] if items is not None and i < len(items) else None
+
+    pictures = [arena_picture(model, a, strategy, nth(layouts, i), nth(labels, i)) for i, a in enumerate(arenas)]
     name = escape(source_name)
-    sections = [_arena_section(i, p, include_times, m) for i, (p, m) in enumerate(zip(pictures, measured))]
+    sections = [_arena_section(i, p, include_times, nth(measured, i)) for i, p in enumerate(pictures)]
     summary = (f"{len(pictures)} arena{'s' if len(pictures) != 1 else ''} under {escape(semantics)} "
                f"semantics, strategy: {escape(strategy)}. Every plan shown passed the independent validator.")
     return "\n".join([
@@ -186,9 +193,11 @@ def render_report_html(model: Model, arenas: Sequence[ArenaPlan], *, source_name
 
 def write_report(path: Path, model: Model, arenas: Sequence[ArenaPlan], *, source_name: str, semantics: str,
                  strategy: str = "best", include_times: bool = True,
-                 measured: Sequence[MeasuredLayout | None] | None = None) -> Path:
+                 measured: Sequence[MeasuredLayout | None] | None = None,
+                 layouts: Sequence[Outcome | None] | None = None,
+                 labels: Sequence[Mapping[int, str]] | None = None) -> Path:
     """Write the report page to `path` (atomically) and return the path."""
     html = render_report_html(model, arenas, source_name=source_name, semantics=semantics, strategy=strategy,
-                              include_times=include_times, measured=measured)
+                              include_times=include_times, measured=measured, layouts=layouts, labels=labels)
     write_atomically(Path(path), html.encode("utf-8"))
     return Path(path)

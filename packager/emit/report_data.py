@@ -8,7 +8,7 @@ The HTML report, the PNG and the terminal curve all draw from this, so they neve
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from packager.lifetimes import PERSISTENT, ArenaLifetimes
 from packager.model import Model
@@ -125,8 +125,13 @@ def chosen_outcomes(result: PortfolioResult, strategy: str) -> tuple[Outcome | N
     return named(result.offsets), named(result.objects)
 
 
-def tensor_info(model: Model, arena: ArenaLifetimes, tensor_id: int, size: int | None = None) -> TensorInfo:
+def tensor_info(model: Model, arena: ArenaLifetimes, tensor_id: int, size: int | None = None,
+                labels: Mapping[int, str] | None = None) -> TensorInfo:
+    """What to say about a record: its tensor in the file, or, for a buffer the file does not have
+    (a runtime's scratch buffer planned beside the tensors), the label the caller gave it."""
     sg, index = arena.tensor_subgraph.get(tensor_id, (arena.subgraph, tensor_id))
+    if (labels and tensor_id in labels) or not 0 <= index < len(model.subgraphs[sg].tensors):
+        return TensorInfo(tensor_id, (labels or {}).get(tensor_id, f"buffer {tensor_id}"), "", (), size or 0)
     t = model.subgraphs[sg].tensors[index]
     # On an inline arena ids are global: say which subgraph a tensor of a child comes from.
     name = t.name if not arena.inline or sg == 0 else f"{t.name} (subgraph {sg})"
@@ -136,22 +141,22 @@ def tensor_info(model: Model, arena: ArenaLifetimes, tensor_id: int, size: int |
 
 
 def placed_tensors(model: Model, arena: ArenaLifetimes, records: Sequence[UsageRecord],
-                   offsets: Sequence[int]) -> tuple[PlacedTensor, ...]:
+                   offsets: Sequence[int], labels: Mapping[int, str] | None = None) -> tuple[PlacedTensor, ...]:
     """records[i] at offsets[i], each with the aliases that share its buffer."""
     aliases_of: dict[int, list[AliasInfo]] = {}
     for alias, owner in sorted(arena.aliases.items()):
         first, last = arena.alias_intervals[alias]
         aliases_of.setdefault(owner, []).append(AliasInfo(tensor_info(model, arena, alias), first, last))
-    return tuple(PlacedTensor(tensor_info(model, arena, r.tensor, r.size), r.first_op, r.last_op, off,
+    return tuple(PlacedTensor(tensor_info(model, arena, r.tensor, r.size, labels), r.first_op, r.last_op, off,
                               tuple(aliases_of.get(r.tensor, ())))
                  for r, off in zip(records, offsets))
 
 
 def _object_rows(model: Model, arena: ArenaLifetimes, records: Sequence[UsageRecord],
-                 plan: ObjectPlan) -> tuple[ObjectRow, ...]:
+                 plan: ObjectPlan, labels: Mapping[int, str] | None) -> tuple[ObjectRow, ...]:
     members: list[list[tuple[TensorInfo, int, int]]] = [[] for _ in plan.object_sizes]
     for r, k in zip(records, plan.assignment):
-        members[k].append((tensor_info(model, arena, r.tensor, r.size), r.first_op, r.last_op))
+        members[k].append((tensor_info(model, arena, r.tensor, r.size, labels), r.first_op, r.last_op))
     return tuple(ObjectRow(size, tuple(sorted(m, key=lambda e: (e[1], e[0].id))))
                  for size, m in zip(plan.object_sizes, members))
 
@@ -161,8 +166,11 @@ def _strategy_rows(result: PortfolioResult, chosen: Sequence[Outcome | None]) ->
     rows = []
     for o in (*result.offsets, *result.objects, *result.baselines):
         bound = p.object_lower_bound if o.kind == "objects" else p.offset_lower_bound
+        # By name, not identity: a caller may draw a strategy's plan after adjusting it (package
+        # moves TFLite Micro's scratch buffers).
+        is_chosen = any(c is not None and (o.kind, o.strategy) == (c.kind, c.strategy) for c in chosen)
         rows.append(StrategyRow(o.kind, o.strategy, o.total, bound, overhead_pct(o.total, bound),
-                                o.seconds, any(o is c for c in chosen)))
+                                o.seconds, is_chosen))
     return tuple(rows)
 
 
@@ -172,23 +180,31 @@ def arena_title(arena: ArenaLifetimes, model: Model) -> str:
     return f"subgraph {arena.subgraph} '{model.subgraphs[arena.subgraph].name}'"
 
 
-def arena_picture(model: Model, planned: ArenaPlan, strategy: str = "best") -> ArenaPicture:
+def arena_picture(model: Model, planned: ArenaPlan, strategy: str = "best", layout_outcome: Outcome | None = None,
+                  labels: Mapping[int, str] | None = None) -> ArenaPicture:
+    """The picture of one planned arena. `layout_outcome` draws that offset plan instead of the
+    chosen strategy's (it passes the validator again first); `labels` names records that are not
+    tensors of the file."""
     arena, result = planned.lifetimes, planned.result
     problem = result.problem
     records = problem.records
     offsets_outcome, objects_outcome = chosen_outcomes(result, strategy)
-    if offsets_outcome is not None:
-        layout: OffsetPlan | None = offsets_outcome.plan  # validated by the portfolio
-        layout_name = offsets_outcome.strategy
+    layout: OffsetPlan | None = None
+    layout_name: str | None = None
+    note = "no plan"
+    if layout_outcome is not None:
+        validate(problem, layout_outcome.plan)
+        offsets_outcome = layout_outcome
+        layout, layout_name, note = layout_outcome.plan, layout_outcome.strategy, "the plan as packaged"
+    elif offsets_outcome is not None:
+        layout, layout_name = offsets_outcome.plan, offsets_outcome.strategy  # validated by the portfolio
         note = ("the smallest validated offset plan" if strategy in ("best", "all")
                 else "the offset plan asked for")
     elif objects_outcome is not None:
         layout = laid_end_to_end(problem, objects_outcome)
         layout_name, note = layout.strategy, "the shared objects laid end to end, validated"
-    else:
-        layout, layout_name, note = None, None, "no plan"
-    placed = placed_tensors(model, arena, records, layout.offsets) if layout else ()
-    rows = _object_rows(model, arena, records, objects_outcome.plan) if objects_outcome else ()
+    placed = placed_tensors(model, arena, records, layout.offsets, labels) if layout else ()
+    rows = _object_rows(model, arena, records, objects_outcome.plan, labels) if objects_outcome else ()
     persistent = tuple(tensor_info(model, arena, t) for t in arena.ids(PERSISTENT))
     return ArenaPicture(
         title=arena_title(arena, model), step_name="scope" if arena.inline else "operator",

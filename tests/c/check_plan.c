@@ -30,7 +30,7 @@ int main(void) {
             continue;
         }
         ++planned;
-        if (arena < 0 || arena >= T(_ARENA_COUNT) || off % T(_ARENA_ALIGNMENT) != 0 ||
+        if (arena < 0 || arena >= T(_ARENA_COUNT) || off % T(_OFFSET_ALIGNMENT) != 0 ||
             (int64_t)off + size > T(_ARENA_SIZES)[arena]) {
             printf("tensor %ld [%ld, %ld) is outside arena %ld\n", (long)i, (long)off,
                    (long)off + size, (long)arena);

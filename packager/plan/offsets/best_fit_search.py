@@ -43,6 +43,7 @@ SHUFFLE = 0.3
 # How many nodes make up one iteration of the `max_iterations` budget.
 NODES_PER_ITERATION = 32
 MODE = 0
+BOUND = 0
 
 
 class SkylineSearch:
@@ -71,16 +72,18 @@ class SkylineSearch:
         return max(self.load, default=0)
 
     def descend(self, cap: float, node_limit: int, rng: random.Random | None,
-                stop: Callable[[], bool] = lambda: False) -> list[int] | None:
-        """One depth-first descent under `cap`: offsets (per kept record) or None.
+                stop: Callable[[], bool] = lambda: False, guide: Sequence[int] = (),
+                follow: int = 0):
+        """One depth-first descent under `cap`: (offsets per kept record, actions) or None.
 
-        `rng` None keeps the heuristic's order (no shuffling). `stop` is polled now and then and
-        ends the descent with None when it says so.
+        `rng` None keeps the heuristic's order (no shuffling). `guide` is the action path of an
+        earlier solution: the first `follow` frames try its action first, frame `follow` tries it
+        last. `stop` is polled now and then and ends the descent with None when it says so.
         """
         n, cells, align = len(self.ids), self.cells, self.alignment
         first, last, size = self.first, self.last, self.size
         if n == 0:
-            return []
+            return [], []
         if self.lower_bound > cap:
             return None
         height = [0] * cells
@@ -89,11 +92,11 @@ class SkylineSearch:
         offset = [0] * n
         to_place = n
         nodes = 0
-        # A frame: [segment height, segment start, segment end, candidates, next candidate,
-        #           applied action (record k, or -1 - old height for a raise, or None), raised?]
+        RAISE = -1
+        # A frame: [segment height, segment start, segment end, actions, next action, applied]
         stack: list[list] = []
 
-        def open_frame() -> list:
+        def open_frame(depth: int) -> list:
             h = min(height)
             a = height.index(h)
             z = a
@@ -107,18 +110,39 @@ class SkylineSearch:
             else:
                 cands.sort(key=lambda k: (first[k] == a, last[k] == z, last[k] - first[k], size[k]),
                            reverse=True)
-                if MODE == 2 and cands and first[cands[0]] == a:
-                    cands = [k for k in cands if first[k] == a]
-            if rng is not None:
+            walls = [height[c] for c in (a - 1, z + 1) if 0 <= c < cells]
+            if BOUND and walls and cap != float("inf"):
+                depth_ = min(walls) - h
+                avail = [0] * (z - a + 1)
+                for k in cands:
+                    fill = min(size[k], depth_)
+                    for c in range(first[k] - a, last[k] - a + 1):
+                        avail[c] += fill
+                for c in range(a, z + 1):
+                    short = depth_ - avail[c - a]
+                    if short > 0 and h + left[c] + short > cap:
+                        return [h, a, z, [], 0, None]
+            if MODE == 2 and cands and first[cands[0]] == a:
+                cands = [k for k in cands if first[k] == a]
+            if rng is not None and depth >= follow:
                 for j in range(len(cands) - 1):
                     if rng.random() < SHUFFLE:
                         cands[j], cands[j + 1] = cands[j + 1], cands[j]
-            return [h, a, z, cands, 0, None, False]
+            actions = cands + [RAISE] if walls else cands
+            if depth < len(guide) and depth <= follow:
+                g = guide[depth]
+                if g in actions:
+                    actions.remove(g)
+                    if depth < follow:
+                        actions.insert(0, g)
+                    else:
+                        actions.append(g)
+            return [h, a, z, actions, 0, None]
 
-        stack.append(open_frame())
+        stack.append(open_frame(0))
         while stack:
             frame = stack[-1]
-            h, a, z, cands, nxt, applied, raised = frame
+            h, a, z, actions, nxt, applied = frame
             if applied is not None:  # undo the action this frame tried last
                 if applied >= 0:
                     placed[applied] = False
@@ -131,45 +155,40 @@ class SkylineSearch:
                     for c in range(a, z + 1):
                         height[c] = h
                 frame[5] = None
-            acted = False
             start = align_up(h, align)
-            while nxt < len(cands):
-                k = cands[nxt]
+            while nxt < len(actions):
+                k = actions[nxt]
                 nxt += 1
-                top = start + size[k]
-                if top > cap:
-                    continue
-                placed[k] = True
-                offset[k] = start
-                to_place -= 1
-                s = size[k]
-                for c in range(first[k], last[k] + 1):
-                    height[c] = top
-                    left[c] -= s
+                if k >= 0:
+                    top = start + size[k]
+                    if top > cap:
+                        continue
+                    placed[k] = True
+                    offset[k] = start
+                    to_place -= 1
+                    s = size[k]
+                    for c in range(first[k], last[k] + 1):
+                        height[c] = top
+                        left[c] -= s
+                else:
+                    h2 = min(height[c] for c in (a - 1, z + 1) if 0 <= c < cells)
+                    if any(h2 + left[c] > cap for c in range(a, z + 1)):
+                        continue
+                    for c in range(a, z + 1):
+                        height[c] = h2
                 frame[5] = k
-                acted = True
                 break
             frame[4] = nxt
-            if not acted and not raised:
-                frame[6] = True
-                neighbours = [height[c] for c in (a - 1, z + 1) if 0 <= c < cells]
-                if neighbours:
-                    h2 = min(neighbours)
-                    if all(h2 + left[c] <= cap for c in range(a, z + 1)):
-                        for c in range(a, z + 1):
-                            height[c] = h2
-                        frame[5] = -1
-                        acted = True
-            if not acted:
+            if frame[5] is None:
                 stack.pop()
                 continue
             nodes += 1
             self.nodes += 1
             if to_place == 0:
-                return [offset[k] for k in range(n)]
+                return [offset[k] for k in range(n)], [f[5] for f in stack]
             if nodes >= node_limit or (nodes & 255 == 0 and stop()):
                 return None
-            stack.append(open_frame())
+            stack.append(open_frame(len(stack)))
         return None
 
     def offsets_for(self, kept: Sequence[int], total: int) -> list[int]:
@@ -221,7 +240,7 @@ def run(search: SkylineSearch, records: Sequence[UsageRecord], alignment: int,
             return True
         return deadline is not None and time.perf_counter() >= deadline
 
-    greedy = search.descend(float("inf"), 1 << 62, None)
+    greedy, path = search.descend(float("inf"), 1 << 62, None)
     offsets = search.offsets_for(greedy, len(records))
     arena = arena_of(records, offsets)
     best_offsets, best = offsets, arena
@@ -233,6 +252,6 @@ def run(search: SkylineSearch, records: Sequence[UsageRecord], alignment: int,
             limit = min(limit, node_budget - (search.nodes - start_nodes))
         found = search.descend(min(best, best_arena) - 1, limit, rng, out_of_budget)
         if found is not None:
-            offsets = search.offsets_for(found, len(records))
+            offsets = search.offsets_for(found[0], len(records))
             best_offsets, best = offsets, arena_of(records, offsets)
     return best_offsets, best
