@@ -44,7 +44,8 @@ TABLE2_ROWS = (("Naive", "naive"), ("Greedy in order", "greedy_in_order"),
                ("Strip packing best-fit", "strip_packing"),
                ("Greedy by breadth", "greedy_by_breadth"), ("Greedy by size", "greedy_by_size"),
                ("Path cover", "path_cover"), ("NNC", "nnc"),
-               ("Simulated allocator", "simulated_allocator"), ("Local search", "local_search"))
+               ("Simulated allocator", "simulated_allocator"), ("Local search", "local_search"),
+               ("Skyline tree search", "best_fit_search"))
 OBJECTS_WITHIN = 0.10  # the floor: best shared objects within 10% of their bound
 
 

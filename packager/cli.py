@@ -122,6 +122,7 @@ def render_result(where: str, result: PortfolioResult, timeline: str = "op") -> 
     p = result.problem
     out.print(f"\n{where}: {len(p.records)} planned tensors, alignment {p.alignment} B")
     table = Table("plan", "strategy", "bytes", "lower bound", "over bound", "time")
+    table.columns[1].no_wrap = True
     for o in (*result.offsets, *result.objects, *result.baselines):
         bound = p.object_lower_bound if o.kind == "objects" else p.offset_lower_bound
         is_best = (o is result.best_offsets) or (o is result.best_objects)
@@ -219,16 +220,20 @@ def package(model: Path = typer.Argument(..., help="A .tflite file."),
                                           help=f"Runtime rules: {', '.join(SEMANTICS)}."),
             strategy: str = typer.Option("best", "--strategy", help="best, or one offset strategy's name."),
             budget: Optional[str] = typer.Option(None, "--budget", help="Fail (exit 3) when the arena needs more: bytes, or 256K, 1M."),
-            name: Optional[str] = typer.Option(None, "--name", help="File and C prefix (default: the model's name).")) -> None:
+            name: Optional[str] = typer.Option(None, "--name", help="File and C prefix (default: the model's name)."),
+            dims: list[str] = DimOption,
+            no_report: bool = typer.Option(False, "--no-report", help="Do not write <prefix>_report.html.")) -> None:
     """Plan, prove and write a model's memory plan for a device: sidecar plan (JSON + FlatBuffer),
-    C header, model array and, for tflm, the .tflite with its offline plan."""
+    C header, model array, report page and, for tflm, the .tflite with its offline plan. A model
+    with dynamic shapes needs a bound for every symbol (--dim): the plan holds for all of them."""
     from packager.emit.package_summary import summary_lines
     from packager.package import BudgetExceeded, package as package_model, parse_bytes
 
     with user_errors():
         try:
             result = package_model(model, output, semantics=semantics, strategy=strategy,
-                                   budget=None if budget is None else parse_bytes(budget), name=name)
+                                   budget=None if budget is None else parse_bytes(budget), name=name,
+                                   dims=dims, report=not no_report)
         except BudgetExceeded as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(EXIT_OVER_BUDGET)

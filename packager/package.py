@@ -1,8 +1,9 @@
 """`package`: plan a model, prove the plan, and write everything a device build needs, at once.
 
-    plan (every arena, validated)  ->  PackagePlan  ->  check against the model (the gate)
+    plan (every arena, validated; dynamic shapes at their largest sizes, plus the multi-pass plan)
+        ->  PackagePlan  ->  check against the model (the gate)
         ->  files in memory: sidecar JSON + FlatBuffer, C header, model array, offline-planned
-            .tflite (tflm only, re-read and re-checked)  ->  written atomically into DIR
+            .tflite (tflm only, re-read and re-checked), report page  ->  written atomically into DIR
 """
 
 from __future__ import annotations
@@ -11,22 +12,25 @@ import hashlib
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import packager
+from packager.dynamic import PassPlan, plan_passes, require_bounds
 from packager.emit import c_header, model_array, plan_flatbuffer, plan_json
 from packager.emit.c_text import identifier, is_identifier
 from packager.emit.offline_plan import with_offline_plan
+from packager.emit.report import render_report_html
 from packager.errors import PackagerError, PlanError
 from packager.model import Model
 from packager.output_dir import write_all
 from packager.package_notes import OFFLINE_SEMANTICS, model_notes
-from packager.package_plan import TENSOR, PackagePlan, SourceModel, arena_section, arenas_to_plan
+from packager.package_plan import (TENSOR, ArenaToPlan, DynamicBinding, PackagePlan, SourceModel,
+                                   arena_section, arenas_to_plan, symbol_entries)
 from packager.plan.offsets import greedy_by_size_tflm
 from packager.plan.portfolio import Outcome, PortfolioResult, run_portfolio, validate
 from packager.plan_check import check_offline_model, check_package_plan
 from packager.plan_file import parse_plan
-from packager.planning import problem_of, select
+from packager.planning import ArenaPlan, dynamic_shapes, problem_of, select
 from packager.reader import read_model
 from packager.semantics import SEMANTICS
 
@@ -84,16 +88,42 @@ def _with_tflm_scratch_placement(result: PortfolioResult, scratch: Mapping[int, 
     return best
 
 
-def make_plan(model: Model, semantics: str, strategy: str,
-              source: SourceModel) -> tuple[PackagePlan, tuple[str, ...]]:
-    """Plan every arena, build the packaged plan and pass it through the gate. Also returns the
-    ops whose runtime scratch requests are not modelled."""
+@dataclass(frozen=True)
+class PlannedArena:
+    arena: ArenaToPlan
+    result: PortfolioResult  # every strategy tried
+    offsets: Outcome  # the offset plan written (TFLite Micro's scratch buffers placed its way)
+    passes: PassPlan | None  # the multi-pass plan (dynamic shapes)
+
+
+@dataclass(frozen=True)
+class PlannedModel:
+    plan: PackagePlan  # checked against the model
+    arenas: tuple[PlannedArena, ...]
+    unmodelled_ops: tuple[str, ...]  # ops whose runtime scratch requests are not modelled
+
+
+def dynamic_binding(model: Model, dims: Sequence[str] = ()) -> DynamicBinding | None:
+    """The model's symbols and their bounds from --dim (or derived); None for a static model.
+    A device needs one static plan, so every symbol must be bounded: DimError names the first
+    that is not."""
+    shapes, bounds = dynamic_shapes(model, dims)
+    if not shapes.is_dynamic:
+        return None
+    require_bounds(shapes, bounds)
+    return DynamicBinding(shapes, bounds)
+
+
+def make_plan(model: Model, semantics: str, strategy: str, source: SourceModel,
+              dynamic: DynamicBinding | None = None) -> PlannedModel:
+    """Plan every arena (at the largest sizes, with dynamic shapes), build the packaged plan and
+    pass it through the gate."""
     offset_names, object_names = select(strategy)
     if offset_names == []:
         raise PackagerError(f"'{strategy}' is a shared-object strategy only; package needs an offset "
                             "plan: use best or an offset strategy")
-    sections, unmodelled = [], set()
-    for arena in arenas_to_plan(model, semantics):
+    planned, unmodelled = [], set()
+    for arena in arenas_to_plan(model, semantics, dynamic):
         unmodelled.update(arena.unmodelled_ops)
         result = run_portfolio(problem_of(arena.lifetimes), offset_names=offset_names,
                                object_names=object_names or None, baselines=False)
@@ -101,12 +131,16 @@ def make_plan(model: Model, semantics: str, strategy: str,
             raise PlanError(f"strategy '{strategy}' gave no plan")
         offsets = (_with_tflm_scratch_placement(result, arena.scratch) if arena.scratch
                    else result.best_offsets)
-        sections.append(arena_section(model, arena.lifetimes, result, offsets, result.best_objects,
-                                      arena.scratch))
+        # The records are already at their largest sizes, which plan_passes computes again.
+        passes = None if dynamic is None else plan_passes(arena.lifetimes, dynamic.shapes, dynamic.bounds)
+        planned.append(PlannedArena(arena, result, offsets, passes))
+    sections = tuple(arena_section(model, p.arena, p.result, p.offsets, p.result.best_objects,
+                                   None if p.passes is None else p.passes.plan) for p in planned)
     plan = PackagePlan(source=source, semantics=semantics, alignment=SEMANTICS[semantics].alignment,
-                       arenas=tuple(sections), generator=f"tflpack {packager.__version__}")
+                       arenas=sections, generator=f"tflpack {packager.__version__}",
+                       symbols=() if dynamic is None else symbol_entries(dynamic.shapes, dynamic.bounds))
     check_package_plan(plan, model)
-    return plan, tuple(sorted(unmodelled))
+    return PlannedModel(plan, tuple(planned), tuple(sorted(unmodelled)))
 
 
 # -- files -------------------------------------------------------------------------------------
@@ -152,10 +186,25 @@ def build_files(plan: PackagePlan, model: Model, prefix: str,
     return files, notes
 
 
+def report_html(planned: PlannedModel, model: Model, strategy: str) -> bytes:
+    """The report page of the plan as written: no planning times and no measured runtime (that
+    would run TFLite in a child process), so the same inputs give the same bytes."""
+    html = render_report_html(
+        model, [ArenaPlan(p.arena.lifetimes, p.result, p.passes) for p in planned.arenas],
+        source_name=planned.plan.source.file, semantics=planned.plan.semantics, strategy=strategy,
+        include_times=False, measured=None,
+        layouts=[p.offsets for p in planned.arenas],  # validated again before it is drawn
+        labels=[p.arena.scratch for p in planned.arenas])  # names of TFLite Micro's scratch buffers
+    return html.encode("utf-8")
+
+
 # -- the whole job -----------------------------------------------------------------------------
 
 def package(model_path: str | Path, out_dir: str | Path, semantics: str = OFFLINE_SEMANTICS,
-            strategy: str = "best", budget: int | None = None, name: str | None = None) -> PackageResult:
+            strategy: str = "best", budget: int | None = None, name: str | None = None,
+            dims: Sequence[str] = (), report: bool = True) -> PackageResult:
+    """`dims`: --dim specs bounding the symbols of a model with dynamic shapes; `report`: also
+    write `<prefix>_report.html`."""
     model_path, out_dir = Path(model_path), Path(out_dir)
     if semantics not in SEMANTICS:
         raise PackagerError(f"unknown semantics '{semantics}' (choose from {', '.join(SEMANTICS)})")
@@ -166,14 +215,18 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = OFFLIN
     model = read_model(model_path)
     source = SourceModel(model_path.name, hashlib.sha256(model.raw).hexdigest(), len(model.raw),
                          tuple(len(sg.tensors) for sg in model.subgraphs))
-    plan, unmodelled = make_plan(model, semantics, strategy, source)
+    planned = make_plan(model, semantics, strategy, source, dynamic_binding(model, dims))
+    plan = planned.plan
     if budget is not None and plan.arena_bytes > budget:
         bound = plan.lower_bound
         why = ("no plan can fit: the lower bound is over the budget" if bound > budget
                else f"the lower bound {bound:,} B would fit; try another --strategy")
         raise BudgetExceeded(f"{model_path.name}: the plan needs {plan.arena_bytes:,} B of arena, "
                              f"{plan.arena_bytes - budget:,} B over the budget of {budget:,} B ({why})")
-    files, notes = build_files(plan, model, prefix, unmodelled)
+    files, notes = build_files(plan, model, prefix, planned.unmodelled_ops)
+    if report:
+        files[f"{prefix}_report.html"] = (report_html(planned, model, strategy),
+                                          "report: the plan as pictures (open in a browser)")
     paths = write_all(out_dir, {n: data for n, (data, _) in files.items()})
     written = tuple(PackagedFile(p, len(files[p.name][0]), files[p.name][1]) for p in paths)
     return PackageResult(plan, written, tuple(notes), out_dir)

@@ -7,12 +7,13 @@ plan file edited by hand (or damaged) is refused even when its own numbers look 
 
 from __future__ import annotations
 
+from packager.dynamic import analyse
 from packager.errors import ModelError, PlanError
 from packager.emit.offline_plan import METADATA_NAME, decode
 from packager.lifetimes import PERSISTENT
 from packager.model import Model
-from packager.package_plan import (TENSOR, ArenaSection, PackagePlan, arenas_to_plan,
-                                   object_plan_of, offset_plan_of)
+from packager.package_plan import (TENSOR, ArenaSection, ArenaToPlan, DynamicBinding, PackagePlan,
+                                   arenas_to_plan, object_plan_of, offset_plan_of, symbol_entries)
 from packager.plan.portfolio import validate
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan, arena_of
@@ -36,7 +37,7 @@ def check_package_plan(plan: PackagePlan, model: Model) -> None:
     if plan.source.subgraph_tensor_counts != counts:
         raise _mismatch(f"tensor counts per subgraph {list(plan.source.subgraph_tensor_counts)}, "
                         f"the model has {list(counts)}")
-    expected = arenas_to_plan(model, plan.semantics)
+    expected = expected_arenas(plan, model)
     if len(plan.arenas) != len(expected):
         raise _mismatch(f"{len(plan.arenas)} arenas, the model has {len(expected)}")
     for section, arena in zip(plan.arenas, expected):
@@ -46,6 +47,7 @@ def check_package_plan(plan: PackagePlan, model: Model) -> None:
             raise _mismatch(f"{where}: expected subgraph {lifetimes.subgraph}")
         try:
             _check_arena(section, problem_of(lifetimes), plan.alignment)
+            _check_dynamic(section, arena, problem_of(lifetimes), plan.alignment)
         except PlanError as e:
             raise PlanError(f"{where}: {e}") from None
         persistent = tuple(lifetimes.ids(PERSISTENT))
@@ -53,6 +55,58 @@ def check_package_plan(plan: PackagePlan, model: Model) -> None:
             raise _mismatch(f"{where}: persistent tensors {[p.index for p in section.persistent]}, "
                             f"expected {list(persistent)}")
         _check_names(section, model)
+
+
+def expected_arenas(plan: PackagePlan, model: Model) -> list[ArenaToPlan]:
+    """What the model gives under the plan's semantics, at the bounds the plan states."""
+    return arenas_to_plan(model, plan.semantics, dynamic_binding_of(plan, model))
+
+
+def dynamic_binding_of(plan: PackagePlan, model: Model) -> DynamicBinding | None:
+    """The model's symbols under the names the plan gives them, bounded as the plan says; None
+    for a static model. The symbols must be the model's: same sources, passes and order."""
+    shapes = analyse(model)
+    if not shapes.is_dynamic and not plan.symbols:
+        return None
+    if len(plan.symbols) != len(shapes.symbols):
+        found = ", ".join(s.name for s in shapes.symbols) or "none"
+        raise _mismatch(f"{len(plan.symbols)} symbols stated, the model has {len(shapes.symbols)} ({found})")
+    renames = {s.name: stated.name for s, stated in zip(shapes.symbols, plan.symbols) if s.name != stated.name}
+    if renames:  # the user renamed symbols with --dim OLD:NEW=...
+        shapes = analyse(model, 0, renames)
+    bounds = {s.name: (s.min, s.max) for s in plan.symbols}
+    if [s.name for s in shapes.symbols] != list(bounds) or symbol_entries(shapes, bounds) != plan.symbols:
+        raise _mismatch("the symbols differ from the model's (name, source or pass)")
+    for s in plan.symbols:
+        if not 0 <= s.min <= s.max:
+            raise PlanError(f"symbol '{s.name}' has the bounds [{s.min}, {s.max}]")
+    return DynamicBinding(shapes, bounds)
+
+
+def _check_dynamic(section: ArenaSection, arena: ArenaToPlan, expected: Problem, alignment: int) -> None:
+    """Each tensor's pass and size expression are the model's, and the multi-pass plan is a valid
+    plan of the same records (nothing of it for a static model)."""
+    sizes = arena.sizes
+    for t in section.offsets.tensors:
+        want = (0, None) if sizes is None else (sizes.passes[t.index], str(sizes.expressions[t.index]))
+        if (t.pass_, t.size_expr) != want:
+            raise _mismatch(f"tensor {t.index} is stated in pass {t.pass_} with size {t.size_expr}, "
+                            f"the model gives pass {want[0]} with size {want[1]}")
+    if sizes is None or section.passes is None:
+        if (sizes is None) != (section.passes is None):
+            raise _mismatch("a multi-pass plan is stated for a static model, or missing for a dynamic one")
+        return
+    stated = dict(section.passes.offsets)
+    if len(stated) != len(section.passes.offsets) or stated.keys() != {r.tensor for r in expected.records}:
+        raise _mismatch("the multi-pass plan does not cover exactly the planned tensors")
+    offsets = tuple(stated[r.tensor] for r in expected.records)
+    try:
+        validate(expected, OffsetPlan("passes", offsets, section.passes.arena_bytes, alignment))
+    except PlanError as e:
+        raise PlanError(f"multi-pass plan: {e}") from None
+    if section.passes.arena_bytes != arena_of(expected.records, offsets):
+        raise PlanError(f"multi-pass plan: arena of {section.passes.arena_bytes} B stated, the offsets "
+                        f"need {arena_of(expected.records, offsets)} B")
 
 
 def _check_arena(section: ArenaSection, expected: Problem, alignment: int) -> None:
@@ -130,7 +184,7 @@ def check_offline_model(packed: bytes, plan: PackagePlan, model: Model) -> None:
     _, subgraphs, words = decode(payload)
     if len(words) != sum(plan.source.subgraph_tensor_counts) or subgraphs != len(model.subgraphs):
         raise PlanError(f"{METADATA_NAME} holds {len(words)} offsets for {subgraphs} subgraphs")
-    (arena,) = arenas_to_plan(model, plan.semantics)
+    (arena,) = expected_arenas(plan, model)
     problem = problem_of(arena.lifetimes)
     stated = {t.index: t.offset for t in plan.arenas[0].planned}
     # Tensors take the words; scratch buffers (not in the words) where the plan leaves them room.

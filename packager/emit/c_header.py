@@ -3,6 +3,9 @@
 Every table runs over ALL tensors of ALL subgraphs in global order (subgraphs concatenated, as in
 TFLite Micro's OfflineMemoryAllocation), with -1 where a tensor has no place in an arena. The header
 carries the lifetimes too, so code (and our test) can check the plan from the header alone.
+
+With dynamic shapes the tables hold the largest sizes, and the header adds the symbols' bounds as
+macros, each tensor's pass and the multi-pass plan; a static model's header has none of that.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from packager.emit.c_text import block_comment, comment_text, identifier, int_ro
 from packager.emit.offline_plan import INT32_MAX
 from packager.errors import PlanError
 from packager.model import Model
-from packager.package_plan import SCRATCH, PackagePlan, TensorEntry
+from packager.package_plan import SCRATCH, PackagePlan, TensorEntry, end_to_end
 from packager.plan_view import overhead_pct
 
 NONE = -1
@@ -29,6 +32,8 @@ class _Row:
     arena: int = NONE
     alias_of: int = NONE
     obj: int = NONE
+    pass_: int = NONE  # dynamic shapes: the pass its size is known in
+    multipass: int = NONE  # dynamic shapes: its offset in the multi-pass plan
     note: str = ""
 
 
@@ -51,6 +56,7 @@ def _rows(plan: PackagePlan, model: Model) -> tuple[list[_Row], list[int], list[
         first_object = len(object_sizes)
         object_sizes.extend(arena.objects.object_sizes)
         objects = dict(arena.objects.assignment)
+        multipass = dict(arena.passes.offsets) if arena.passes else {}
         ids = {t.index: global_id(t) for t in arena.offsets.tensors if t.kind != SCRATCH}
         for t in arena.offsets.tensors:
             if t.kind == SCRATCH:
@@ -61,11 +67,15 @@ def _rows(plan: PackagePlan, model: Model) -> tuple[list[_Row], list[int], list[
             row.offset, row.size, row.first, row.last, row.arena = t.offset, t.size, t.first_op, t.last_op, k
             owner = t.alias_of if t.alias_of is not None else t.index
             row.obj = first_object + objects[owner]
+            if arena.passes:
+                row.pass_, row.multipass = t.pass_, multipass[owner]
             if t.alias_of is not None:
                 row.alias_of = ids[t.alias_of]
                 row.note = f"alias of {ids[t.alias_of]}, steps {t.first_op}..{t.last_op}, {t.size} B"
             else:
                 row.note = f"steps {t.first_op}..{t.last_op}, {t.size} B"
+            if t.pass_ > 0:
+                row.note += f" (pass {t.pass_}: {t.size_expr} B)"
         for p in arena.persistent:
             rows[base[p.subgraph] + p.tensor].note = f"persistent, {p.size} B (kept out of the arena)"
     for s, sg in enumerate(model.subgraphs):
@@ -97,7 +107,7 @@ def render(plan: PackagePlan, model: Model, prefix: str) -> str:
     P = prefix.upper()
     rows, object_sizes, scratch = _rows(plan, model)
     for r in rows:
-        if r.offset + r.size > INT32_MAX:
+        if max(r.offset, r.multipass) + r.size > INT32_MAX:
             raise PlanError("the plan does not fit the header's int32 offsets")
     arena_sizes = [a.offsets.arena_bytes for a in plan.arenas]
     bases = list(plan.arena_bases)
@@ -131,6 +141,8 @@ def render(plan: PackagePlan, model: Model, prefix: str) -> str:
             f"#define {P}_TENSOR_COUNT {len(rows)}",
             f"#define {P}_OBJECT_COUNT {len(object_sizes)}",
             f"#define {P}_OBJECTS_BYTES {sum(object_sizes)}", ""]
+    if plan.is_dynamic:
+        out += _symbol_macros(P, plan)
     out += _arena_macro(P, plan.semantics)
     out += _io_macros(P, model, rows)
     out += ["/* Each arena's size and its start when the arenas are laid end to end. */",
@@ -153,7 +165,9 @@ def render(plan: PackagePlan, model: Model, prefix: str) -> str:
         ("TENSOR_OBJECTS", "Shared-object plan (texture runtimes): each tensor's object; -1 when not planned.", [r.obj for r in rows]),
     ]
     for name, doc, values in tables:
-        out += [f"/* {doc} */", f"static const int32_t {P}_{name}[{P}_TENSOR_COUNT] = {{", *int_rows(values), "};", ""]
+        out += _tensor_table(P, name, doc, values)
+    if plan.is_dynamic:
+        out += _multipass_tables(P, plan, rows)
     out += ["/* Size of each shared object. */",
             f"static const int32_t {P}_OBJECT_SIZES[{P}_OBJECT_COUNT > 0 ? {P}_OBJECT_COUNT : 1] = {{",
             *int_rows(object_sizes), "};", ""]
@@ -162,6 +176,51 @@ def render(plan: PackagePlan, model: Model, prefix: str) -> str:
         out.append("")
     out += ["#ifdef __cplusplus", "}  /* extern \"C\" */", "#endif", "", f"#endif  /* {guard} */", ""]
     return "\n".join(out)
+
+
+def _symbol_macros(P: str, plan: PackagePlan) -> list[str]:
+    """The symbols' bounds and the multi-pass plan's size, for a model with dynamic shapes."""
+    passes = max(t.pass_ for a in plan.arenas for t in a.offsets.tensors) + 1
+    sizes = [a.passes.arena_bytes for a in plan.arenas if a.passes]
+    out = block_comment([
+        "Dynamic shapes: the plan holds for every binding of the symbols inside these bounds (sizes",
+        "and offsets above and below are at the largest). Pass 0: sizes fixed in the file; pass 1:",
+        "known once the inputs are bound; each later pass: known after a data-dependent op runs.",
+    ])
+    out += [f"#define {P}_SYMBOL_COUNT {len(plan.symbols)}",
+            f"#define {P}_PASS_COUNT {passes}"]
+    used: set[str] = set()
+    for s in plan.symbols:
+        stem = identifier(s.name, fallback="sym").upper()
+        stem = stem if stem not in used else f"{stem}_{len(used)}"
+        used.add(stem)
+        kind = "data-dependent, " if s.data_dependent else ""
+        out += [f"#define {P}_SYM_{stem}_MIN {s.min}  /* {comment_text(s.source)}, {kind}pass {s.pass_} */",
+                f"#define {P}_SYM_{stem}_MAX {s.max}"]
+    out += [f"#define {P}_MULTIPASS_ARENA_BYTES {end_to_end(sizes, plan.alignment)[1]}"
+            "  /* the multi-pass plan, all arenas end to end */", ""]
+    return out
+
+
+def _multipass_tables(P: str, plan: PackagePlan, rows: list[_Row]) -> list[str]:
+    sizes = [a.passes.arena_bytes if a.passes else 0 for a in plan.arenas]
+    tables = [
+        ("TENSOR_PASSES", "The pass each tensor's size is known in; -1 when not planned.", [r.pass_ for r in rows]),
+        ("MULTIPASS_OFFSETS", "Offset of each tensor in the multi-pass plan (each pass placed with the earlier "
+         "ones fixed, so a runtime may keep them and re-plan a later pass at the real sizes); -1 when not "
+         "planned.", [r.multipass for r in rows]),
+    ]
+    out = ["/* Each arena's size in the multi-pass plan, and its start when laid end to end. */",
+           f"static const int32_t {P}_MULTIPASS_ARENA_SIZES[{P}_ARENA_COUNT] = {{", *int_rows(sizes), "};",
+           f"static const int32_t {P}_MULTIPASS_ARENA_BASES[{P}_ARENA_COUNT] = {{",
+           *int_rows(end_to_end(sizes, plan.alignment)[0]), "};", ""]
+    for name, doc, values in tables:
+        out += _tensor_table(P, name, doc, values)
+    return out
+
+
+def _tensor_table(P: str, name: str, doc: str, values: list[int]) -> list[str]:
+    return [f"/* {doc} */", f"static const int32_t {P}_{name}[{P}_TENSOR_COUNT] = {{", *int_rows(values), "};", ""]
 
 
 def _arena_macro(P: str, semantics: str) -> list[str]:

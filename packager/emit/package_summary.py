@@ -1,9 +1,17 @@
-"""The one-screen summary `package` prints: arena against its lower bound, shared objects, what is
-kept apart, the files written, and the notes."""
+"""The one-screen summary `package` prints: arena against its lower bound with its breadth curve,
+shared objects, the multi-pass plan of a model with dynamic shapes, what is kept apart, the files
+written, and the notes."""
 
 from __future__ import annotations
 
+from packager.emit.breadth_text import breadth_lines
+from packager.emit.report_data import breadth_by_step
+from packager.package_plan import ArenaSection, PackagePlan, offset_plan_of
+from packager.plan.records import num_ops
 from packager.plan_view import overhead_pct
+
+INDENT = "    "
+WIDTH = 80
 
 
 def summary_lines(result) -> list[str]:
@@ -11,6 +19,9 @@ def summary_lines(result) -> list[str]:
     plan = result.plan
     lines = [f"{plan.source.file} -> {result.out_dir}/  ({plan.semantics} semantics, "
              f"offsets aligned to {plan.alignment} B)"]
+    if plan.is_dynamic:
+        bounds = ", ".join(f"{s.name} in [{s.min}, {s.max}]" for s in plan.symbols)
+        lines.append(f"  dynamic shapes ({bounds}): sizes are the largest, so the plan holds for every binding")
     for a in plan.arenas:
         where = "arena (all subgraphs)" if a.inline else f"arena of subgraph {a.subgraph}"
         o, b = a.offsets, a.objects
@@ -19,8 +30,13 @@ def summary_lines(result) -> list[str]:
         lines.append(f"    shared objects: {b.total_bytes:,} B in {len(b.object_sizes)} by "
                      f"{b.strategy}; lower bound {b.lower_bound:,} B "
                      f"(+{overhead_pct(b.total_bytes, b.lower_bound):.1f}%)")
+        if a.passes is not None:
+            passes = len({t.pass_ for t in a.planned})
+            lines.append(f"    multi-pass plan ({passes} passes, each placed with the earlier ones fixed): "
+                         f"{a.passes.arena_bytes:,} B (+{overhead_pct(a.passes.arena_bytes, o.lower_bound):.1f}%)")
         if a.persistent:
             lines.append(f"    persistent, kept apart: {len(a.persistent)} tensors, {a.persistent_bytes:,} B")
+        lines += [INDENT + line for line in arena_breadth_lines(a, plan)]
     if len(plan.arenas) > 1:
         lines.append(f"  all arenas end to end (aligned): {plan.arena_bytes:,} B; lower bound {plan.lower_bound:,} B "
                      f"(+{overhead_pct(plan.arena_bytes, plan.lower_bound):.1f}%); "
@@ -33,3 +49,12 @@ def summary_lines(result) -> list[str]:
         lines.append(f"  {f.path.name:<{width}}  {f.size:>11,} B  {f.what}")
     lines += [f"note: {n}" for n in result.notes]
     return lines
+
+
+def arena_breadth_lines(arena: ArenaSection, plan: PackagePlan) -> list[str]:
+    """The compact breadth curve of the plan as written (scaled to its arena, which for tflm is
+    the arena after TFLite Micro's scratch placement, not the portfolio's best)."""
+    records = offset_plan_of(arena, plan.alignment)[0]
+    return breadth_lines(breadth_by_step(records, num_ops(records)), arena.offsets.lower_bound,
+                         arena.offsets.arena_bytes, "scope" if arena.inline else "op",
+                         width=WIDTH - len(INDENT))

@@ -1,6 +1,8 @@
 """The packaged plan as a FlatBuffer (schemas/plan.fbs, identifier "TPLN"), and back.
 
-The same content as the JSON form; `alias_of` None is stored as -1 (the schema's default).
+The same content as the JSON form; `alias_of` None is stored as -1 (the schema's default). The
+dynamic-shape fields are written only for a model with dynamic shapes; absent, they read back as
+none, so a static model's file is what it was before they existed.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ import flatbuffers
 
 from packager.errors import PlanError
 from packager.package_plan import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
-                                   PersistentEntry, SourceModel, TensorEntry)
-from schemas.tflpack_plan import (Arena, ObjectAssignment, ObjectPlan, OffsetPlan, PersistentTensor,
-                                  Plan, SourceModel as FbSourceModel, TensorEntry as FbTensorEntry)
+                                   PassSection, PersistentEntry, SourceModel, SymbolEntry, TensorEntry)
+from schemas.tflpack_plan import (Arena, ObjectAssignment, ObjectPlan, OffsetPlan, PassOffset, PassPlan,
+                                  PersistentTensor, Plan, SourceModel as FbSourceModel, Symbol,
+                                  TensorEntry as FbTensorEntry)
 
 FILE_IDENTIFIER = b"TPLN"
 NO_ALIAS = -1
@@ -27,6 +30,8 @@ def dumps(plan: PackagePlan) -> bytes:
     source = _source(b, plan.source)
     fmt, gen, sem = (b.CreateString(s) for s in (plan.format, plan.generator, plan.semantics))
     arena_vec = _offsets_vector(b, Plan.StartArenasVector, arenas)
+    symbols = (_offsets_vector(b, Plan.StartSymbolsVector, [_symbol(b, s) for s in plan.symbols])
+               if plan.symbols else None)
     Plan.Start(b)
     Plan.AddFormat(b, fmt)
     Plan.AddFormatVersion(b, plan.format_version)
@@ -35,6 +40,8 @@ def dumps(plan: PackagePlan) -> bytes:
     Plan.AddSemantics(b, sem)
     Plan.AddAlignment(b, plan.alignment)
     Plan.AddArenas(b, arena_vec)
+    if symbols is not None:
+        Plan.AddSymbols(b, symbols)
     b.Finish(Plan.End(b), file_identifier=FILE_IDENTIFIER)
     return bytes(b.Output())
 
@@ -65,8 +72,35 @@ def _source(b: flatbuffers.Builder, s: SourceModel) -> int:
     return FbSourceModel.End(b)
 
 
+def _symbol(b: flatbuffers.Builder, s: SymbolEntry) -> int:
+    name, source = b.CreateString(s.name), b.CreateString(s.source)
+    Symbol.Start(b)
+    Symbol.AddName(b, name)
+    Symbol.AddSource(b, source)
+    Symbol.AddDataDependent(b, s.data_dependent)
+    Symbol.AddPass_(b, s.pass_)
+    Symbol.AddMin(b, s.min)
+    Symbol.AddMax(b, s.max)
+    return Symbol.End(b)
+
+
+def _passes(b: flatbuffers.Builder, p: PassSection) -> int:
+    entries = []
+    for index, offset in p.offsets:
+        PassOffset.Start(b)
+        PassOffset.AddIndex(b, index)
+        PassOffset.AddOffset(b, offset)
+        entries.append(PassOffset.End(b))
+    tensors = _offsets_vector(b, PassPlan.StartTensorsVector, entries)
+    PassPlan.Start(b)
+    PassPlan.AddArenaBytes(b, p.arena_bytes)
+    PassPlan.AddTensors(b, tensors)
+    return PassPlan.End(b)
+
+
 def _tensor(b: flatbuffers.Builder, t: TensorEntry) -> int:
     kind, name, type_ = (b.CreateString(s) for s in (t.kind, t.name, t.type))
+    size_expr = None if t.size_expr is None else b.CreateString(t.size_expr)
     shape = _scalar_vector(b, FbTensorEntry.StartShapeVector, "PrependInt32", t.shape)
     FbTensorEntry.Start(b)
     FbTensorEntry.AddIndex(b, t.index)
@@ -82,6 +116,8 @@ def _tensor(b: flatbuffers.Builder, t: TensorEntry) -> int:
     FbTensorEntry.AddLastOp(b, t.last_op)
     FbTensorEntry.AddAliasOf(b, NO_ALIAS if t.alias_of is None else t.alias_of)
     FbTensorEntry.AddPass_(b, t.pass_)
+    if size_expr is not None:
+        FbTensorEntry.AddSizeExpr(b, size_expr)
     return FbTensorEntry.End(b)
 
 
@@ -123,6 +159,7 @@ def _arena(b: flatbuffers.Builder, a: ArenaSection) -> int:
         PersistentTensor.AddSize(b, p.size)
         persistent.append(PersistentTensor.End(b))
     persistent_vec = _offsets_vector(b, Arena.StartPersistentVector, persistent)
+    passes = None if a.passes is None else _passes(b, a.passes)
     Arena.Start(b)
     Arena.AddSubgraph(b, a.subgraph)
     Arena.AddInline(b, a.inline)
@@ -131,6 +168,8 @@ def _arena(b: flatbuffers.Builder, a: ArenaSection) -> int:
     Arena.AddObjects(b, objects)
     Arena.AddPersistent(b, persistent_vec)
     Arena.AddPersistentBytes(b, a.persistent_bytes)
+    if passes is not None:
+        Arena.AddPasses(b, passes)
     return Arena.End(b)
 
 
@@ -158,7 +197,8 @@ def loads(data: bytes) -> PackagePlan:
             format=_s(root.Format()), format_version=root.FormatVersion(),
             generator=_s(root.Generator()), source=_source_from(root.Source()),
             semantics=_s(root.Semantics()), alignment=root.Alignment(),
-            arenas=tuple(_arena_from(_need(root.Arenas(i), "arena")) for i in _n(root.ArenasLength(), data)))
+            arenas=tuple(_arena_from(_need(root.Arenas(i), "arena")) for i in _n(root.ArenasLength(), data)),
+            symbols=tuple(_symbol_from(_need(root.Symbols(i), "symbol")) for i in _n(root.SymbolsLength(), data)))
     except PlanError:
         raise
     except _CORRUPT as e:
@@ -204,7 +244,7 @@ def _arena_from(a) -> ArenaSection:
         tensors.append(TensorEntry(t.Index(), t.Subgraph(), t.Tensor(), _s(t.Kind()), _s(t.Name()),
                                    _s(t.Type()), _ints(t, "Shape", size), t.Offset(), t.Size(),
                                    t.FirstOp(), t.LastOp(), None if alias == NO_ALIAS else alias,
-                                   t.Pass_()))
+                                   t.Pass_(), None if t.SizeExpr() is None else _s(t.SizeExpr())))
     assignment = tuple((obj.Tensors(i).Index(), obj.Tensors(i).Object())
                        for i in _n(obj.TensorsLength(), a._tab.Bytes))
     persistent = tuple(PersistentEntry(p.Index(), p.Subgraph(), p.Tensor(), _s(p.Name()), p.Size())
@@ -214,4 +254,15 @@ def _arena_from(a) -> ArenaSection:
         offsets=OffsetSection(_s(off.Strategy()), off.ArenaBytes(), off.LowerBound(), tuple(tensors)),
         objects=ObjectSection(_s(obj.Strategy()), obj.TotalBytes(), obj.LowerBound(),
                               _ints(obj, "ObjectSizes", size), assignment),
-        persistent=persistent, persistent_bytes=a.PersistentBytes())
+        persistent=persistent, persistent_bytes=a.PersistentBytes(), passes=_passes_from(a.Passes()))
+
+
+def _passes_from(p) -> PassSection | None:
+    if p is None:
+        return None
+    return PassSection(p.ArenaBytes(), tuple((p.Tensors(i).Index(), p.Tensors(i).Offset())
+                                             for i in _n(p.TensorsLength(), p._tab.Bytes)))
+
+
+def _symbol_from(s) -> SymbolEntry:
+    return SymbolEntry(_s(s.Name()), _s(s.Source()), bool(s.DataDependent()), s.Pass_(), s.Min(), s.Max())

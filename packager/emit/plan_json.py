@@ -1,6 +1,8 @@
 """The packaged plan as JSON (schemas/plan.schema.json), and back.
 
-Keys sorted, two-space indent, a final newline: the same plan always gives the same bytes.
+Keys sorted, two-space indent, a final newline: the same plan always gives the same bytes. The
+dynamic-shape fields (symbols, each arena's multi-pass plan, each tensor's size expression) are
+written only for a model with dynamic shapes, so a static model's file has none of them.
 """
 
 from __future__ import annotations
@@ -10,11 +12,11 @@ from typing import Any
 
 from packager.errors import PlanError
 from packager.package_plan import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
-                                   PersistentEntry, SourceModel, TensorEntry)
+                                   PassSection, PersistentEntry, SourceModel, SymbolEntry, TensorEntry)
 
 
 def to_dict(plan: PackagePlan) -> dict[str, Any]:
-    return {
+    doc = {
         "format": plan.format,
         "format_version": plan.format_version,
         "generator": plan.generator,
@@ -24,10 +26,14 @@ def to_dict(plan: PackagePlan) -> dict[str, Any]:
         "alignment": plan.alignment,
         "arenas": [_arena(a) for a in plan.arenas],
     }
+    if plan.symbols:
+        doc["symbols"] = [{"name": s.name, "source": s.source, "data_dependent": s.data_dependent,
+                           "pass": s.pass_, "min": s.min, "max": s.max} for s in plan.symbols]
+    return doc
 
 
 def _arena(a: ArenaSection) -> dict[str, Any]:
-    return {
+    doc = {
         "subgraph": a.subgraph,
         "inline": a.inline,
         "steps": a.steps,
@@ -42,13 +48,20 @@ def _arena(a: ArenaSection) -> dict[str, Any]:
                         "size": p.size} for p in a.persistent],
         "persistent_bytes": a.persistent_bytes,
     }
+    if a.passes is not None:
+        doc["passes"] = {"arena_bytes": a.passes.arena_bytes,
+                         "tensors": [{"index": i, "offset": o} for i, o in a.passes.offsets]}
+    return doc
 
 
 def _tensor(t: TensorEntry) -> dict[str, Any]:
-    return {"index": t.index, "subgraph": t.subgraph, "tensor": t.tensor, "kind": t.kind,
-            "name": t.name, "type": t.type, "shape": list(t.shape), "offset": t.offset,
-            "size": t.size, "first_op": t.first_op, "last_op": t.last_op, "alias_of": t.alias_of,
-            "pass": t.pass_}
+    doc = {"index": t.index, "subgraph": t.subgraph, "tensor": t.tensor, "kind": t.kind,
+           "name": t.name, "type": t.type, "shape": list(t.shape), "offset": t.offset,
+           "size": t.size, "first_op": t.first_op, "last_op": t.last_op, "alias_of": t.alias_of,
+           "pass": t.pass_}
+    if t.size_expr is not None:
+        doc["size_expr"] = t.size_expr
+    return doc
 
 
 def dumps(plan: PackagePlan) -> bytes:
@@ -75,7 +88,10 @@ def from_dict(doc: dict[str, Any]) -> PackagePlan:
         source=SourceModel(_str(src["file"]), _str(src["sha256"]), _int(src["bytes"]),
                            tuple(_int(n) for n in src["subgraph_tensor_counts"])),
         semantics=_str(doc["semantics"]), alignment=_int(doc["alignment"]),
-        arenas=tuple(_arena_from(a) for a in doc["arenas"]))
+        arenas=tuple(_arena_from(a) for a in doc["arenas"]),
+        symbols=tuple(SymbolEntry(_str(s["name"]), _str(s["source"]), _bool(s["data_dependent"]),
+                                  _int(s["pass"]), _int(s["min"]), _int(s["max"]))
+                      for s in doc.get("symbols", ())))
 
 
 def _arena_from(a: dict[str, Any]) -> ArenaSection:
@@ -89,7 +105,10 @@ def _arena_from(a: dict[str, Any]) -> ArenaSection:
                               tuple((_int(t["index"]), _int(t["object"])) for t in obj["tensors"])),
         persistent=tuple(PersistentEntry(_int(p["index"]), _int(p["subgraph"]), _int(p["tensor"]),
                                          _str(p["name"]), _int(p["size"])) for p in a["persistent"]),
-        persistent_bytes=_int(a["persistent_bytes"]))
+        persistent_bytes=_int(a["persistent_bytes"]),
+        passes=None if "passes" not in a else PassSection(
+            _int(a["passes"]["arena_bytes"]),
+            tuple((_int(t["index"]), _int(t["offset"])) for t in a["passes"]["tensors"])))
 
 
 def _tensor_from(t: dict[str, Any]) -> TensorEntry:
@@ -97,7 +116,8 @@ def _tensor_from(t: dict[str, Any]) -> TensorEntry:
     return TensorEntry(_int(t["index"]), _int(t["subgraph"]), _int(t["tensor"]), _str(t["kind"]),
                        _str(t["name"]), _str(t["type"]), tuple(_int(d) for d in t["shape"]),
                        _int(t["offset"]), _int(t["size"]), _int(t["first_op"]), _int(t["last_op"]),
-                       None if alias is None else _int(alias), _int(t["pass"]))
+                       None if alias is None else _int(alias), _int(t["pass"]),
+                       None if "size_expr" not in t else _str(t["size_expr"]))
 
 
 def _int(v: Any) -> int:

@@ -8,18 +8,21 @@ from dataclasses import dataclass
 from typing import Sequence, Union
 
 from packager.errors import PlanError
+from packager.plan.offsets import best_fit_search, local_search
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan
 from packager.plan.registry import (BASELINES, LOCAL_SEARCH, OBJECT_STRATEGIES, OFFSET_STRATEGIES,
-                                    Strategy)
+                                    SEARCHES, Strategy)
 from packager.validate import check_object_plan, check_offset_plan
 
 Plan = Union[OffsetPlan, ObjectPlan]
 
-# The local search's effort is counted in iterations so that its result depends only on the input;
-# the time cap is a safety net for huge inputs (and then the result may depend on the machine).
-LOCAL_SEARCH_ITERATIONS = 20_000
-LOCAL_SEARCH_TIME_CAP = 20.0
+# The searches' effort is counted in iterations so that their result depends only on the input;
+# the time caps are a safety net for large inputs (and then the result may depend on the machine).
+LOCAL_SEARCH_ITERATIONS = 300
+LOCAL_SEARCH_TIME_CAP = 5.0
+TREE_SEARCH_ITERATIONS = 20_000
+TREE_SEARCH_TIME_CAP = 10.0
 
 
 @dataclass(frozen=True)
@@ -70,15 +73,29 @@ def _run(strategy: Strategy, problem: Problem) -> Outcome:
     return Outcome(strategy.name, strategy.kind, plan, seconds)
 
 
-def improve(problem: Problem, best: Outcome, iterations: int = LOCAL_SEARCH_ITERATIONS,
-            time_cap: float = LOCAL_SEARCH_TIME_CAP) -> Outcome:
-    start = time.perf_counter()
-    plan = local_search.plan(problem.records, problem.alignment, initial=best.plan,
-                             time_budget=time_cap, seed=0, max_iterations=iterations,
-                             lower_bound=problem.offset_lower_bound)
-    outcome = Outcome(LOCAL_SEARCH, "offsets", plan, time.perf_counter() - start)
-    validate(problem, plan)
-    return outcome
+def improve(problem: Problem, best: Outcome, time_cap: float | None = None) -> list[Outcome]:
+    """The local search (Vela-style hill climbing over orders) from the best plan, then the
+    skyline tree search from whichever is better; each validated. `time_cap` lowers both caps."""
+    out = []
+    local_cap = LOCAL_SEARCH_TIME_CAP if time_cap is None else min(time_cap, LOCAL_SEARCH_TIME_CAP)
+    tree_cap = TREE_SEARCH_TIME_CAP if time_cap is None else min(time_cap, TREE_SEARCH_TIME_CAP)
+    searches = (
+        (LOCAL_SEARCH, lambda initial: local_search.plan(
+            problem.records, problem.alignment, initial=initial, time_budget=local_cap,
+            seed=0, max_iterations=LOCAL_SEARCH_ITERATIONS, lower_bound=problem.offset_lower_bound)),
+        (best_fit_search.NAME, lambda initial: best_fit_search.plan(
+            problem.records, problem.alignment, initial=initial, time_budget=tree_cap,
+            seed=0, max_iterations=TREE_SEARCH_ITERATIONS, lower_bound=problem.offset_lower_bound)),
+    )
+    for name, search in searches:
+        start = time.perf_counter()
+        plan = search(best.plan)
+        outcome = Outcome(name, "offsets", plan, time.perf_counter() - start)
+        validate(problem, plan)
+        out.append(outcome)
+        if outcome.total < best.total:
+            best = outcome
+    return out
 
 
 def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
@@ -87,9 +104,10 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
     """Run the named strategies (all when None), validated, plus the local search from the best."""
     offsets = [_run(s, problem) for s in OFFSET_STRATEGIES
                if offset_names is None or s.name in offset_names]
-    if False and local and offsets and (offset_names is None or LOCAL_SEARCH in offset_names):
+    if local and offsets and (offset_names is None or set(offset_names) & set(SEARCHES)):
         best = min(offsets, key=lambda o: o.total)
-        offsets.append(improve(problem, best))
+        offsets += [o for o in improve(problem, best)
+                    if offset_names is None or o.strategy in offset_names]
     objects = [_run(s, problem) for s in OBJECT_STRATEGIES
                if object_names is None or s.name in object_names]
     base = [_run(s, problem) for s in BASELINES] if baselines else []

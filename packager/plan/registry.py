@@ -1,8 +1,8 @@
 """One table that names every strategy: adding one touches a new module and one line here.
 
 Each entry adapts a strategy module's pure `plan` function to a Problem. Offset strategies return
-OffsetPlans, object strategies ObjectPlans. `local_search` is not listed with the others: it
-improves the portfolio's best (see portfolio.py).
+OffsetPlans, object strategies ObjectPlans. The searches (`local_search`, `best_fit_search`) are not
+listed with the others: they improve the portfolio's best (see portfolio.improve).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from packager.plan.objects import (equality, greedy_by_breadth as obj_greedy_by_
                                    greedy_by_size as obj_greedy_by_size, greedy_by_size_improved,
                                    greedy_in_order as obj_greedy_in_order, min_cost_flow,
                                    naive as obj_naive)
-from packager.plan.offsets import (greedy_by_breadth, greedy_by_size_tflite,
+from packager.plan.offsets import (bfc, greedy_by_breadth, greedy_by_size_tflite,
                                    greedy_by_size_tflm, greedy_in_order, naive,
-                                   objects_end_to_end, path_cover,
+                                   objects_end_to_end, path_cover, simulated_allocator,
                                    strip_packing)
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan
@@ -52,6 +52,7 @@ OFFSET_STRATEGIES: tuple[Strategy, ...] = (
     _offsets("greedy_by_breadth", greedy_by_breadth.plan, "widest operator first"),
     _offsets("strip_packing", strip_packing.plan, "skyline best fit (Sekiyama et al.)"),
     _offsets("path_cover", path_cover.plan, "path-cover groups (Efficiera)"),
+    _offsets("simulated_allocator", simulated_allocator.plan, "replayed best-fit allocator (MegEngine)"),
     _offsets("objects_end_to_end", objects_end_to_end.plan, "shared objects laid end to end"),
 )
 
@@ -66,9 +67,13 @@ OBJECT_STRATEGIES: tuple[Strategy, ...] = (
              "positional-maximum stages, nearest use"),
 )
 
-BASELINES: tuple[Strategy, ...] = ()
+BASELINES: tuple[Strategy, ...] = (
+    Strategy("bfc", "baseline", lambda p: bfc.replay(p.records), "TensorFlow's BFC allocator replayed"),
+)
 
 LOCAL_SEARCH = "local_search"
+# Searches that start from the portfolio's best plan (portfolio.improve), in the order they run.
+SEARCHES = (LOCAL_SEARCH, "best_fit_search")
 
 
 def offset_strategy(name: str) -> Strategy:
@@ -81,4 +86,4 @@ def offset_strategy(name: str) -> Strategy:
 def strategy_names(kind: str) -> list[str]:
     table = OFFSET_STRATEGIES if kind == "offsets" else OBJECT_STRATEGIES
     names = [s.name for s in table]
-    return names + [LOCAL_SEARCH] if kind == "offsets" else names
+    return names + list(SEARCHES) if kind == "offsets" else names

@@ -103,7 +103,18 @@ class Arena(object):
             return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
         return 0
 
-def ArenaStart(builder): builder.StartObject(7)
+    # Arena
+    def Passes(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            x = self._tab.Indirect(o + self._tab.Pos)
+            from .PassPlan import PassPlan
+            obj = PassPlan()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+def ArenaStart(builder): builder.StartObject(8)
 def Start(builder):
     return ArenaStart(builder)
 def ArenaAddSubgraph(builder, subgraph): builder.PrependInt32Slot(0, subgraph, 0)
@@ -130,6 +141,9 @@ def StartPersistentVector(builder, numElems):
 def ArenaAddPersistentBytes(builder, persistentBytes): builder.PrependInt64Slot(6, persistentBytes, 0)
 def AddPersistentBytes(builder, persistentBytes):
     return ArenaAddPersistentBytes(builder, persistentBytes)
+def ArenaAddPasses(builder, passes): builder.PrependUOffsetTRelativeSlot(7, flatbuffers.number_types.UOffsetTFlags.py_type(passes), 0)
+def AddPasses(builder, passes):
+    return ArenaAddPasses(builder, passes)
 def ArenaEnd(builder): return builder.EndObject()
 def End(builder):
     return ArenaEnd(builder)

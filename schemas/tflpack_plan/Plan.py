@@ -99,7 +99,32 @@ class Plan(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
         return o == 0
 
-def PlanStart(builder): builder.StartObject(7)
+    # Plan
+    def Symbols(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            x = self._tab.Vector(o)
+            x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
+            x = self._tab.Indirect(x)
+            from .Symbol import Symbol
+            obj = Symbol()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+    # Plan
+    def SymbolsLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Plan
+    def SymbolsIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        return o == 0
+
+def PlanStart(builder): builder.StartObject(8)
 def Start(builder):
     return PlanStart(builder)
 def PlanAddFormat(builder, format): builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(format), 0)
@@ -126,6 +151,12 @@ def AddArenas(builder, arenas):
 def PlanStartArenasVector(builder, numElems): return builder.StartVector(4, numElems, 4)
 def StartArenasVector(builder, numElems):
     return PlanStartArenasVector(builder, numElems)
+def PlanAddSymbols(builder, symbols): builder.PrependUOffsetTRelativeSlot(7, flatbuffers.number_types.UOffsetTFlags.py_type(symbols), 0)
+def AddSymbols(builder, symbols):
+    return PlanAddSymbols(builder, symbols)
+def PlanStartSymbolsVector(builder, numElems): return builder.StartVector(4, numElems, 4)
+def StartSymbolsVector(builder, numElems):
+    return PlanStartSymbolsVector(builder, numElems)
 def PlanEnd(builder): return builder.EndObject()
 def End(builder):
     return PlanEnd(builder)

@@ -139,7 +139,14 @@ class TensorEntry(object):
             return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
         return 0
 
-def TensorEntryStart(builder): builder.StartObject(13)
+    # TensorEntry
+    def SizeExpr(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(30))
+        if o != 0:
+            return self._tab.String(o + self._tab.Pos)
+        return None
+
+def TensorEntryStart(builder): builder.StartObject(14)
 def Start(builder):
     return TensorEntryStart(builder)
 def TensorEntryAddIndex(builder, index): builder.PrependInt32Slot(0, index, 0)
@@ -184,6 +191,9 @@ def AddAliasOf(builder, aliasOf):
 def TensorEntryAddPass_(builder, pass_): builder.PrependInt32Slot(12, pass_, 0)
 def AddPass_(builder, pass_):
     return TensorEntryAddPass_(builder, pass_)
+def TensorEntryAddSizeExpr(builder, sizeExpr): builder.PrependUOffsetTRelativeSlot(13, flatbuffers.number_types.UOffsetTFlags.py_type(sizeExpr), 0)
+def AddSizeExpr(builder, sizeExpr):
+    return TensorEntryAddSizeExpr(builder, sizeExpr)
 def TensorEntryEnd(builder): return builder.EndObject()
 def End(builder):
     return TensorEntryEnd(builder)
