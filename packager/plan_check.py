@@ -45,9 +45,10 @@ def check_package_plan(plan: PackagePlan, model: Model) -> None:
         where = "whole-model arena" if section.inline else f"arena of subgraph {section.subgraph}"
         if (section.subgraph, section.inline) != (lifetimes.subgraph, lifetimes.inline):
             raise _mismatch(f"{where}: expected subgraph {lifetimes.subgraph}")
+        problem = problem_of(lifetimes)
         try:
-            _check_arena(section, problem_of(lifetimes), plan.alignment)
-            _check_dynamic(section, arena, problem_of(lifetimes), plan.alignment)
+            _check_arena(section, problem, plan.alignment)
+            _check_dynamic(section, arena, problem, plan.alignment)
         except PlanError as e:
             raise PlanError(f"{where}: {e}") from None
         persistent = tuple(lifetimes.ids(PERSISTENT))
@@ -92,9 +93,9 @@ def _check_dynamic(section: ArenaSection, arena: ArenaToPlan, expected: Problem,
         if (t.pass_, t.size_expr) != want:
             raise _mismatch(f"tensor {t.index} is stated in pass {t.pass_} with size {t.size_expr}, "
                             f"the model gives pass {want[0]} with size {want[1]}")
-    if sizes is None or section.passes is None:
-        if (sizes is None) != (section.passes is None):
-            raise _mismatch("a multi-pass plan is stated for a static model, or missing for a dynamic one")
+    if (sizes is None) != (section.passes is None):
+        raise _mismatch("a multi-pass plan is stated for a static model, or missing for a dynamic one")
+    if section.passes is None:
         return
     stated = dict(section.passes.offsets)
     if len(stated) != len(section.passes.offsets) or stated.keys() != {r.tensor for r in expected.records}:

@@ -33,10 +33,19 @@ def model_file(name: str) -> Path:
     return path
 
 
+# Models with dynamic shapes need a bound for every symbol. TFLite Micro ignores shape_signature
+# and runs the shapes stored in the file (all 1 here), so these tests bind the symbols there.
+STORED_SHAPES = {"dynamic_batch": ("image_0=1",), "dynamic_sequence": ("tokens_1=1",),
+                 "dynamic_image": ("image_1=1", "image_2=1")}
+
+
 @lru_cache(maxsize=None)
-def packaged(name: str, semantics: str = "tflm") -> PackageResult:
-    """The model packaged once per session into its own folder (tests must not modify it)."""
-    return package(model_file(name), _WORK / "out" / f"{name}-{semantics}", semantics=semantics)
+def packaged(name: str, semantics: str = "tflm", dims: tuple[str, ...] | None = None) -> PackageResult:
+    """The model packaged once per session into its own folder (tests must not modify it);
+    `dims` bound its symbols (default: the stored shapes)."""
+    folder = f"{name}-{semantics}" + ("" if dims is None else "-" + "-".join(dims).replace("..", "to"))
+    return package(model_file(name), _WORK / "out" / folder, semantics=semantics,
+                   dims=STORED_SHAPES.get(name, ()) if dims is None else dims)
 
 
 def file_of(result: PackageResult, suffix: str) -> Path:

@@ -16,7 +16,8 @@ from tests.package_support import model_file
 
 runner = CliRunner()
 EXPECTED = ["mobile_block.tflite", "mobile_block_model.c", "mobile_block_model.h",
-            "mobile_block_plan.h", "mobile_block_plan.json", "mobile_block_plan.tplan"]
+            "mobile_block_plan.h", "mobile_block_plan.json", "mobile_block_plan.tplan",
+            "mobile_block_report.html"]
 
 
 def invoke(*args: str):
@@ -37,6 +38,9 @@ def test_package_writes_every_file_and_a_one_screen_summary(tmp_path):
     assert "tflm semantics" in lines[0]
     assert any("lower bound" in line and "%" in line and "arena" in line for line in lines)
     assert any("shared objects" in line for line in lines)
+    curve = next(i for i, line in enumerate(lines) if line.strip().startswith("breadth "))
+    assert "lower bound" in lines[curve + 2] and "█ arena" in lines[curve + 3]
+    assert all(len(line) <= 80 for line in lines[curve:curve + 4])
     for name in EXPECTED:
         assert any(line.strip().startswith(name) for line in lines), name
 

@@ -188,7 +188,7 @@ def _symbol_macros(P: str, plan: PackagePlan) -> list[str]:
         "known once the inputs are bound; each later pass: known after a data-dependent op runs.",
     ])
     out += [f"#define {P}_SYMBOL_COUNT {len(plan.symbols)}",
-            f"#define {P}_PASS_COUNT {passes}"]
+            f"#define {P}_PASS_COUNT {passes}  /* passes 0..{passes - 1}; a pass may hold no tensor */"]
     used: set[str] = set()
     for s in plan.symbols:
         stem = identifier(s.name, fallback="sym").upper()
@@ -206,11 +206,14 @@ def _multipass_tables(P: str, plan: PackagePlan, rows: list[_Row]) -> list[str]:
     sizes = [a.passes.arena_bytes if a.passes else 0 for a in plan.arenas]
     tables = [
         ("TENSOR_PASSES", "The pass each tensor's size is known in; -1 when not planned.", [r.pass_ for r in rows]),
-        ("MULTIPASS_OFFSETS", "Offset of each tensor in the multi-pass plan (each pass placed with the earlier "
-         "ones fixed, so a runtime may keep them and re-plan a later pass at the real sizes); -1 when not "
-         "planned.", [r.multipass for r in rows]),
+        ("MULTIPASS_OFFSETS", "Each tensor's offset in the multi-pass plan; -1 when not planned.",
+         [r.multipass for r in rows]),
     ]
-    out = ["/* Each arena's size in the multi-pass plan, and its start when laid end to end. */",
+    out = [*block_comment([
+        "The multi-pass plan: each pass placed with the earlier passes fixed, so a runtime may keep",
+        "the offsets of the passes it knows and re-plan a later pass at the real sizes. Each arena's",
+        "size in it, and its start when the arenas are laid end to end.",
+    ]),
            f"static const int32_t {P}_MULTIPASS_ARENA_SIZES[{P}_ARENA_COUNT] = {{", *int_rows(sizes), "};",
            f"static const int32_t {P}_MULTIPASS_ARENA_BASES[{P}_ARENA_COUNT] = {{",
            *int_rows(end_to_end(sizes, plan.alignment)[0]), "};", ""]

@@ -31,8 +31,9 @@ def summary_lines(result) -> list[str]:
                      f"{b.strategy}; lower bound {b.lower_bound:,} B "
                      f"(+{overhead_pct(b.total_bytes, b.lower_bound):.1f}%)")
         if a.passes is not None:
-            passes = len({t.pass_ for t in a.planned})
-            lines.append(f"    multi-pass plan ({passes} passes, each placed with the earlier ones fixed): "
+            passes = sorted({t.pass_ for t in a.planned})
+            lines.append(f"    multi-pass plan (pass{'es' if len(passes) > 1 else ''} "
+                         f"{', '.join(map(str, passes))}, each placed with the earlier ones fixed): "
                          f"{a.passes.arena_bytes:,} B (+{overhead_pct(a.passes.arena_bytes, o.lower_bound):.1f}%)")
         if a.persistent:
             lines.append(f"    persistent, kept apart: {len(a.persistent)} tensors, {a.persistent_bytes:,} B")
