@@ -15,7 +15,7 @@ from packager.plan.objects import (equality, greedy_by_breadth as obj_greedy_by_
                                    greedy_in_order as obj_greedy_in_order, min_cost_flow,
                                    naive as obj_naive)
 from packager.plan.offsets import (bfc, greedy_by_breadth, greedy_by_size_tflite,
-                                   greedy_by_size_tflm, greedy_in_order, naive,
+                                   greedy_by_size_tflm, greedy_in_order, naive, nnc,
                                    objects_end_to_end, path_cover, simulated_allocator,
                                    strip_packing)
 from packager.plan.problem import Problem
@@ -52,6 +52,7 @@ OFFSET_STRATEGIES: tuple[Strategy, ...] = (
     _offsets("greedy_by_breadth", greedy_by_breadth.plan, "widest operator first"),
     _offsets("strip_packing", strip_packing.plan, "skyline best fit (Sekiyama et al.)"),
     _offsets("path_cover", path_cover.plan, "path-cover groups (Efficiera)"),
+    _offsets("nnc", nnc.plan, "allocation graph (libccv NNC)"),
     _offsets("simulated_allocator", simulated_allocator.plan, "replayed best-fit allocator (MegEngine)"),
     _offsets("objects_end_to_end", objects_end_to_end.plan, "shared objects laid end to end"),
 )

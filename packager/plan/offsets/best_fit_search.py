@@ -3,47 +3,60 @@
 The heuristic (Sekiyama et al. 2018) keeps a skyline over time: the height of the placed records
 at each instant. It takes the lowest segment of the skyline and puts there a record whose lifetime
 fits inside the segment; when no record fits, it raises the segment to its lower neighbour,
-wasting that space. Every record then rests on the records below it, the way MiniMalloc's
-"canonical" solutions do, so searching over the choices made at the lowest segment covers good
-packings without ever looking at offsets that leave a record floating.
+wasting that space. Every record then rests on the records below it, as in MiniMalloc's
+"canonical" solutions, so the search never looks at offsets that leave a record floating.
 
-The search turns each choice into a branch and prunes with a capacity `cap`: a branch dies when
-some instant's skyline height plus the sizes still to place there exceeds `cap` (the same bound as
-the largest operator breadth, applied to what is left). Placing a record at its segment's height
-leaves that sum unchanged, so only raising a segment (waste) has to be checked.
+Each choice at the lowest segment becomes a branch:
+- records that start where the segment starts come first, and when there are any, only they are
+  tried: unless that instant is wasted, what covers it must start there, and trying records further
+  right first mostly reaches the same states in another order (this drops some packings: the
+  search is a heuristic, not a complete method);
+- then records that also end where the segment ends, then longer lifetimes, then larger sizes;
+- raising the segment (waste) is the last branch.
+
+Pruning with a capacity `cap` (one byte below the best arena so far):
+- at every instant, the skyline height plus the sizes still to place there must fit under `cap`
+  (placing a record at its segment's height leaves that sum unchanged, so only a raise is checked);
+- the lowest segment, up to its lower wall, can only be filled by records that fit inside it in
+  time; where those cannot fill it, the shortfall is waste that must fit under `cap` too.
 
 Depth-first search with chronological backtracking gets stuck in the first bad subtree, so the
-driver restarts: every descent has a node allowance proportional to the number of records and
-shuffles the candidates' order a little (seeded), and each success lowers `cap` to one byte below
-the arena it found. It stops at the lower bound, the node budget or the time budget.
-
-Candidate order at a segment: records that touch one of its ends first (they leave no sliver of
-time behind), then longer lifetimes, then larger sizes.
+driver restarts: each descent may expand NODES_PER_RECORD nodes per record; half the descents
+follow the best solution's choices down to a random depth and then deviate from it (a large
+neighbourhood around the incumbent), the others start afresh; both shuffle the candidates a little
+(seeded). A descent that succeeds lowers `cap`. The search stops at the lower bound, the node
+budget or the time budget. A node is one placement or one raise. The first (greedy) descent has
+no cap and never backtracks; it always runs to the end, whatever the budgets, so that there is a
+plan (about 1 s for 10,000 records here).
 
 Time is compressed to the ranks of the records' interval ends, so costs depend on the number of
-records, not on operator numbers (MiniMalloc's times run to a million).
+records, not on operator numbers (MiniMalloc's times run to a million). Complete search is out of
+reach in Python at these sizes; this finds plans within a few percent of the optimum on the
+MiniMalloc instances, not proofs.
 """
 
 from __future__ import annotations
 
 import random
 import time
+from heapq import heappop, heappush
 from typing import Callable, Sequence
 
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of
 
 NAME = "best_fit_search"
 
-# Nodes one descent may expand, per record: enough to backtrack out of a few bad choices near the
-# leaves, small enough that restarts (which are what explore) stay frequent.
+# Nodes one descent may expand, per record: enough to back out of a few bad choices near the
+# leaves, few enough that restarts (which are what explore) stay frequent.
 NODES_PER_RECORD = 8
-# Each adjacent pair of candidates is swapped with this probability on a restart: mild enough to
-# keep the heuristic's order as a guide, strong enough that restarts differ.
+# Each adjacent pair of candidates is swapped with this probability (mild: the order stays a guide).
 SHUFFLE = 0.3
-# How many nodes make up one iteration of the `max_iterations` budget.
-NODES_PER_ITERATION = 32
-MODE = 0
-BOUND = 0
+# Share of descents that follow the incumbent's choices before deviating.
+FOLLOW_INCUMBENT = 0.5
+# One iteration of the `max_iterations` budget is this many nodes (about 0.1-0.2 ms here).
+NODES_PER_ITERATION = 8
+
+RAISE = -1  # the action "raise the segment" (records are numbered from 0)
 
 
 class SkylineSearch:
@@ -58,10 +71,16 @@ class SkylineSearch:
         self.first = [cell[records[i].first_op] for i in self.ids]
         self.last = [cell[records[i].last_op + 1] - 1 for i in self.ids]  # inclusive
         self.size = [records[i].size for i in self.ids]
+        # Static part of the candidate order: longer lifetimes, then larger sizes.
+        by_preference = sorted(range(len(self.ids)),
+                               key=lambda k: (self.first[k] - self.last[k], -self.size[k], k))
+        self.rank = [0] * len(self.ids)
+        for position, k in enumerate(by_preference):
+            self.rank[k] = position
         self.starting_at: list[list[int]] = [[] for _ in range(self.cells)]
-        for k in range(len(self.ids)):
+        for k in by_preference:
             self.starting_at[self.first[k]].append(k)
-        self.load = [0] * self.cells  # bytes alive in each cell: what the bound starts from
+        self.load = [0] * self.cells  # bytes alive in each cell
         for k in range(len(self.ids)):
             for c in range(self.first[k], self.last[k] + 1):
                 self.load[c] += self.size[k]
@@ -73,71 +92,74 @@ class SkylineSearch:
 
     def descend(self, cap: float, node_limit: int, rng: random.Random | None,
                 stop: Callable[[], bool] = lambda: False, guide: Sequence[int] = (),
-                follow: int = 0):
-        """One depth-first descent under `cap`: (offsets per kept record, actions) or None.
+                follow: int = -1) -> tuple[list[int], list[int]] | None:
+        """One depth-first descent under `cap`: (offsets of the kept records, actions) or None.
 
-        `rng` None keeps the heuristic's order (no shuffling). `guide` is the action path of an
-        earlier solution: the first `follow` frames try its action first, frame `follow` tries it
-        last. `stop` is polled now and then and ends the descent with None when it says so.
+        `rng` None keeps the heuristic's order. `guide` is the action path of an earlier solution:
+        frames above depth `follow` try its action first, the frame at `follow` tries it last.
+        `stop` is polled every 256 nodes and ends the descent (None) when it says so.
         """
         n, cells, align = len(self.ids), self.cells, self.alignment
-        first, last, size = self.first, self.last, self.size
+        first, last, size, rank, starting_at = self.first, self.last, self.size, self.rank, self.starting_at
         if n == 0:
             return [], []
         if self.lower_bound > cap:
             return None
+        bounded = cap != float("inf")
         height = [0] * cells
+        lowest = [(0, c) for c in range(cells)]  # heap of (height, cell); stale entries skipped
         left = self.load[:]  # bytes still to place in each cell
         placed = [False] * n
         offset = [0] * n
         to_place = n
         nodes = 0
-        RAISE = -1
-        # A frame: [segment height, segment start, segment end, actions, next action, applied]
-        stack: list[list] = []
+        stack: list[list] = []  # frames: [height, start, end, actions, next action, applied action]
 
         def open_frame(depth: int) -> list:
-            h = min(height)
-            a = height.index(h)
+            while lowest[0][0] != height[lowest[0][1]]:
+                heappop(lowest)
+            h, a = lowest[0]
             z = a
             while z + 1 < cells and height[z + 1] == h:
                 z += 1
-            cands = [k for c in range(a, z + 1) for k in self.starting_at[c]
-                     if not placed[k] and last[k] <= z]
-            if MODE == 0:
-                cands.sort(key=lambda k: ((first[k] == a) + (last[k] == z), last[k] - first[k], size[k]),
-                           reverse=True)
-            else:
-                cands.sort(key=lambda k: (first[k] == a, last[k] == z, last[k] - first[k], size[k]),
-                           reverse=True)
             walls = [height[c] for c in (a - 1, z + 1) if 0 <= c < cells]
-            if BOUND and walls and cap != float("inf"):
-                depth_ = min(walls) - h
-                avail = [0] * (z - a + 1)
-                for k in cands:
-                    fill = min(size[k], depth_)
-                    for c in range(first[k] - a, last[k] - a + 1):
-                        avail[c] += fill
-                for c in range(a, z + 1):
-                    short = depth_ - avail[c - a]
-                    if short > 0 and h + left[c] + short > cap:
-                        return [h, a, z, [], 0, None]
-            if MODE == 2 and cands and first[cands[0]] == a:
-                cands = [k for k in cands if first[k] == a]
-            if rng is not None and depth >= follow:
+            cands = None
+            if bounded and walls:
+                cands = inside(a, z)
+                if not fillable(h, a, z, min(walls) - h, cands):
+                    return [h, a, z, [], 0, None]
+            snug = [k for k in starting_at[a] if not placed[k] and last[k] <= z]
+            if snug:
+                cands = snug
+            elif cands is None:
+                cands = inside(a, z)
+            cands.sort(key=lambda k: (last[k] != z, rank[k]))
+            if rng is not None and depth > follow:
                 for j in range(len(cands) - 1):
                     if rng.random() < SHUFFLE:
                         cands[j], cands[j + 1] = cands[j + 1], cands[j]
             actions = cands + [RAISE] if walls else cands
-            if depth < len(guide) and depth <= follow:
-                g = guide[depth]
-                if g in actions:
-                    actions.remove(g)
-                    if depth < follow:
-                        actions.insert(0, g)
-                    else:
-                        actions.append(g)
+            if depth <= follow and depth < len(guide) and guide[depth] in actions:
+                actions.remove(guide[depth])
+                actions.insert(0 if depth < follow else len(actions), guide[depth])
             return [h, a, z, actions, 0, None]
+
+        def inside(a: int, z: int) -> list[int]:
+            """The unplaced records whose lifetime lies within cells [a, z]."""
+            return [k for c in range(a, z + 1) for k in starting_at[c] if not placed[k] and last[k] <= z]
+
+        def fillable(h: int, a: int, z: int, depth: int, cands: list[int]) -> bool:
+            """False when the waste the segment [a, z] is bound to keep breaks the cap."""
+            fill = [0] * (z - a + 1)
+            for k in cands:
+                part = min(size[k], depth)
+                for c in range(first[k] - a, last[k] - a + 1):
+                    fill[c] += part
+            for c in range(a, z + 1):
+                short = depth - fill[c - a]
+                if short > 0 and h + left[c] + short > cap:
+                    return False
+            return True
 
         stack.append(open_frame(0))
         while stack:
@@ -151,9 +173,11 @@ class SkylineSearch:
                     for c in range(first[applied], last[applied] + 1):
                         height[c] = h
                         left[c] += s
+                        heappush(lowest, (h, c))
                 else:
                     for c in range(a, z + 1):
                         height[c] = h
+                        heappush(lowest, (h, c))
                 frame[5] = None
             start = align_up(h, align)
             while nxt < len(actions):
@@ -170,22 +194,24 @@ class SkylineSearch:
                     for c in range(first[k], last[k] + 1):
                         height[c] = top
                         left[c] -= s
+                        heappush(lowest, (top, c))
                 else:
-                    h2 = min(height[c] for c in (a - 1, z + 1) if 0 <= c < cells)
-                    if any(h2 + left[c] > cap for c in range(a, z + 1)):
+                    wall = min(height[c] for c in (a - 1, z + 1) if 0 <= c < cells)
+                    if bounded and any(wall + left[c] > cap for c in range(a, z + 1)):
                         continue
                     for c in range(a, z + 1):
-                        height[c] = h2
+                        height[c] = wall
+                        heappush(lowest, (wall, c))
                 frame[5] = k
                 break
             frame[4] = nxt
-            if frame[5] is None:
+            if frame[5] is None:  # every branch of this frame failed: backtrack
                 stack.pop()
                 continue
             nodes += 1
             self.nodes += 1
             if to_place == 0:
-                return [offset[k] for k in range(n)], [f[5] for f in stack]
+                return offset, [f[5] for f in stack]
             if nodes >= node_limit or (nodes & 255 == 0 and stop()):
                 return None
             stack.append(open_frame(len(stack)))
@@ -208,50 +234,54 @@ def plan(
     lower_bound: int | None = None,
     max_iterations: int | None = None,
 ) -> OffsetPlan:
-    """The best plan the search finds within the budgets (never worse than `initial`).
+    """The best plan the search finds within the budgets; never worse than `initial`.
 
     An iteration is NODES_PER_ITERATION nodes of the search tree. With `max_iterations` set (and a
-    time budget that does not run out first) the result depends only on the input and the seed;
-    with only `time_budget` it depends on the machine's speed.
+    time budget that does not run out first) the plan depends only on the input and the seed;
+    stopped by `time_budget` alone, it depends on the machine's speed.
     """
+    alignment = max(1, alignment)
     search = SkylineSearch(records, alignment)
     deadline = None if time_budget is None else time.perf_counter() + time_budget
     node_budget = None if max_iterations is None else max_iterations * NODES_PER_ITERATION
-    result = run(search, records, alignment, deadline, node_budget, seed, lower_bound)
-    if initial is not None and initial.arena <= result[1]:
+    to_beat = float("inf") if initial is None else initial.arena
+    offsets, arena = run(search, records, deadline, node_budget, seed, lower_bound, to_beat)
+    if initial is not None and initial.arena <= arena:
         return OffsetPlan(NAME, tuple(initial.offsets), initial.arena, alignment)
-    return OffsetPlan(NAME, tuple(result[0]), result[1], alignment)
+    return OffsetPlan(NAME, tuple(offsets), arena, alignment)
 
 
-def run(search: SkylineSearch, records: Sequence[UsageRecord], alignment: int,
-        deadline: float | None, node_budget: int | None, seed: int,
-        lower_bound: int | None = None, best_arena: float = float("inf")
-        ) -> tuple[list[int], int]:
-    """Greedy descent, then restarts under a shrinking cap until a budget runs out.
+def run(search: SkylineSearch, records: Sequence[UsageRecord], deadline: float | None,
+        node_budget: int | None, seed: int, lower_bound: int | None = None,
+        to_beat: float = float("inf")) -> tuple[list[int], int]:
+    """The greedy descent, then restarts under a shrinking cap until the bound or a budget.
 
-    Returns (offsets, arena) of the best plan found (offsets over all records). `best_arena` lets
-    a caller that already holds a plan ask only for better ones; the greedy descent still runs.
+    Returns (offsets over all records, arena) of the best plan found; after the greedy descent,
+    only plans better than `to_beat` (a plan the caller already holds) are looked for.
     """
     bound = max(search.lower_bound, lower_bound or 0)
-    start_nodes = search.nodes
+    spent_before = search.nodes
 
     def out_of_budget() -> bool:
-        if node_budget is not None and search.nodes - start_nodes >= node_budget:
+        if node_budget is not None and search.nodes - spent_before >= node_budget:
             return True
         return deadline is not None and time.perf_counter() >= deadline
 
-    greedy, path = search.descend(float("inf"), 1 << 62, None)
-    offsets = search.offsets_for(greedy, len(records))
-    arena = arena_of(records, offsets)
-    best_offsets, best = offsets, arena
+    kept, path = search.descend(float("inf"), 1 << 62, None)
+    offsets = search.offsets_for(kept, len(records))
+    best = arena_of(records, offsets)
     rng = random.Random(seed)
     allowance = NODES_PER_RECORD * len(search.ids) + 64
-    while min(best, best_arena) > bound and not out_of_budget():
+    while min(best, to_beat) > bound and not out_of_budget():
         limit = allowance
         if node_budget is not None:
-            limit = min(limit, node_budget - (search.nodes - start_nodes))
-        found = search.descend(min(best, best_arena) - 1, limit, rng, out_of_budget)
+            limit = min(limit, node_budget - (search.nodes - spent_before))
+        cap = min(best, to_beat) - 1
+        if rng.random() < FOLLOW_INCUMBENT:
+            found = search.descend(cap, limit, rng, out_of_budget, path, rng.randrange(len(path)))
+        else:
+            found = search.descend(cap, limit, rng, out_of_budget)
         if found is not None:
             offsets = search.offsets_for(found[0], len(records))
-            best_offsets, best = offsets, arena_of(records, offsets)
-    return best_offsets, best
+            best, path = arena_of(records, offsets), found[1]
+    return offsets, best

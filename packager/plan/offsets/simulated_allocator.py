@@ -1,11 +1,17 @@
 """Simulated allocator (MegEngine's static memory planning): replay the schedule with a best-fit
-free list, and let the high-water mark be the arena.
+free list; the pool's high-water mark is the arena.
 
-At each operator, records whose last use was before it are freed first (adjacent free blocks
-coalesce), then the records it starts are allocated, larger first: the smallest free block that
-holds the record (lowest address on ties), else the top of the pool, growing the highest free block
-when it touches the top. Writes into an input (alloc_overwrite) are decided upstream: the lifetimes
-stage turns them into aliases, so here every record is a chunk of its own.
+Replay, operator by operator: the records whose last use was before operator t are freed first
+(a freed block coalesces with free neighbours), then the records starting at t are allocated,
+larger first (then by position). An allocation takes the free block with the smallest usable
+(aligned) size that holds it, the lowest address among equal ones, as MegEngine's free set ordered
+by (aligned size, aligned address) does. When no block holds it, the free block at the top of the
+pool, if there is one, is grown; otherwise the pool grows by the record.
+
+MegEngine's `alloc_overwrite` (an output written into part of an input) is decided upstream: the
+lifetimes stage turns such outputs into aliases, so here every record is a chunk of its own.
+(MegEngine's own best_fit places an unfitting chunk at the pool's top even when the highest block
+is free; growing that block instead, as the seed documents describe, never needs more memory.)
 """
 
 from __future__ import annotations
@@ -13,72 +19,87 @@ from __future__ import annotations
 import bisect
 from typing import Sequence
 
-from packager.plan.offsets._gaps import compress_time, offset_plan
 from packager.plan.records import OffsetPlan, UsageRecord, align_up
 
 NAME = "simulated_allocator"
 
 
-class _FreeList:
-    """Free blocks as (offset, end), kept sorted by offset and coalesced."""
+class Pool:
+    """Free blocks of a growing pool, indexed by address and by usable size."""
 
-    def __init__(self) -> None:
-        self.blocks: list[tuple[int, int]] = []
+    def __init__(self, alignment: int) -> None:
+        self.alignment = max(1, alignment)
+        self.starts: list[int] = []  # free block starts, sorted
+        self.end_of: dict[int, int] = {}  # free block start -> end
+        self.by_fit: list[tuple[int, int, int]] = []  # (usable size, aligned start, start), sorted
+        self.top = 0  # high-water mark
 
-    def free(self, offset: int, end: int) -> None:
-        i = bisect.bisect_left(self.blocks, (offset, end))
-        if i > 0 and self.blocks[i - 1][1] == offset:  # merge with the block below
-            i -= 1
-            offset = self.blocks.pop(i)[0]
-        if i < len(self.blocks) and self.blocks[i][0] == end:  # and with the block above
-            end = self.blocks.pop(i)[1]
-        self.blocks.insert(i, (offset, end))
+    def _add(self, start: int, end: int) -> None:
+        if end <= start:
+            return
+        bisect.insort(self.starts, start)
+        self.end_of[start] = end
+        aligned = align_up(start, self.alignment)
+        if aligned < end:
+            bisect.insort(self.by_fit, (end - aligned, aligned, start))
 
-    def best_fit(self, size: int, alignment: int) -> tuple[int, int] | None:
-        """(block index, aligned start) of the smallest block that holds `size` bytes."""
-        best = None
-        for i, (offset, end) in enumerate(self.blocks):
-            start = align_up(offset, alignment)
-            if start + size <= end and (best is None or end - offset < best[0]):
-                best = (end - offset, i, start)
-        return None if best is None else (best[1], best[2])
+    def _remove(self, start: int) -> int:
+        end = self.end_of.pop(start)
+        self.starts.pop(bisect.bisect_left(self.starts, start))
+        aligned = align_up(start, self.alignment)
+        if aligned < end:
+            self.by_fit.pop(bisect.bisect_left(self.by_fit, (end - aligned, aligned, start)))
+        return end
 
-    def take(self, index: int, start: int, size: int) -> None:
-        offset, end = self.blocks.pop(index)
-        if end > start + size:
-            self.blocks.insert(index, (start + size, end))
-        if start > offset:  # the alignment padding stays free
-            self.blocks.insert(index, (offset, start))
+    def alloc(self, size: int) -> int:
+        k = bisect.bisect_left(self.by_fit, (size, -1, -1))
+        if k < len(self.by_fit):  # best fit
+            _, aligned, start = self.by_fit[k]
+            end = self._remove(start)
+            self._add(start, aligned)  # alignment padding stays free
+            self._add(aligned + size, end)
+            return aligned
+        if self.starts and self.end_of[self.starts[-1]] == self.top:  # grow the top free block
+            start = self.starts[-1]
+            self._remove(start)
+        else:
+            start = self.top
+        aligned = align_up(start, self.alignment)
+        self._add(start, aligned)
+        self.top = aligned + size
+        return aligned
+
+    def free(self, start: int, end: int) -> None:
+        k = bisect.bisect_left(self.starts, start)
+        if k > 0 and self.end_of[self.starts[k - 1]] == start:  # merge with the block below
+            start = self.starts[k - 1]
+            self._remove(start)
+        if end in self.end_of:  # and with the block above
+            end = self._remove(end)
+        self._add(start, end)
+
+
+def replay_order(records: Sequence[UsageRecord]):
+    """Yield ("free", i) and ("alloc", i) in replay order: before the records starting at op t are
+    allocated (larger first), every record whose last use was before t is freed."""
+    ids = [i for i, r in enumerate(records) if r.size > 0]
+    starts = sorted(ids, key=lambda i: (records[i].first_op, -records[i].size, i))
+    ends = sorted(ids, key=lambda i: (records[i].last_op, i))
+    e = 0
+    for i in starts:
+        t = records[i].first_op
+        while e < len(ends) and records[ends[e]].last_op < t:
+            yield "free", ends[e]
+            e += 1
+        yield "alloc", i
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
-    dense = compress_time(records)
-    starts: dict[int, list[int]] = {}
-    ends: dict[int, list[int]] = {}
-    for i, r in enumerate(dense):
-        starts.setdefault(r.first_op, []).append(i)
-        ends.setdefault(r.last_op + 1, []).append(i)
-    free, top = _FreeList(), 0
-    offsets = [0] * len(records)
-    for t in sorted(set(starts) | set(ends)):
-        for i in ends.get(t, ()):
-            if dense[i].size:
-                free.free(offsets[i], offsets[i] + dense[i].size)
-        for i in sorted(starts.get(t, ()), key=lambda i: (-dense[i].size, i)):
-            size = dense[i].size
-            if size == 0:
-                continue
-            fit = free.best_fit(size, alignment)
-            if fit is not None:
-                free.take(fit[0], fit[1], size)
-                offsets[i] = fit[1]
-                continue
-            if free.blocks and free.blocks[-1][1] == top:  # grow the free block at the top
-                start = align_up(free.blocks.pop()[0], alignment)
-            else:
-                start = align_up(top, alignment)
-            if start > top:
-                free.free(top, start)
-            offsets[i] = start
-            top = max(top, start + size)
-    return offset_plan(NAME, records, offsets, alignment)
+    pool = Pool(alignment)
+    offsets = [0] * len(records)  # zero-size records take no block and keep offset 0
+    for event, i in replay_order(records):
+        if event == "alloc":
+            offsets[i] = pool.alloc(records[i].size)
+        else:
+            pool.free(offsets[i], offsets[i] + records[i].size)
+    return OffsetPlan(NAME, tuple(offsets), pool.top, max(1, alignment))

@@ -1,0 +1,224 @@
+"""The NNC allocation graph of libccv (docs: "The NNC Tensor Allocation Algorithm").
+
+Two structures:
+- the interference graph: records that are alive at a common operator interfere and may not
+  overlap; non-interfering records are ordered in time (one ends before the other starts);
+- the allocation graph: a DAG from a source (the start of the buffer) to a sink (the buffer once
+  freed) whose edge (u, v) says "these bytes, last used by u, are next used by v"; its weight is
+  the space available between the two ends. A record may go onto an edge when it comes after u
+  and before v in time (it then interferes with neither) and fits in the weight.
+
+The loop: among the records not yet placed, take those of the largest size, most interfering
+(with unplaced records) first. For each, look for an edge it fits, the one with the tightest time
+window around it (edges from the source or to the sink last, as libccv's hop count does), then the
+least weight, then the lowest offset. The first record that finds one forms a tuple with up to two
+more unplaced records that fit the same edge and interfere with none of the tuple (largest first,
+then most interfering): they share one slot (the same offset) of the tuple's largest size, and
+the edges are rewired as libccv does: the source of the edge feeds each tuple member the bytes no
+earlier member took, each member feeds the later members what they share, and the rest flows on
+to the edge's end. When no record of the largest size fits any edge, the first of them (with its
+partners) opens a new slot on top of the buffer, between source and sink.
+
+A record that did not fit any edge cannot fit later either until a new slot opens (rewiring only
+narrows edges in time and weight), so it is skipped until then, as libccv's
+`tensor_block_cannot_insert` does.
+
+Simplifications, against libccv:
+- each edge carries its byte range (libccv's allocator also keeps the offset on the edge, in the
+  edge's second channel), so a node's offset is read off its incoming edges rather than computed
+  as a longest path from the source;
+- all slots share one buffer (libccv opens a separate buffer per new group; the offsets here are
+  those buffers stacked end to end);
+- the time order between records comes from their intervals rather than from the graph's
+  execution dependencies, so "hops" become operator distances;
+- loops (libccv unrolls them into multi-view tensors so loop-carried tensors can share memory) are
+  out of scope: records come from one straight-line schedule; sub-graphs are planned on their own.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from packager.plan.records import OffsetPlan, UsageRecord, align_up
+
+NAME = "nnc"
+
+MAX_TUPLE = 3  # records sharing one slot
+SOURCE_LAST = -1  # the source "ends" before every operator
+SINK_FIRST = np.iinfo(np.int64).max // 4  # the sink "starts" after every operator
+
+
+class AllocationGraph:
+    """Edges as parallel numpy arrays: the earlier end's last operator, the later end's first
+    operator, the byte range [lo, hi), and whether either end is the source or the sink."""
+
+    def __init__(self, capacity: int) -> None:
+        self.count = 0
+        self.before = np.zeros(capacity, np.int64)  # last op of the edge's start (SOURCE_LAST)
+        self.after = np.zeros(capacity, np.int64)  # first op of the edge's end (SINK_FIRST)
+        self.lo = np.zeros(capacity, np.int64)
+        self.hi = np.zeros(capacity, np.int64)  # lo == hi: a dead edge
+        self.dummy_ends = np.zeros(capacity, np.int64)  # how many ends are the source or sink
+
+    def add(self, before: int, after: int, lo: int, hi: int) -> None:
+        if hi <= lo:
+            return
+        if self.count == len(self.lo):
+            for name in ("before", "after", "lo", "hi", "dummy_ends"):
+                old = getattr(self, name)
+                setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
+        k = self.count
+        self.before[k], self.after[k], self.lo[k], self.hi[k] = before, after, lo, hi
+        self.dummy_ends[k] = (before == SOURCE_LAST) + (after == SINK_FIRST)
+        self.count += 1
+
+    def best_edge(self, first: int, last: int, size: int, alignment: int) -> int | None:
+        """The edge a record alive over [first, last] fits best, or None."""
+        n = self.count
+        lo, hi, before, after = self.lo[:n], self.hi[:n], self.before[:n], self.after[:n]
+        start = -(-lo // alignment) * alignment if alignment > 1 else lo
+        fits = np.flatnonzero((before < first) & (after > last) & (start + size <= hi))
+        if fits.size == 0:
+            return None
+        dummy = self.dummy_ends[fits]
+        gap = (np.where(before[fits] == SOURCE_LAST, 0, first - before[fits])
+               + np.where(after[fits] == SINK_FIRST, 0, after[fits] - last))
+        best = np.lexsort((lo[fits], hi[fits] - lo[fits], gap, dummy))[0]
+        return int(fits[best])
+
+
+def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
+    alignment = max(1, alignment)
+    n = len(records)
+    offsets = [0] * n  # zero-size records take no space and keep offset 0
+    ids = [i for i, r in enumerate(records) if r.size > 0]
+    if not ids:
+        return OffsetPlan(NAME, tuple(offsets), 0, alignment)
+    first = np.array([r.first_op for r in records], np.int64)
+    last = np.array([r.last_op for r in records], np.int64)
+    size = np.array([r.size for r in records], np.int64)
+    unplaced = np.zeros(n, bool)
+    unplaced[ids] = True
+    interference = interference_counts(records, ids)
+    cannot_insert = np.zeros(n, bool)
+    graph = AllocationGraph(8 * len(ids) + 16)
+    top = 0  # the buffer's size so far: new slots open here
+    by_size = sorted(ids, key=lambda i: -records[i].size)
+    cursor = 0
+    while cursor < len(by_size):
+        while cursor < len(by_size) and not unplaced[by_size[cursor]]:
+            cursor += 1
+        if cursor == len(by_size):
+            break
+        largest = records[by_size[cursor]].size
+        group = []
+        for i in by_size[cursor:]:
+            if records[i].size != largest:
+                break
+            if unplaced[i]:
+                group.append(i)
+        group.sort(key=lambda i: (-interference[i], i))
+        chosen, edge = group[0], None
+        for i in group:
+            if cannot_insert[i]:
+                continue
+            edge = graph.best_edge(records[i].first_op, records[i].last_op, largest, alignment)
+            if edge is not None:
+                chosen = i
+                break
+            cannot_insert[i] = True
+        if edge is None:  # a new slot on top of the buffer, between source and sink
+            before, after = SOURCE_LAST, SINK_FIRST
+            at = align_up(top, alignment)
+        else:
+            before, after = int(graph.before[edge]), int(graph.after[edge])
+            at = align_up(int(graph.lo[edge]), alignment)
+        members = tuple_for(chosen, before, after, first, last, size, unplaced, interference)
+        members.sort(key=lambda i: records[i].first_op)
+        for i in members:
+            offsets[i] = at
+            unplaced[i] = False
+        slot = max(records[i].size for i in members)
+        if edge is None:
+            top = at + slot
+            # New edges appear around the tuple: records that interfere with none of its members
+            # may fit them now.
+            reopen = size <= slot
+            for i in members:
+                reopen &= (last < first[i]) | (first > last[i])
+            cannot_insert &= ~reopen
+        else:
+            graph.lo[edge] = at + slot  # the rest of the edge stays for others
+            if graph.lo[edge] >= graph.hi[edge]:
+                graph.hi[edge] = graph.lo[edge]
+        rewire(graph, members, before, after, at, records)
+        for i in members:
+            for j in interfering(records, i, unplaced, first, last):
+                interference[j] -= 1
+    arena = max(offsets[i] + records[i].size for i in ids)
+    return OffsetPlan(NAME, tuple(offsets), arena, alignment)
+
+
+def tuple_for(chosen: int, before: int, after: int, first, last, size, unplaced,
+              interference) -> list[int]:
+    """`chosen` and up to MAX_TUPLE - 1 partners: unplaced, no larger, inside the edge's time
+    window, interfering with no member; largest first, then most interfering."""
+    members = [chosen]
+    fits = unplaced & (first > before) & (last < after) & (size <= size[chosen])
+    fits[chosen] = False
+    while len(members) < MAX_TUPLE:
+        m = members[-1]
+        fits &= (last < first[m]) | (first > last[m])
+        candidates = np.flatnonzero(fits)
+        if candidates.size == 0:
+            break
+        best = candidates[np.lexsort((candidates, -interference[candidates], -size[candidates]))[0]]
+        members.append(int(best))
+        fits[best] = False
+    return members
+
+
+def rewire(graph: AllocationGraph, members: Sequence[int], before: int, after: int, at: int,
+           records: Sequence[UsageRecord]) -> None:
+    """Edges around a tuple placed at `at` (members in time order), as libccv inserts them: for
+    every byte of the slot, its users in time order are linked by an edge."""
+    sizes = [records[i].size for i in members]
+    taken = 0  # bytes of the slot already fed from the edge's start
+    for i, s in zip(members, sizes):
+        if s > taken:
+            graph.add(before, records[i].first_op, at + taken, at + s)
+            taken = s
+    for k, (i, s) in enumerate(zip(members, sizes)):
+        passed = 0  # bytes of member i already handed to a later member
+        for j, t in zip(members[k + 1:], sizes[k + 1:]):
+            shared = min(s, t)
+            if shared > passed:
+                graph.add(records[i].last_op, records[j].first_op, at + passed, at + shared)
+                passed = shared
+            if passed == s:
+                break
+        if s > passed:
+            graph.add(records[i].last_op, after, at + passed, at + s)
+
+
+def interference_counts(records: Sequence[UsageRecord], ids: Sequence[int]) -> np.ndarray:
+    """For each record, how many others are alive at some common operator (by a sweep: the
+    records alive at its start, plus those starting during its life)."""
+    counts = np.zeros(len(records), np.int64)
+    firsts = np.sort(np.array([records[i].first_op for i in ids], np.int64))
+    lasts = np.sort(np.array([records[i].last_op for i in ids], np.int64))
+    for i in ids:
+        r = records[i]
+        # Others that start at or before r.last_op and end at or after r.first_op.
+        started = np.searchsorted(firsts, r.last_op, side="right")
+        ended_before = np.searchsorted(lasts, r.first_op, side="left")
+        counts[i] = started - ended_before - 1
+    return counts
+
+
+def interfering(records: Sequence[UsageRecord], i: int, unplaced: np.ndarray, first: np.ndarray,
+                last: np.ndarray) -> np.ndarray:
+    r = records[i]
+    return np.flatnonzero(unplaced & (first <= r.last_op) & (last >= r.first_op))
