@@ -23,6 +23,7 @@ from typing import Callable
 from fixtures.builder import ModelBuilder
 from packager.plan.records import UsageRecord
 
+SYNTHETIC_VERSION = 1  # bump when a generator changes: cached .tflite files are named after it
 ELEMENT_BYTES = 4
 WIDTHS = (32, 48, 64, 96, 128, 192, 256)  # columns a tensor may have in chain/residual/branching
 ROWS = 64

@@ -1,0 +1,41 @@
+"""The benchmark helpers: synthetic graphs agree with the pipeline, the paper setting leaves the
+graph's inputs and outputs out, exponents fit."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.bench_scale import exponent
+from benchmarks.paper_setting import paper_problems
+from benchmarks.synthetic import SHAPES, tflite_bytes, usage_records
+from fixtures.network_cache import network_bytes
+from packager.lifetimes import model_lifetimes
+from packager.reader import parse_model
+
+
+def _key(records):
+    return sorted((r.tensor, r.first_op, r.last_op, r.size) for r in records)
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_synthetic_records_equal_the_files_lifetimes(shape):
+    graph = SHAPES[shape](300)
+    assert graph.tensor_count >= 300
+    model = parse_model(tflite_bytes(graph))
+    assert _key(model_lifetimes(model, "paper")[0].records) == _key(usage_records(graph))
+
+
+def test_paper_problem_leaves_graph_io_out():
+    model = parse_model(network_bytes("posenet"))
+    sg = model.main
+    external = {*sg.inputs, *sg.outputs}
+    inner = paper_problems(model)[0].records
+    every = paper_problems(model, graph_io=True)[0].records
+    assert not external & {r.tensor for r in inner}
+    assert external <= {r.tensor for r in every}
+    assert len(every) - len(inner) == len(external)
+
+
+def test_exponent_of_a_power_law():
+    assert exponent({1_000: 0.01, 10_000: 1.0, 100_000: 100.0}) == pytest.approx(2.0)
+    assert exponent({1_000: 0.0001, 10_000: 0.0002}) is None  # too short to trust
