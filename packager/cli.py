@@ -129,6 +129,9 @@ def render_result(where: str, result: PortfolioResult, timeline: str = "op") -> 
         table.add_row(o.kind, ("* " if is_best else "  ") + o.strategy, f"{o.total:,}", f"{bound:,}",
                       f"{overhead_pct(o.total, bound):.1f}%", f"{o.seconds * 1000:.1f} ms")
     out.print(table)
+    if result.skipped:
+        out.print(f"left out at {len(p.records):,} records (too slow at this size; name one with "
+                  f"--strategy to run it): {', '.join(result.skipped)}")
     if result.best_offsets:
         b = result.best_offsets
         out.print(f"best offsets: {b.strategy}, {b.total:,} B "

@@ -43,6 +43,7 @@ def result_view(result: PortfolioResult, with_tensors: bool = True) -> dict:
         "best_offsets": best_off.strategy if best_off else None,
         "best_objects": best_obj.strategy if best_obj else None,
         "strategies": strategies,
+        "skipped": list(result.skipped),
     }
 
 

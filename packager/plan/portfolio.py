@@ -4,7 +4,7 @@ registry), then let the local search try to improve on it."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence, Union
 
 from packager.errors import PlanError
@@ -12,7 +12,7 @@ from packager.plan.offsets import best_fit_search, local_search
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan
 from packager.plan.registry import (BASELINES, LOCAL_SEARCH, OBJECT_STRATEGIES, OFFSET_STRATEGIES,
-                                    SEARCHES, Strategy)
+                                    SEARCH_LIMITS, SEARCHES, Strategy, offset_strategy)
 from packager.validate import check_object_plan, check_offset_plan
 
 Plan = Union[OffsetPlan, ObjectPlan]
@@ -43,6 +43,7 @@ class PortfolioResult:
     offsets: tuple[Outcome, ...]
     objects: tuple[Outcome, ...]
     baselines: tuple[Outcome, ...]
+    skipped: tuple[str, ...] = ()  # strategies `best` left out for the input's size
 
     @property
     def best_offsets(self) -> Outcome | None:
@@ -73,10 +74,18 @@ def _run(strategy: Strategy, problem: Problem) -> Outcome:
     return Outcome(strategy.name, strategy.kind, plan, seconds)
 
 
-def improve(problem: Problem, best: Outcome, time_cap: float | None = None) -> list[Outcome]:
+def improve(problem: Problem, best: Outcome, time_cap: float | None = None,
+            names: Sequence[str] = SEARCHES) -> list[Outcome]:
     """The local search (Vela-style hill climbing over orders) from the best plan, then the
-    skyline tree search from whichever is better; each validated. `time_cap` lowers both caps."""
+    skyline tree search from whichever is better; each validated. `time_cap` lowers both caps.
+    A plan already at the lower bound cannot improve: each search then reports it as is."""
     out = []
+    if best.total <= problem.offset_lower_bound:
+        for name in names:
+            plan = replace(best.plan, strategy=name)
+            validate(problem, plan)
+            out.append(Outcome(name, "offsets", plan, 0.0))
+        return out
     local_cap = LOCAL_SEARCH_TIME_CAP if time_cap is None else min(time_cap, LOCAL_SEARCH_TIME_CAP)
     tree_cap = TREE_SEARCH_TIME_CAP if time_cap is None else min(time_cap, TREE_SEARCH_TIME_CAP)
     searches = (
@@ -88,6 +97,8 @@ def improve(problem: Problem, best: Outcome, time_cap: float | None = None) -> l
             seed=0, max_iterations=TREE_SEARCH_ITERATIONS, lower_bound=problem.offset_lower_bound)),
     )
     for name, search in searches:
+        if name not in names:
+            continue
         start = time.perf_counter()
         plan = search(best.plan)
         outcome = Outcome(name, "offsets", plan, time.perf_counter() - start)
@@ -101,14 +112,24 @@ def improve(problem: Problem, best: Outcome, time_cap: float | None = None) -> l
 def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
                   object_names: Sequence[str] | None = None, local: bool = True,
                   baselines: bool = True) -> PortfolioResult:
-    """Run the named strategies (all when None), validated, plus the local search from the best."""
-    offsets = [_run(s, problem) for s in OFFSET_STRATEGIES
-               if offset_names is None or s.name in offset_names]
-    if local and offsets and (offset_names is None or set(offset_names) & set(SEARCHES)):
-        best = min(offsets, key=lambda o: o.total)
-        offsets += [o for o in improve(problem, best)
-                    if offset_names is None or o.strategy in offset_names]
-    objects = [_run(s, problem) for s in OBJECT_STRATEGIES
-               if object_names is None or s.name in object_names]
+    """Run the named strategies (all when None, leaving out those too slow for the input's size),
+    validated, plus the searches from the best offset plan."""
+    n, skipped = len(problem.records), []
+
+    def wanted(name: str, limit: int | None, names: Sequence[str] | None) -> bool:
+        if names is not None:
+            return name in names
+        if limit is not None and n > limit:
+            skipped.append(name)
+            return False
+        return True
+
+    offsets = [_run(s, problem) for s in OFFSET_STRATEGIES if wanted(s.name, s.max_records, offset_names)]
+    searches = [name for name in SEARCHES if wanted(name, SEARCH_LIMITS[name], offset_names)]
+    if local and searches:
+        start = (min(offsets, key=lambda o: o.total) if offsets
+                 else _run(offset_strategy("greedy_by_size"), problem))
+        offsets += improve(problem, start, names=searches)
+    objects = [_run(s, problem) for s in OBJECT_STRATEGIES if wanted(s.name, s.max_records, object_names)]
     base = [_run(s, problem) for s in BASELINES] if baselines else []
-    return PortfolioResult(problem, tuple(offsets), tuple(objects), tuple(base))
+    return PortfolioResult(problem, tuple(offsets), tuple(objects), tuple(base), tuple(skipped))

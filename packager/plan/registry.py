@@ -30,14 +30,20 @@ class Strategy:
     kind: str  # "offsets", "objects" or "baseline" (a dynamic allocator's figure, not a plan to ship)
     run: Callable[[Problem], Plan]
     summary: str
+    # `best` leaves a superlinear strategy out above this many records (measured by
+    # benchmarks/bench_scale.py: each takes seconds at 10,000 and minutes at 100,000).
+    max_records: int | None = None
 
 
-def _offsets(name: str, fn: Callable, summary: str) -> Strategy:
-    return Strategy(name, "offsets", lambda p: fn(p.records, p.alignment), summary)
+def _offsets(name: str, fn: Callable, summary: str, max_records: int | None = None) -> Strategy:
+    return Strategy(name, "offsets", lambda p: fn(p.records, p.alignment), summary, max_records)
 
 
-def _objects(name: str, fn: Callable, summary: str) -> Strategy:
-    return Strategy(name, "objects", lambda p: fn(p.records), summary)
+def _objects(name: str, fn: Callable, summary: str, max_records: int | None = None) -> Strategy:
+    return Strategy(name, "objects", lambda p: fn(p.records), summary, max_records)
+
+
+SUPERLINEAR_LIMIT = 20_000
 
 
 OFFSET_STRATEGIES: tuple[Strategy, ...] = (
@@ -50,9 +56,9 @@ OFFSET_STRATEGIES: tuple[Strategy, ...] = (
              lambda p: greedy_by_size_tflm.plan(p.records, p.alignment, fixed=p.fixed),
              "largest first, first gap (TFLite Micro's planner)"),
     _offsets("greedy_by_breadth", greedy_by_breadth.plan, "widest operator first"),
-    _offsets("strip_packing", strip_packing.plan, "skyline best fit (Sekiyama et al.)"),
+    _offsets("strip_packing", strip_packing.plan, "skyline best fit (Sekiyama et al.)", SUPERLINEAR_LIMIT),
     _offsets("path_cover", path_cover.plan, "path-cover groups (Efficiera)"),
-    _offsets("nnc", nnc.plan, "allocation graph (libccv NNC)"),
+    _offsets("nnc", nnc.plan, "allocation graph (libccv NNC)", SUPERLINEAR_LIMIT),
     _offsets("simulated_allocator", simulated_allocator.plan, "replayed best-fit allocator (MegEngine)"),
     _offsets("objects_end_to_end", objects_end_to_end.plan, "shared objects laid end to end"),
 )
@@ -62,10 +68,10 @@ OBJECT_STRATEGIES: tuple[Strategy, ...] = (
     _objects("equality", equality.plan, "reuse objects of equal size"),
     _objects("greedy_in_order", obj_greedy_in_order.plan, "by first use, closest size"),
     _objects("min_cost_flow", min_cost_flow.plan, "min-cost flow (Lee et al.)"),
-    _objects("greedy_by_breadth", obj_greedy_by_breadth.plan, "widest operator first"),
+    _objects("greedy_by_breadth", obj_greedy_by_breadth.plan, "widest operator first", 50_000),
     _objects("greedy_by_size", obj_greedy_by_size.plan, "largest first, best object"),
     _objects("greedy_by_size_improved", greedy_by_size_improved.plan,
-             "positional-maximum stages, nearest use"),
+             "positional-maximum stages, nearest use", SUPERLINEAR_LIMIT),
 )
 
 BASELINES: tuple[Strategy, ...] = (
@@ -73,8 +79,11 @@ BASELINES: tuple[Strategy, ...] = (
 )
 
 LOCAL_SEARCH = "local_search"
-# Searches that start from the portfolio's best plan (portfolio.improve), in the order they run.
+# Searches that start from the portfolio's best plan (portfolio.improve), in the order they run,
+# with the record count above which `best` leaves them out (the tree search's first descent
+# always completes, whatever its time cap: minutes at 100,000 records).
 SEARCHES = (LOCAL_SEARCH, "best_fit_search")
+SEARCH_LIMITS = {LOCAL_SEARCH: None, "best_fit_search": SUPERLINEAR_LIMIT}
 
 
 def offset_strategy(name: str) -> Strategy:
