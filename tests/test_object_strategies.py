@@ -25,6 +25,7 @@ from packager.plan.objects import (
 )
 from packager.plan.records import UsageRecord, object_lower_bound, positional_maxima
 from packager.validate import check_object_plan
+from tests.record_strategies import records_of, tied_records, usage_records
 
 STRATEGIES = [naive, equality, greedy_in_order, min_cost_flow, greedy_by_breadth, greedy_by_size,
               greedy_by_size_improved]
@@ -36,28 +37,8 @@ PAPER_EXAMPLE = [(0, 1, 32), (1, 4, 28), (2, 5, 36), (3, 5, 16), (4, 5, 8), (5, 
                  (7, 8, 40)]
 
 
-def records_of(triples) -> list[UsageRecord]:
-    return [UsageRecord(i, first, last, size) for i, (first, last, size) in enumerate(triples)]
-
-
 def staircase(n: int, size: int = 100) -> list[UsageRecord]:
     return records_of([(i, i + 1, size) for i in range(n)])
-
-
-@st.composite
-def usage_records(draw, sizes=st.integers(0, 5000), max_records=40):
-    """Records over a few operators, so that many conflict; sizes include 0."""
-    n_ops = draw(st.integers(1, 25))
-    triples = []
-    for _ in range(draw(st.integers(0, max_records))):
-        first = draw(st.integers(0, n_ops - 1))
-        last = draw(st.integers(first, min(n_ops - 1, first + draw(st.integers(0, 10)))))
-        triples.append((first, last, draw(sizes)))
-    return records_of(triples)
-
-
-# Few distinct sizes, so that ties in every order are everywhere.
-tied_records = usage_records(sizes=st.sampled_from([0, 8, 16, 24, 100, 100, 64]))
 
 
 def assert_valid(strategy, records):

@@ -25,6 +25,7 @@ from packager.plan.offsets import (
 )
 from packager.plan.records import ObjectPlan, UsageRecord, align_up, offset_lower_bound
 from packager.validate import check_offset_plan
+from tests.record_strategies import records_of, tied_records, usage_records
 
 STRATEGIES = [naive, greedy_in_order, greedy_by_size_tflite, greedy_by_size_tflm,
               greedy_by_breadth, strip_packing, path_cover, objects_end_to_end]
@@ -32,26 +33,6 @@ GREEDY_BY_SIZE = [greedy_by_size_tflite, greedy_by_size_tflm]
 ALIGNMENTS = [1, 16, 64]
 
 FEW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def records_of(triples) -> list[UsageRecord]:
-    return [UsageRecord(i, first, last, size) for i, (first, last, size) in enumerate(triples)]
-
-
-@st.composite
-def usage_records(draw, sizes=st.integers(0, 5000), max_records=40):
-    """Records over a few operators, so that many conflict; sizes include 0."""
-    n_ops = draw(st.integers(1, 25))
-    triples = []
-    for _ in range(draw(st.integers(0, max_records))):
-        first = draw(st.integers(0, n_ops - 1))
-        last = draw(st.integers(first, min(n_ops - 1, first + draw(st.integers(0, 10)))))
-        triples.append((first, last, draw(sizes)))
-    return records_of(triples)
-
-
-# Few distinct sizes, so that ties in the sort orders are everywhere.
-tied_records = usage_records(sizes=st.sampled_from([0, 8, 16, 24, 100, 100, 64]))
 
 
 # ---------------------------------------------------------------- every strategy, any input

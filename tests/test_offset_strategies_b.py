@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from packager.plan.offsets import bfc, best_fit_search, local_search, nnc, simulated_allocator
 from packager.plan.records import UsageRecord, offset_lower_bound
 from packager.validate import check_offset_plan
+from tests.record_strategies import records_of
 
 MINIMALLOC = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "minimalloc"
 
@@ -19,10 +20,6 @@ records_st = st.lists(st.tuples(st.integers(0, 30), st.integers(0, 8), st.intege
                       max_size=40).map(lambda rows: [UsageRecord(i, a, a + d, s)
                                                       for i, (a, d, s) in enumerate(rows)])
 alignment_st = st.sampled_from([1, 16, 64])
-
-
-def records_of(rows):
-    return [UsageRecord(i, first, last, size) for i, (first, last, size) in enumerate(rows)]
 
 
 PAPER_EXAMPLE = records_of([(0, 1, 32), (1, 4, 28), (2, 5, 36), (3, 5, 16), (4, 5, 8), (5, 7, 64),
