@@ -39,7 +39,8 @@ SHARED_TITLES = {"face_detection_short_range": "face_detect", "iris_landmark": "
 TABLE1_ROWS = (("Naive", "naive"), ("Greedy in order", "greedy_in_order"),
                ("Min-cost flow", "min_cost_flow"), ("Greedy by breadth", "greedy_by_breadth"),
                ("Greedy by size", "greedy_by_size"),
-               ("Greedy by size improved", "greedy_by_size_improved"))
+               ("Greedy by size improved", "greedy_by_size_improved"),
+               ("Integer program (HiGHS)", "integer_program"))
 TABLE2_ROWS = (("Naive", "naive"), ("Greedy in order", "greedy_in_order"),
                ("Strip packing best-fit", "strip_packing"),
                ("Greedy by breadth", "greedy_by_breadth"), ("Greedy by size", "greedy_by_size"),

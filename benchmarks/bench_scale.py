@@ -32,6 +32,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 
 from benchmarks.synthetic import SHAPES, SYNTHETIC_VERSION, tflite_bytes, usage_records
 from benchmarks.text_table import render
+from packager.errors import SolverLimitError
 from packager.plan import portfolio
 from packager.plan.portfolio import Outcome, improve
 from packager.plan.problem import Problem
@@ -110,6 +111,9 @@ def time_strategy(timing: Timing, n: int, run: Callable[[], object], budget: flo
             result = run()
     except OverBudget:
         timing.notes[n] = f"> {budget:.0f} s"
+        return None
+    except SolverLimitError:  # refuses this size outright, or found no plan within its caps
+        timing.notes[n] = "gives up"
         return None
     timing.seconds[n] = time.perf_counter() - start
     return result

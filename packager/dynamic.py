@@ -16,13 +16,13 @@ shrink below the bounds and lifetimes do not depend on sizes).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from packager.errors import PackagerError
-from packager.lifetimes import ArenaLifetimes, DYNAMIC
+from packager.lifetimes import ArenaLifetimes
 from packager.model import ELEMENT_BITS, Model, Subgraph
 from packager.plan.offsets._gaps import offset_plan, place_in_order
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, offset_lower_bound

@@ -15,3 +15,7 @@ class PlanError(PackagerError):
 
 class RecordsError(PackagerError):
     """A usage-records file (MiniMalloc CSV) is malformed."""
+
+
+class SolverLimitError(PlanError):
+    """A solver reached its limits before finding any plan: the input is too large for it."""

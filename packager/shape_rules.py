@@ -9,7 +9,7 @@ SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE pattern of dynamic-batch models stays 
 
 from __future__ import annotations
 
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Protocol
 
 from packager.model import Operator
 from packager.symbolic import Value, add, ceildiv, floordiv, maximum, mul, product

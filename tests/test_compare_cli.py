@@ -6,11 +6,9 @@ import csv
 import json
 import random
 
-import pytest
 from typer.testing import CliRunner
 
 from fixtures.write_models import DEFAULT_DIR
-from packager import compare as compare_module
 from packager.cli import app
 from packager.predict.libstdcxx import introsort, unordered_set_order
 from packager.reader import read_model

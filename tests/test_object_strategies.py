@@ -1,17 +1,17 @@
 """Shared-object strategies: validity and the lower bound on random records, the paper's example,
-the staircase chain, min-cost flow against brute force, and the 2D texture variant."""
+the staircase chain, min-cost flow and the integer program against brute force, and the 2D texture
+variant."""
 
 from __future__ import annotations
 
 import itertools
 import random
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from packager.errors import PlanError
+from packager.errors import PlanError, SolverLimitError
 from packager.plan.objects import (
     _common,
     equality,
@@ -19,16 +19,19 @@ from packager.plan.objects import (
     greedy_by_size,
     greedy_by_size_improved,
     greedy_in_order,
+    integer_program,
     min_cost_flow,
     naive,
     texture_2d,
 )
+from packager.plan.portfolio import run_portfolio
+from packager.plan.problem import Problem
 from packager.plan.records import UsageRecord, object_lower_bound, positional_maxima
 from packager.validate import check_object_plan
 from tests.record_strategies import records_of, tied_records, usage_records
 
 STRATEGIES = [naive, equality, greedy_in_order, min_cost_flow, greedy_by_breadth, greedy_by_size,
-              greedy_by_size_improved]
+              greedy_by_size_improved, integer_program]
 REUSING = [s for s in STRATEGIES if s is not naive]
 
 FEW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -197,6 +200,69 @@ def test_min_cost_flow_falls_back_above_its_cap(monkeypatch):
     check_object_plan(records, plan)
 
 
+# ---------------------------------------------------------------- the integer program
+
+
+def optimal_total(records) -> int:
+    """Brute force: the least total over every partition of the records into objects whose
+    members are pairwise disjoint in time."""
+    best = [sum(r.size for r in records)]
+
+    def place(k: int, groups: list[list[UsageRecord]], total: int) -> None:
+        if total >= best[0]:
+            return
+        if k == len(records):
+            best[0] = total
+            return
+        r = records[k]
+        for g in groups:
+            if not any(r.conflicts(m) for m in g):
+                grown = max(0, r.size - max(m.size for m in g))
+                g.append(r)
+                place(k + 1, groups, total + grown)
+                g.pop()
+        groups.append([r])
+        place(k + 1, groups, total + r.size)
+        groups.pop()
+
+    place(0, [], 0)
+    return best[0]
+
+
+@FEW
+@given(records=usage_records(sizes=st.sampled_from([0, 1, 5, 8, 13, 40, 40]), max_records=8))
+def test_integer_program_is_optimal(records):
+    solution = integer_program.solve(records)
+    assert solution.proven_optimal
+    assert solution.plan.total == optimal_total(records) == solution.dual_bound
+
+
+def test_integer_program_reaches_the_bound_where_every_greedy_misses():
+    # Found by a random search over small cases; the optimum is the brute force's.
+    records = records_of([(2, 3, 8), (6, 6, 8), (0, 2, 3), (5, 6, 3), (5, 6, 1), (4, 4, 5),
+                          (1, 4, 8), (4, 5, 5)])
+    assert object_lower_bound(records) == optimal_total(records) == 21
+    assert integer_program.plan(records).total == 21
+    assert min(s.plan(records).total for s in REUSING if s is not integer_program) == 22
+
+
+def test_integer_program_refuses_what_it_cannot_solve(monkeypatch):
+    records = staircase(30)
+    monkeypatch.setattr(integer_program, "MAX_RECORDS", 20)
+    with pytest.raises(SolverLimitError, match="at most 20 records"):
+        integer_program.plan(records)
+
+
+def test_best_leaves_the_integer_program_out_when_it_gives_up(monkeypatch):
+    problem = Problem(records=tuple(staircase(30)), alignment=1)
+    monkeypatch.setattr(integer_program, "MAX_RECORDS", 20)
+    result = run_portfolio(problem, offset_names=[], local=False, baselines=False)
+    assert "integer_program" in result.skipped
+    assert result.best_objects.total == object_lower_bound(problem.records)
+    with pytest.raises(SolverLimitError):  # named: the user hears why
+        run_portfolio(problem, offset_names=[], object_names=["integer_program"], local=False)
+
+
 # ---------------------------------------------------------------- the conflict index
 
 
@@ -215,15 +281,15 @@ def test_bucketed_conflict_index_gives_the_same_plans(strategy, records):
 
 
 @pytest.mark.parametrize("strategy", [greedy_by_size, greedy_in_order], ids=lambda m: m.NAME)
-def test_twenty_thousand_records_plan_quickly(strategy):
+def test_twenty_thousand_records_give_valid_plans(strategy):
+    # Their speed (an O(n^2) scan of the objects would take minutes here) is measured by
+    # benchmarks/bench_random.py, not asserted.
     rng = random.Random(7)
     records = []
     for i in range(20_000):
         first, last = sorted((rng.randrange(2000), rng.randrange(2000)))
         records.append(UsageRecord(i, first, last, rng.randint(1, 100_000)))
-    start = time.perf_counter()
     plan = strategy.plan(records)
-    assert time.perf_counter() - start < 10  # an O(n^2) scan of the objects takes minutes
     check_object_plan(records, plan)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import bisect
 import functools
 import random
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -419,10 +418,9 @@ def random_records(n: int, n_ops: int, seed: int = 0) -> list[UsageRecord]:
     return out
 
 
-def test_greedy_by_size_handles_ten_thousand_records_quickly():
+def test_greedy_by_size_plans_ten_thousand_records():
+    # Its speed at this size and beyond is measured by benchmarks/bench_random.py.
     records = random_records(10_000, 2_000)
-    start = time.perf_counter()
     plan = greedy_by_size_tflite.plan(records, 64)
-    elapsed = time.perf_counter() - start
     check_offset_plan(records, plan)
-    assert elapsed < 5.0  # about 0.35 s measured; the bound only catches a quadratic slip
+    assert plan.arena >= offset_lower_bound(records)

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Sequence, Union
 
-from packager.errors import PlanError
+from packager.errors import PlanError, SolverLimitError
 from packager.plan.offsets import best_fit_search, local_search
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan
@@ -130,6 +130,14 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
         start = (min(offsets, key=lambda o: o.total) if offsets
                  else _run(offset_strategy("greedy_by_size"), problem))
         offsets += improve(problem, start, names=searches)
-    objects = [_run(s, problem) for s in OBJECT_STRATEGIES if wanted(s.name, s.max_records, object_names)]
+    objects = []
+    for s in OBJECT_STRATEGIES:
+        if wanted(s.name, s.max_records, object_names):
+            try:
+                objects.append(_run(s, problem))
+            except SolverLimitError:
+                if object_names is not None:
+                    raise  # asked for by name: say why there is no plan
+                skipped.append(s.name)
     base = [_run(s, problem) for s in BASELINES] if baselines else []
     return PortfolioResult(problem, tuple(offsets), tuple(objects), tuple(base), tuple(skipped))

@@ -12,8 +12,8 @@ from typing import Callable, Union
 
 from packager.plan.objects import (equality, greedy_by_breadth as obj_greedy_by_breadth,
                                    greedy_by_size as obj_greedy_by_size, greedy_by_size_improved,
-                                   greedy_in_order as obj_greedy_in_order, min_cost_flow,
-                                   naive as obj_naive)
+                                   greedy_in_order as obj_greedy_in_order, integer_program,
+                                   min_cost_flow, naive as obj_naive)
 from packager.plan.offsets import (bfc, greedy_by_breadth, greedy_by_size_tflite,
                                    greedy_by_size_tflm, greedy_in_order, naive, nnc,
                                    objects_end_to_end, path_cover, simulated_allocator,
@@ -44,6 +44,9 @@ def _objects(name: str, fn: Callable, summary: str, max_records: int | None = No
 
 
 SUPERLINEAR_LIMIT = 20_000
+# The integer program's LP grows with the square of the records: about 5 s at 250 on the hardest
+# shape (a chain) in benchmarks/bench_scale.py, against under a second on the paper's networks.
+INTEGER_PROGRAM_LIMIT = 250
 
 
 OFFSET_STRATEGIES: tuple[Strategy, ...] = (
@@ -72,6 +75,8 @@ OBJECT_STRATEGIES: tuple[Strategy, ...] = (
     _objects("greedy_by_size", obj_greedy_by_size.plan, "largest first, best object"),
     _objects("greedy_by_size_improved", greedy_by_size_improved.plan,
              "positional-maximum stages, nearest use", SUPERLINEAR_LIMIT),
+    _objects("integer_program", integer_program.plan, "exact integer program (HiGHS)",
+             INTEGER_PROGRAM_LIMIT),
 )
 
 BASELINES: tuple[Strategy, ...] = (

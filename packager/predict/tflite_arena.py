@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from packager.lifetimes import (ALIAS, DYNAMIC, PERSISTENT, PLANNED, ArenaLifetimes,
+from packager.lifetimes import (ALIAS, DYNAMIC, PERSISTENT, ArenaLifetimes,
                                 model_lifetimes)
 from packager.model import Model
 from packager.plan.offsets.greedy_by_size_tflite import arena_offset

@@ -1,0 +1,129 @@
+"""Integer program: the shared-object problem solved exactly by a MILP solver (HiGHS, through
+SciPy) on networks small enough for it, which every real model of a few hundred tensors is.
+
+Formulation (representatives): order the records largest first (ties: earlier position). Every
+object is named by its first member in that order, its representative, whose size is the object's
+size. y[i] = 1 when record i represents an object; x[i, j] = 1 when record j joins the object
+represented by i, allowed only for i before j in the order and with disjoint intervals.
+  minimise   sum_i size[i] * y[i]
+  subject to y[j] + sum_i x[i, j] = 1                 for every record j (one object each)
+             sum_{j in K} x[i, j] <= y[i]            for every representative i and every maximal
+                                                    set K of its candidates alive together
+The second family says both "no two members of an object alive at once" and "only join an object
+that exists": candidates' intervals form an interval graph, whose maximal cliques are the sets
+alive at the start points where no candidate ends before the next start.
+
+The solver's effort is capped by a node count (so the result depends only on the input) and by a
+time cap as a safety net; when a cap stops it, the best plan found so far is returned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from packager.errors import SolverLimitError
+from packager.plan.objects._common import by_size_desc, make_plan
+from packager.plan.records import ObjectPlan, UsageRecord, compress_time
+
+NAME = "integer_program"
+NODE_LIMIT = 20_000
+TIME_CAP = 20.0
+# Above this the model alone (pairs of records) takes gigabytes and the LP minutes.
+MAX_RECORDS = 1_000
+
+
+@dataclass(frozen=True)
+class Solution:
+    plan: ObjectPlan
+    proven_optimal: bool  # False when a cap stopped the solver first
+    dual_bound: int  # no plan of this input is smaller (rounded up to a byte)
+
+
+def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
+    return solve(records).plan
+
+
+def solve(records: Sequence[UsageRecord], node_limit: int = NODE_LIMIT,
+          time_cap: float = TIME_CAP) -> Solution:
+    if not records:
+        return Solution(make_plan(NAME, [], []), True, 0)
+    if len(records) > MAX_RECORDS:
+        raise SolverLimitError(f"{NAME} takes at most {MAX_RECORDS:,} records, not "
+                               f"{len(records):,}: choose a greedy strategy")
+    from scipy.optimize import Bounds, LinearConstraint, milp  # heavy: import on first use
+    from scipy.sparse import coo_matrix
+
+    order = by_size_desc(records)
+    dense = compress_time(records)
+    lo = np.array([dense[p].first_op for p in order], dtype=np.int64)
+    hi = np.array([dense[p].last_op for p in order], dtype=np.int64)
+    size = np.array([records[p].size for p in order], dtype=np.float64)
+    n = len(order)
+
+    # pair_rep[k], pair_member[k]: the k-th x variable (x index n + k); ranks, not positions.
+    later = np.triu(np.ones((n, n), dtype=bool), k=1)
+    disjoint = (hi[:, None] < lo[None, :]) | (hi[None, :] < lo[:, None])
+    pair_rep, pair_member = np.nonzero(later & disjoint)  # row-major: grouped by representative
+    bounds = np.searchsorted(pair_rep, np.arange(n + 1))
+    n_vars = n + len(pair_rep)
+
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    vals: list[np.ndarray] = []
+    # One object per record: row j holds y[j] and every x[i, j].
+    rows += [np.arange(n), pair_member]
+    cols += [np.arange(n), n + np.arange(len(pair_rep))]
+    vals += [np.ones(n), np.ones(len(pair_rep))]
+    n_rows = n
+    for rep in range(n):
+        first = bounds[rep]
+        members = pair_member[first:bounds[rep + 1]]
+        for clique in _maximal_cliques(lo[members], hi[members]):
+            rows += [np.full(len(clique) + 1, n_rows)]
+            cols += [np.append(n + first + clique, rep)]
+            vals += [np.append(np.ones(len(clique)), -1.0)]
+            n_rows += 1
+    matrix = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                        shape=(n_rows, n_vars)).tocsr()
+    lower = np.concatenate([np.ones(n), np.full(n_rows - n, -np.inf)])
+    upper = np.concatenate([np.ones(n), np.zeros(n_rows - n)])
+    cost = np.concatenate([size, np.zeros(len(pair_rep))])
+    result = milp(cost, constraints=LinearConstraint(matrix, lower, upper),
+                  integrality=np.ones(n_vars), bounds=Bounds(0, 1),
+                  options={"node_limit": node_limit, "time_limit": time_cap, "mip_rel_gap": 0.0})
+    if result.x is None:
+        raise SolverLimitError(f"{NAME} found no plan within {time_cap:g} s and {node_limit:,} "
+                               f"nodes on {len(records):,} records: choose a greedy strategy")
+
+    chosen_vars = result.x > 0.5
+    rep_of = np.full(n, -1, dtype=np.int64)
+    rep_of[np.nonzero(chosen_vars[:n])[0]] = np.nonzero(chosen_vars[:n])[0]
+    picked = np.nonzero(chosen_vars[n:])[0]
+    rep_of[pair_member[picked]] = pair_rep[picked]
+    reps = sorted({int(r) for r in rep_of})
+    object_of_rep = {r: k for k, r in enumerate(reps)}
+    assignment = [0] * n
+    for rank, pos in enumerate(order):
+        assignment[pos] = object_of_rep[int(rep_of[rank])]
+    sizes = [records[order[r]].size for r in reps]
+    dual = result.mip_dual_bound if result.mip_dual_bound is not None else 0.0
+    return Solution(make_plan(NAME, assignment, sizes), bool(result.status == 0),
+                    int(np.ceil(dual - 1e-6)))
+
+
+def _maximal_cliques(lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
+    """Index sets of the maximal groups of intervals alive together: the group alive at a start
+    point is maximal unless every member is still alive at the next start point."""
+    if len(lo) == 0:
+        return []
+    starts = np.unique(lo)
+    out = []
+    for k, t in enumerate(starts):
+        alive = np.nonzero((lo <= t) & (hi >= t))[0]
+        if k + 1 < len(starts) and hi[alive].min() >= starts[k + 1]:
+            continue
+        out.append(alive)
+    return out
