@@ -130,14 +130,21 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
         start = (min(offsets, key=lambda o: o.total) if offsets
                  else _run(offset_strategy("greedy_by_size"), problem))
         offsets += improve(problem, start, names=searches)
-    objects = []
+    objects: list[Outcome] = []
     for s in OBJECT_STRATEGIES:
-        if wanted(s.name, s.max_records, object_names):
-            try:
-                objects.append(_run(s, problem))
-            except SolverLimitError:
-                if object_names is not None:
-                    raise  # asked for by name: say why there is no plan
-                skipped.append(s.name)
+        if not wanted(s.name, s.max_records, object_names):
+            continue
+        at_bound = min(objects, key=lambda o: o.total, default=None)
+        if s.exact and at_bound and at_bound.total <= problem.object_lower_bound:
+            plan = replace(at_bound.plan, strategy=s.name)
+            validate(problem, plan)
+            objects.append(Outcome(s.name, "objects", plan, 0.0))
+            continue
+        try:
+            objects.append(_run(s, problem))
+        except SolverLimitError:
+            if object_names is not None:
+                raise  # asked for by name: say why there is no plan
+            skipped.append(s.name)
     base = [_run(s, problem) for s in BASELINES] if baselines else []
     return PortfolioResult(problem, tuple(offsets), tuple(objects), tuple(base), tuple(skipped))

@@ -24,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-from packager.errors import SolverLimitError
+from packager.errors import PlanError, SolverLimitError
 from packager.plan.objects._common import by_size_desc, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord, compress_time
 
@@ -39,7 +39,7 @@ MAX_RECORDS = 1_000
 class Solution:
     plan: ObjectPlan
     proven_optimal: bool  # False when a cap stopped the solver first
-    dual_bound: int  # no plan of this input is smaller (rounded up to a byte)
+    dual_bound: int  # no plan of this input is smaller: the plan's total when proven optimal
 
 
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
@@ -103,15 +103,18 @@ def solve(records: Sequence[UsageRecord], node_limit: int = NODE_LIMIT,
     rep_of[np.nonzero(chosen_vars[:n])[0]] = np.nonzero(chosen_vars[:n])[0]
     picked = np.nonzero(chosen_vars[n:])[0]
     rep_of[pair_member[picked]] = pair_rep[picked]
+    if (rep_of < 0).any():
+        raise PlanError(f"{NAME}: the solver left a record without an object ({result.message})")
     reps = sorted({int(r) for r in rep_of})
     object_of_rep = {r: k for k, r in enumerate(reps)}
     assignment = [0] * n
     for rank, pos in enumerate(order):
         assignment[pos] = object_of_rep[int(rep_of[rank])]
     sizes = [records[order[r]].size for r in reps]
+    found = make_plan(NAME, assignment, sizes)
+    optimal = bool(result.status == 0)
     dual = result.mip_dual_bound if result.mip_dual_bound is not None else 0.0
-    return Solution(make_plan(NAME, assignment, sizes), bool(result.status == 0),
-                    int(np.ceil(dual - 1e-6)))
+    return Solution(found, optimal, found.total if optimal else min(found.total, int(dual)))
 
 
 def _maximal_cliques(lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
