@@ -139,9 +139,12 @@ def render_result(where: str, result: PortfolioResult, timeline: str = "op") -> 
                   f"{p.offset_lower_bound:,} B)")
     if result.best_objects:
         b = result.best_objects
+        gap = b.total > p.object_lower_bound
         out.print(f"best shared objects: {b.strategy}, {b.total:,} B "
                   f"({overhead_pct(b.total, p.object_lower_bound):.1f}% over the lower bound "
-                  f"{p.object_lower_bound:,} B)")
+                  f"{p.object_lower_bound:,} B)"
+                  + ("; proven optimal: the rest of the gap is the bound's"
+                     if gap and result.objects_optimal else ""))
     for line in result_breadth_lines(result, timeline, width=min(out.width, 80)):
         out.print(line, markup=False, overflow="ignore", crop=False)
 

@@ -42,6 +42,7 @@ def result_view(result: PortfolioResult, with_tensors: bool = True) -> dict:
         "records": len(result.problem.records),
         "best_offsets": best_off.strategy if best_off else None,
         "best_objects": best_obj.strategy if best_obj else None,
+        "best_objects_optimal": result.objects_optimal,
         "strategies": strategies,
         "skipped": list(result.skipped),
     }

@@ -25,6 +25,7 @@ from packager.plan.objects import (
     texture_2d,
 )
 from packager.plan.portfolio import run_portfolio
+from packager.plan_view import result_view
 from packager.plan.problem import Problem
 from packager.plan.records import UsageRecord, object_lower_bound, positional_maxima
 from packager.validate import check_object_plan
@@ -263,6 +264,20 @@ def test_integer_program_refuses_what_it_cannot_solve(monkeypatch):
     monkeypatch.setattr(integer_program, "MAX_RECORDS", 20)
     with pytest.raises(SolverLimitError, match="at most 20 records"):
         integer_program.plan(records)
+
+
+def test_the_bound_out_of_reach_is_proven():
+    # Bound 8 + 2. The 8 (ops 3-4) can take either the 3 (op 0) or the 2 of ops 0-2, which
+    # conflicts with the 3; the 2 of ops 2-3 conflicts with the 8 and the other 2. Best: {8, 2 of
+    # ops 0-2}, {3, 2 of ops 2-3} = 11.
+    records = records_of([(0, 0, 3), (3, 4, 8), (0, 2, 2), (2, 3, 2)])
+    problem = Problem(records=tuple(records), alignment=1)
+    assert problem.object_lower_bound == 10 and optimal_total(records) == 11
+    result = run_portfolio(problem, offset_names=[], baselines=False)
+    assert result.best_objects.total == 11 and result.objects_optimal
+    assert result_view(result)["best_objects_optimal"] is True
+    greedy_only = run_portfolio(problem, offset_names=[], object_names=["greedy_by_size"])
+    assert not greedy_only.objects_optimal  # nothing proved it
 
 
 def test_best_leaves_the_integer_program_out_when_it_gives_up(monkeypatch):

@@ -53,6 +53,14 @@ class PortfolioResult:
     def best_objects(self) -> Outcome | None:
         return min(self.objects, key=lambda o: o.total, default=None)
 
+    @property
+    def objects_optimal(self) -> bool:
+        """No shared-object plan is smaller than the best: it meets the bound, or it was proven."""
+        best = self.best_objects
+        return best is not None and (best.total <= self.problem.object_lower_bound
+                                     or any(o.plan.proven_optimal and o.total == best.total
+                                            for o in self.objects))
+
 
 def validate(problem: Problem, plan: Plan) -> None:
     """The one gate every plan passes before anyone sees it."""

@@ -43,6 +43,8 @@ class ObjectPlan:
     object_sizes: tuple[int, ...]
     # For the 2D texture variant: (width, height) of each object; empty for plain byte objects.
     object_extents: tuple[tuple[int, int], ...] = field(default=())
+    # Set by an exact strategy that proved no shared-object plan of these records is smaller.
+    proven_optimal: bool = False
 
     @property
     def total(self) -> int:

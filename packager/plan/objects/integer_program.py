@@ -19,7 +19,7 @@ time cap as a safety net; when a cap stops it, the best plan found so far is ret
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -111,8 +111,8 @@ def solve(records: Sequence[UsageRecord], node_limit: int = NODE_LIMIT,
     for rank, pos in enumerate(order):
         assignment[pos] = object_of_rep[int(rep_of[rank])]
     sizes = [records[order[r]].size for r in reps]
-    found = make_plan(NAME, assignment, sizes)
     optimal = bool(result.status == 0)
+    found = replace(make_plan(NAME, assignment, sizes), proven_optimal=optimal)
     dual = result.mip_dual_bound if result.mip_dual_bound is not None else 0.0
     return Solution(found, optimal, found.total if optimal else min(found.total, int(dual)))
 
