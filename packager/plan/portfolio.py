@@ -142,9 +142,9 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
     for s in OBJECT_STRATEGIES:
         if not wanted(s.name, s.max_records, object_names):
             continue
-        at_bound = min(objects, key=lambda o: o.total, default=None)
-        if s.exact and at_bound and at_bound.total <= problem.object_lower_bound:
-            plan = replace(at_bound.plan, strategy=s.name)
+        so_far = min(objects, key=lambda o: o.total, default=None)
+        if s.exact and so_far and so_far.total <= problem.object_lower_bound:
+            plan = replace(so_far.plan, strategy=s.name)
             validate(problem, plan)
             objects.append(Outcome(s.name, "objects", plan, 0.0))
             continue

@@ -47,7 +47,7 @@ def _objects(name: str, fn: Callable, summary: str, max_records: int | None = No
 
 
 SUPERLINEAR_LIMIT = 20_000
-# The integer program's LP grows with the square of the records: about 5 s at 250 on the hardest
+# The integer program's LP grows with the square of the records: about 8 s at 250 on the hardest
 # shape (a chain) in benchmarks/bench_scale.py, against under a second on the paper's networks.
 INTEGER_PROGRAM_LIMIT = 250
 

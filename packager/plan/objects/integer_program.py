@@ -1,5 +1,5 @@
 """Integer program: the shared-object problem solved exactly by a MILP solver (HiGHS, through
-SciPy) on networks small enough for it, which every real model of a few hundred tensors is.
+SciPy), for inputs of up to a few hundred records (real models; the paper's six have 27 to 125).
 
 Formulation (representatives): order the records largest first (ties: earlier position). Every
 object is named by its first member in that order, its representative, whose size is the object's
@@ -14,7 +14,8 @@ that exists": candidates' intervals form an interval graph, whose maximal clique
 alive at the start points where no candidate ends before the next start.
 
 The solver's effort is capped by a node count (so the result depends only on the input) and by a
-time cap as a safety net; when a cap stops it, the best plan found so far is returned.
+time cap as a safety net (then it may depend on the machine); when a cap stops it, the best plan
+found so far is returned, not marked proven, and SolverLimitError when there is none.
 """
 
 from __future__ import annotations
