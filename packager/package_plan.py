@@ -61,6 +61,7 @@ class ObjectSection:
     lower_bound: int
     object_sizes: tuple[int, ...]
     assignment: tuple[tuple[int, int], ...]  # (tensor id, object), in problem order
+    optimal: bool = False  # at the lower bound, or proven optimal: no shared-object plan is smaller
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,8 @@ def arena_section(model: Model, arena: ArenaToPlan, result: PortfolioResult, off
                               tuple(entries)),
         objects=ObjectSection(objects.strategy, object_plan.total, problem.object_lower_bound,
                               tuple(object_plan.object_sizes),
-                              tuple((r.tensor, k) for r, k in zip(problem.records, object_plan.assignment))),
+                              tuple((r.tensor, k) for r, k in zip(problem.records, object_plan.assignment)),
+                              result.object_plan_optimal(objects)),
         persistent=tuple(persistent), persistent_bytes=lifetimes.persistent_bytes,
         passes=None if passes is None else PassSection(
             passes.arena, tuple((r.tensor, o) for r, o in zip(problem.records, passes.offsets))))

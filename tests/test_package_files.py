@@ -38,6 +38,16 @@ def test_json_and_flatbuffer_forms_hold_the_same_plan_and_load_back(name):
     assert all(t.pass_ == 0 for t in arena.offsets.tensors)
 
 
+def test_the_plan_says_when_its_shared_objects_are_optimal():
+    # mobile_block's positional-maxima bound is out of reach; the integer program proves the
+    # best total optimal, and both forms and the header carry that.
+    result = packaged("mobile_block")
+    objects = result.plan.arenas[0].objects
+    assert objects.total_bytes > objects.lower_bound and objects.optimal
+    assert json.loads(file_of(result, "_plan.json").read_bytes())["arenas"][0]["objects"]["optimal"]
+    assert b"(optimal: no plan is smaller)" in file_of(result, "_plan.h").read_bytes()
+
+
 def test_the_json_plan_follows_its_json_schema():
     jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed ('.[test]')")
     schema = json.loads((REPO / "schemas" / "plan.schema.json").read_text())

@@ -123,7 +123,8 @@ def render(plan: PackagePlan, model: Model, prefix: str) -> str:
                 f"{P}_ARENA_BASES[arena]."),
         *[f"Arena {k} (subgraph {a.subgraph}): {a.offsets.arena_bytes} B by {a.offsets.strategy}, "
           f"lower bound {a.offsets.lower_bound} B (+{overhead_pct(a.offsets.arena_bytes, a.offsets.lower_bound)}%); "
-          f"shared objects {a.objects.total_bytes} B by {a.objects.strategy}."
+          f"shared objects {a.objects.total_bytes} B by {a.objects.strategy}, lower bound "
+          f"{a.objects.lower_bound} B" + (" (optimal: no plan is smaller)." if a.objects.optimal else ".")
           for k, a in enumerate(plan.arenas)],
         "Steps: " + ("TFLite Micro allocation scopes (0: graph inputs; each op opens the next scope, "
                      "a control-flow op's subgraphs run inside it)." if inline

@@ -146,6 +146,7 @@ def _arena(b: flatbuffers.Builder, a: ArenaSection) -> int:
     ObjectPlan.AddLowerBound(b, a.objects.lower_bound)
     ObjectPlan.AddObjectSizes(b, sizes)
     ObjectPlan.AddTensors(b, assigned)
+    ObjectPlan.AddOptimal(b, a.objects.optimal)
     objects = ObjectPlan.End(b)
 
     persistent = []
@@ -253,7 +254,7 @@ def _arena_from(a) -> ArenaSection:
         subgraph=a.Subgraph(), inline=bool(a.Inline()), steps=a.Steps(),
         offsets=OffsetSection(_s(off.Strategy()), off.ArenaBytes(), off.LowerBound(), tuple(tensors)),
         objects=ObjectSection(_s(obj.Strategy()), obj.TotalBytes(), obj.LowerBound(),
-                              _ints(obj, "ObjectSizes", size), assignment),
+                              _ints(obj, "ObjectSizes", size), assignment, bool(obj.Optimal())),
         persistent=persistent, persistent_bytes=a.PersistentBytes(), passes=_passes_from(a.Passes()))
 
 

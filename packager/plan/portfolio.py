@@ -55,11 +55,14 @@ class PortfolioResult:
 
     @property
     def objects_optimal(self) -> bool:
-        """No shared-object plan is smaller than the best: it meets the bound, or it was proven."""
+        """No shared-object plan is smaller than the best."""
         best = self.best_objects
-        return best is not None and (best.total <= self.problem.object_lower_bound
-                                     or any(o.plan.proven_optimal and o.total == best.total
-                                            for o in self.objects))
+        return best is not None and self.object_plan_optimal(best)
+
+    def object_plan_optimal(self, outcome: Outcome) -> bool:
+        """It meets the lower bound, or an exact strategy proved no plan smaller than its total."""
+        return outcome.total <= self.problem.object_lower_bound or any(
+            o.plan.proven_optimal and o.total == outcome.total for o in self.objects)
 
 
 def validate(problem: Problem, plan: Plan) -> None:

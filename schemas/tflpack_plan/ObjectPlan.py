@@ -101,7 +101,14 @@ class ObjectPlan(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
         return o == 0
 
-def ObjectPlanStart(builder): builder.StartObject(5)
+    # ObjectPlan
+    def Optimal(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(14))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+def ObjectPlanStart(builder): builder.StartObject(6)
 def Start(builder):
     return ObjectPlanStart(builder)
 def ObjectPlanAddStrategy(builder, strategy): builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(strategy), 0)
@@ -125,6 +132,9 @@ def AddTensors(builder, tensors):
 def ObjectPlanStartTensorsVector(builder, numElems): return builder.StartVector(4, numElems, 4)
 def StartTensorsVector(builder, numElems):
     return ObjectPlanStartTensorsVector(builder, numElems)
+def ObjectPlanAddOptimal(builder, optimal): builder.PrependBoolSlot(5, optimal, 0)
+def AddOptimal(builder, optimal):
+    return ObjectPlanAddOptimal(builder, optimal)
 def ObjectPlanEnd(builder): return builder.EndObject()
 def End(builder):
     return ObjectPlanEnd(builder)
