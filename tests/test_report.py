@@ -16,9 +16,9 @@ from packager.emit.breadth_text import breadth_lines
 from packager.emit.layout_png import PNG_HEIGHT, PNG_WIDTH, render_layout_png
 from packager.emit.measured import measured_layout
 from packager.emit.report import render_report_html
-from packager.emit.report_data import arena_picture, breadth_by_step
+from packager.emit.report_data import arena_picture
 from packager.planning import ArenaPlan, plan_model
-from packager.plan.records import offset_lower_bound
+from packager.plan.records import breadth_by_step, offset_lower_bound
 from packager.reader import read_model
 from tests.conftest import REPO, shared_model_path
 

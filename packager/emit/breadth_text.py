@@ -8,9 +8,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from packager.emit.report_data import breadth_by_step
 from packager.plan.portfolio import PortfolioResult
-from packager.plan.records import num_ops, operator_breadths
+from packager.plan.records import breadth_by_step, num_ops, operator_breadths
 from packager.plan_view import overhead_pct
 
 BLOCKS = "▁▂▃▄▅▆▇█"

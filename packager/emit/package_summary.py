@@ -5,9 +5,8 @@ written, and the notes."""
 from __future__ import annotations
 
 from packager.emit.breadth_text import breadth_lines
-from packager.emit.report_data import breadth_by_step
 from packager.package_plan import ArenaSection, PackagePlan, offset_plan_of
-from packager.plan.records import num_ops
+from packager.plan.records import breadth_by_step, num_ops
 from packager.plan_view import overhead_pct
 
 INDENT = "    "

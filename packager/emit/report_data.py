@@ -14,7 +14,7 @@ from packager.lifetimes import PERSISTENT, ArenaLifetimes
 from packager.model import Model
 from packager.plan.portfolio import Outcome, PortfolioResult, validate
 from packager.plan.problem import Problem
-from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord, align_up
+from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord, align_up, breadth_by_step
 from packager.plan_view import overhead_pct
 from packager.planning import ArenaPlan
 from packager.semantics import SEMANTICS
@@ -81,21 +81,6 @@ class ArenaPicture:
     persistent_bytes: int
     strategies: tuple[StrategyRow, ...]
     dynamic_bounds: tuple[tuple[str, int, int], ...] = ()  # (symbol, min, max): sizes are at max
-
-
-def breadth_by_step(records: Sequence[UsageRecord], steps: int) -> list[int]:
-    """Bytes alive at each of `steps` operators, on the real timeline (records.operator_breadths
-    compresses time; a picture needs every operator)."""
-    steps = max(steps, max((r.last_op + 1 for r in records), default=0))
-    delta = [0] * (steps + 1)
-    for r in records:
-        delta[r.first_op] += r.size
-        delta[r.last_op + 1] -= r.size
-    out, running = [], 0
-    for t in range(steps):
-        running += delta[t]
-        out.append(running)
-    return out
 
 
 def laid_end_to_end(problem: Problem, outcome: Outcome) -> OffsetPlan:

@@ -90,15 +90,21 @@ def operator_profiles(records: Sequence[UsageRecord]) -> list[list[int]]:
 
 
 def operator_breadths(records: Sequence[UsageRecord]) -> list[int]:
-    """Sum of the sizes alive at each distinct start time, by a sweep over interval ends."""
+    """Sum of the sizes alive at each distinct start time."""
     dense = compress_time(records)
-    n = num_ops(dense)
-    delta = [0] * (n + 1)
-    for r in dense:
+    return breadth_by_step(dense, num_ops(dense))
+
+
+def breadth_by_step(records: Sequence[UsageRecord], steps: int) -> list[int]:
+    """Bytes alive at each of `steps` operators (at least up to the last record's), by a sweep
+    over interval ends; on the real timeline, as pictures need every operator."""
+    steps = max(steps, num_ops(records))
+    delta = [0] * (steps + 1)
+    for r in records:
         delta[r.first_op] += r.size
         delta[r.last_op + 1] -= r.size
     out, running = [], 0
-    for t in range(n):
+    for t in range(steps):
         running += delta[t]
         out.append(running)
     return out
