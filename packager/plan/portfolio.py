@@ -85,6 +85,13 @@ def _run(strategy: Strategy, problem: Problem) -> Outcome:
     return Outcome(strategy.name, strategy.kind, plan, seconds)
 
 
+def _as_is(problem: Problem, outcome: Outcome, name: str) -> Outcome:
+    """A plan at the lower bound, reported under the name of a strategy that could not beat it."""
+    plan = replace(outcome.plan, strategy=name)
+    validate(problem, plan)
+    return Outcome(name, outcome.kind, plan, 0.0)
+
+
 def improve(problem: Problem, best: Outcome, time_cap: float | None = None,
             names: Sequence[str] = SEARCHES) -> list[Outcome]:
     """The local search (Vela-style hill climbing over orders) from the best plan, then the
@@ -92,11 +99,7 @@ def improve(problem: Problem, best: Outcome, time_cap: float | None = None,
     A plan already at the lower bound cannot improve: each search then reports it as is."""
     out = []
     if best.total <= problem.offset_lower_bound:
-        for name in names:
-            plan = replace(best.plan, strategy=name)
-            validate(problem, plan)
-            out.append(Outcome(name, "offsets", plan, 0.0))
-        return out
+        return [_as_is(problem, best, name) for name in names]
     local_cap = LOCAL_SEARCH_TIME_CAP if time_cap is None else min(time_cap, LOCAL_SEARCH_TIME_CAP)
     tree_cap = TREE_SEARCH_TIME_CAP if time_cap is None else min(time_cap, TREE_SEARCH_TIME_CAP)
     searches = (
@@ -147,9 +150,7 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
             continue
         so_far = min(objects, key=lambda o: o.total, default=None)
         if s.exact and so_far and so_far.total <= problem.object_lower_bound:
-            plan = replace(so_far.plan, strategy=s.name)
-            validate(problem, plan)
-            objects.append(Outcome(s.name, "objects", plan, 0.0))
+            objects.append(_as_is(problem, so_far, s.name))
             continue
         try:
             objects.append(_run(s, problem))

@@ -38,9 +38,12 @@ MAX_RECORDS = 1_000
 
 @dataclass(frozen=True)
 class Solution:
-    plan: ObjectPlan
-    proven_optimal: bool  # False when a cap stopped the solver first
+    plan: ObjectPlan  # plan.proven_optimal is False when a cap stopped the solver first
     dual_bound: int  # no plan of this input is smaller: the plan's total when proven optimal
+
+    @property
+    def proven_optimal(self) -> bool:
+        return self.plan.proven_optimal
 
 
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
@@ -50,7 +53,7 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
 def solve(records: Sequence[UsageRecord], node_limit: int = NODE_LIMIT,
           time_cap: float = TIME_CAP) -> Solution:
     if not records:
-        return Solution(make_plan(NAME, [], []), True, 0)
+        return Solution(replace(make_plan(NAME, [], []), proven_optimal=True), 0)
     if len(records) > MAX_RECORDS:
         raise SolverLimitError(f"{NAME} takes at most {MAX_RECORDS:,} records, not "
                                f"{len(records):,}: choose a greedy strategy")
@@ -115,7 +118,7 @@ def solve(records: Sequence[UsageRecord], node_limit: int = NODE_LIMIT,
     optimal = bool(result.status == 0)
     found = replace(make_plan(NAME, assignment, sizes), proven_optimal=optimal)
     dual = result.mip_dual_bound if result.mip_dual_bound is not None else 0.0
-    return Solution(found, optimal, found.total if optimal else min(found.total, int(dual)))
+    return Solution(found, found.total if optimal else min(found.total, int(dual)))
 
 
 def _maximal_cliques(lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
