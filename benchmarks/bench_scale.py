@@ -9,7 +9,7 @@ exponent k of a least-squares fit time ~ n^k on a log-log scale. A strategy is s
 when its times so far extrapolate beyond the budget, or stopped when it runs past the budget; the
 table says which. The pipeline (read + lifetimes + portfolio with local search + validation, as
 `tflpack plan FILE --strategy best` does under the default 'tflite' semantics) runs on the .tflite
-files, cached in .cache/scale/; if packager/package.py exists, `package` is timed too.
+files, cached in .cache/scale/; `package` is timed too.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from packager.plan import portfolio
 from packager.plan.portfolio import Outcome, improve
 from packager.plan.problem import Problem
 from packager.plan.registry import OBJECT_STRATEGIES, OFFSET_STRATEGIES, SEARCHES
-from packager.planning import plan_model
+from packager.arenas import plan_model
 from packager.reader import read_model
 
 REPO = Path(__file__).resolve().parent.parent
@@ -197,14 +197,9 @@ def fallback_notes() -> list[str]:
     return notes
 
 
-def package_function() -> Callable[..., object] | None:
-    """packager/package.py (another engineer's work) is timed only if it is there."""
-    try:
-        module = importlib.import_module("packager.package")
-    except ImportError:
-        return None
-    fn = getattr(module, "package", None)
-    return fn if callable(fn) else None
+def package_function() -> Callable[..., object]:
+    from packager.package.build import package
+    return package
 
 
 def pipeline_row(shape: str, n: int, budget: float,
@@ -281,8 +276,6 @@ def main(argv: list[str]) -> int:
         print(f"\n### whole pipeline, `plan --strategy best` ({PIPELINE_SEMANTICS} semantics), seconds\n")
         print(render(["graph", "read", "lifetimes + portfolio + validation", "total",
                       "of which searches", "best offsets vs bound", "package (s)"], rows))
-        if package is None:
-            print("\n(packager/package.py is not there: `package` not timed)")
     print(f"\n(total {time.perf_counter() - start:.0f} s)")
     return 0
 

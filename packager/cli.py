@@ -12,15 +12,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from packager.emit.breadth_text import result_breadth_lines
+from packager.text.breadth_text import result_breadth_lines
 from packager.errors import PackagerError
 from packager.plan.csv_records import read_records_csv
 from packager.plan.portfolio import PortfolioResult
-from packager.plan_view import overhead_pct, passes_view, result_view
-from packager.planning import plan_model, plan_records
+from packager.text.plan_view import overhead_pct, passes_view, result_view
+from packager.arenas import plan_model, plan_records
 from packager.reader import read_model
 from packager.semantics import SEMANTICS
-from packager.summary import CATEGORIES, model_summary
+from packager.text.inspect_view import CATEGORIES, model_summary
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Plan, prove and package the tensor memory of TensorFlow Lite models.")
@@ -198,7 +198,7 @@ def report(model: Path = typer.Argument(..., help="A .tflite file."),
                                         help="Set TFLite's measured layout beside ours (when installed).")) -> None:
     """Write a one-page HTML report: layout, breadth curve, shared objects and strategies per arena."""
     from packager.emit.layout_png import write_layout_png  # Pillow: loaded only when reporting
-    from packager.emit.measured import tflite_layouts
+    from packager.compare.measured_layout import tflite_layouts
     from packager.emit.report import write_report
     from packager.emit.report_data import arena_picture
 
@@ -232,8 +232,8 @@ def package(model: Path = typer.Argument(..., help="A .tflite file."),
     """Plan, prove and write a model's memory plan for a device: sidecar plan (JSON + FlatBuffer),
     C header, model array, report page and, for tflm, the .tflite with its offline plan. A model
     with dynamic shapes needs a bound for every symbol (--dim): the plan holds for all of them."""
-    from packager.emit.package_summary import summary_lines
-    from packager.package import BudgetExceeded, package as package_model, parse_bytes
+    from packager.text.package_summary import summary_lines
+    from packager.package.build import BudgetExceeded, package as package_model, parse_bytes
 
     with user_errors():
         try:
@@ -258,8 +258,8 @@ def compare(models: list[Path] = typer.Argument(..., help=".tflite files or fold
     show what the best plan saves."""
     from rich.progress import Progress
 
-    from packager.compare import compare_model, expand_models, notes
-    from packager.compare_view import (TABLE_HEADERS, comparison_json, comparison_row, csv_text,
+    from packager.compare.comparison import compare_model, expand_models, notes
+    from packager.text.compare_view import (TABLE_HEADERS, comparison_json, comparison_row, csv_text,
                                        markdown_table, table_cells)
     from packager.emit.atomic_write import write_atomically
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from packager.emit.c_text import block_comment, comment_text, identifier, int_rows
-from packager.emit.offline_plan import INT32_MAX
+from packager.package.offline_plan import INT32_MAX
 from packager.errors import PlanError
 from packager.model import Model
-from packager.package_plan import SCRATCH, PackagePlan, TensorEntry, end_to_end
-from packager.plan_view import overhead_pct
+from packager.package.sidecar import SCRATCH, PackagePlan, TensorEntry, end_to_end
+from packager.plan.records import overhead_pct
 
 NONE = -1
 

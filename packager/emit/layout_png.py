@@ -15,7 +15,7 @@ from packager.emit.atomic_write import write_atomically
 from packager.emit.charts import levels, tensor_hue
 from packager.emit.report_data import ArenaPicture
 from packager.emit.scale import TimeAddressScale, byte_ticks, short_bytes, step_ticks
-from packager.plan_view import overhead_pct
+from packager.plan.records import overhead_pct
 
 PNG_WIDTH, PNG_HEIGHT = 1200, 600
 LEFT, RIGHT, TOP, BOTTOM = 84, 160, 56, 48

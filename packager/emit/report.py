@@ -13,14 +13,14 @@ from typing import Mapping, Sequence
 
 from packager.emit.atomic_write import write_atomically
 from packager.emit.charts import breadth_svg, layout_svg, objects_svg, shape_text
-from packager.emit.measured import MeasuredLayout
+from packager.compare.measured_layout import MeasuredLayout
 from packager.emit.report_data import ArenaPicture, arena_picture
 from packager.emit.scale import format_bytes
 from packager.emit.svg import escape
 from packager.model import Model
 from packager.plan.portfolio import Outcome
-from packager.plan_view import overhead_pct
-from packager.planning import ArenaPlan
+from packager.plan.records import overhead_pct
+from packager.arenas import ArenaPlan
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1200px;padding:0 16px;color:#222}

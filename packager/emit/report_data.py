@@ -15,8 +15,8 @@ from packager.model import Model
 from packager.plan.portfolio import Outcome, PortfolioResult, validate
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord, align_up, breadth_by_step
-from packager.plan_view import overhead_pct
-from packager.planning import ArenaPlan
+from packager.plan.records import overhead_pct
+from packager.arenas import ArenaPlan
 from packager.semantics import SEMANTICS
 
 

@@ -13,7 +13,7 @@ from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan
 from packager.plan.registry import (BASELINES, LOCAL_SEARCH, OBJECT_STRATEGIES, OFFSET_STRATEGIES,
                                     SEARCH_LIMITS, SEARCHES, Strategy, offset_strategy)
-from packager.validate import check_object_plan, check_offset_plan
+from packager.plan.validate import check_object_plan, check_offset_plan
 
 Plan = Union[OffsetPlan, ObjectPlan]
 

@@ -151,3 +151,8 @@ def positional_maxima(records: Sequence[UsageRecord]) -> list[int]:
                 if not live[size]:
                     del live[size]
     return [int(m) for m in maxima]
+
+
+def overhead_pct(total: int, bound: int) -> float:
+    """How far a plan's total is over its lower bound, in percent (2 decimals)."""
+    return 0.0 if bound == 0 else round(100.0 * (total - bound) / bound, 2)

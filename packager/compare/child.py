@@ -1,0 +1,87 @@
+"""Run the probe in a child process, with a time limit, and turn every way it can end into data.
+
+A runtime that segfaults, aborts or hangs ends the child, never the packager: the caller gets a
+ProbeResult whose `outcome` says what happened, with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from packager.compare.probe import EXIT_MISSING, EXIT_REFUSED
+
+MEASURED = "measured"
+MISSING = "missing"  # the runtime package is not installed
+REFUSED = "refused"  # the runtime would not run this model (custom op, unsupported type...)
+FAILED = "failed"  # the child crashed, hung, or printed nonsense
+
+DEFAULT_TIMEOUT = 120.0
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    outcome: str
+    data: dict
+    reason: str = ""
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"the runtime crashed ({signal.Signals(-code).name})"
+        except ValueError:
+            return f"the runtime crashed (signal {-code})"
+    return f"the runtime exited with code {code}"
+
+
+def _last_json(stdout: str) -> dict | None:
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def run_probe(args: tuple[str, ...], timeout: float = DEFAULT_TIMEOUT) -> ProbeResult:
+    return run_child([sys.executable, "-m", "packager.compare.probe", *args], timeout)
+
+
+def run_child(command: list[str], timeout: float = DEFAULT_TIMEOUT) -> ProbeResult:
+    env = dict(os.environ)
+    # The child must import this package even when it runs from a checkout, not an install.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH")) if p)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return ProbeResult(FAILED, {}, f"the runtime did not finish within {timeout:.0f} s")
+    data = _last_json(done.stdout)
+    if done.returncode == 0 and data is not None:
+        return ProbeResult(MEASURED, data)
+    if done.returncode == EXIT_MISSING and data is not None:
+        return ProbeResult(MISSING, data, f"{data.get('missing', 'the runtime')} is not installed")
+    if done.returncode == EXIT_REFUSED and data is not None:
+        return ProbeResult(REFUSED, data, data.get("reason", "refused"))
+    tail = " ".join(done.stderr.strip().splitlines()[-1:])[:200]
+    return ProbeResult(FAILED, data or {}, _describe_exit(done.returncode) + (f": {tail}" if tail else ""))
+
+
+@lru_cache(maxsize=256)
+def _cached(args: tuple[str, ...], stamp: tuple[int, int], timeout: float) -> ProbeResult:
+    return run_probe(args, timeout)
+
+
+def probe(kind: str, path: Path, *extra: str, timeout: float = DEFAULT_TIMEOUT) -> ProbeResult:
+    """Measure once per (file contents stamp, arguments) for the life of this process."""
+    stat = path.stat()
+    return _cached((kind, str(path.resolve()), *extra), (stat.st_mtime_ns, stat.st_size), timeout)

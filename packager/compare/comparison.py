@@ -1,0 +1,257 @@
+"""`compare`: the real runtimes' measured arenas beside our prediction of them and our best plans.
+
+For one model file:
+- TFLite (CPU interpreter): measured per subgraph arena (tflite_runtime.py), predicted from the
+  file (predict_tflite.py), and checked tensor by tensor; the difference that remains is
+  split into "model tensors" (the span of the file's tensors) and "runtime scratch" (the rest).
+- TFLite Micro: measured head (tflm_runtime.py) against the predicted head (predict_tflm.py).
+- For each runtime, the best plan under the same semantics (packager/arenas.py, the one path to plans), the
+  lower bound, and what the best plan saves against the measured arena; the `ideal` semantics'
+  best as the floor of what this operator order allows.
+A runtime that is missing, refuses the model or crashes leaves its measured figures empty, with
+the reason; the planned figures are always there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from packager.model import Model
+from packager.lifetimes import model_lifetimes
+from packager.plan.portfolio import run_portfolio
+from packager.arenas import problem_of
+from packager.compare.predict_tflite import PredictedArena, predict_tflite
+from packager.kernels.tflite_scratch import LITERT, rules_for
+from packager.plan.records import UsageRecord
+from packager.compare.predict_tflm import PredictedHead, predict_tflm, scratch_records
+from packager.reader import read_model
+from packager.compare.child import MISSING
+from packager.compare import tflite_runtime
+from packager.compare import tflm_runtime
+from packager.compare.tflite_runtime import MeasuredArena, TfliteMeasurement, Unavailable
+from packager.compare.tflm_runtime import TflmMeasurement
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The best offset plan of every arena under one semantics, summed, with its lower bound."""
+
+    semantics: str
+    best: int
+    bound: int
+    strategies: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ArenaCheck:
+    """One TFLite subgraph arena: measured against predicted."""
+
+    subgraph: int
+    measured: int
+    predicted: int
+    measured_model: int
+    predicted_model: int
+    compared: int  # model tensors whose offsets were compared
+    mismatched: tuple[int, ...]  # model tensors whose offsets differ
+    scratch_equal: bool  # the temporaries in the arena: same (offset, size) multiset
+    anchored: bool  # False: offsets compared up to one common shift (offset 0 was not visible)
+    unknown: tuple[int, ...] = field(default=())  # tensors whose address Python hides
+
+    @property
+    def model_diff(self) -> int:
+        return self.measured_model - self.predicted_model
+
+    @property
+    def scratch_diff(self) -> int:
+        return (self.measured - self.measured_model) - (self.predicted - self.predicted_model)
+
+    @property
+    def arena_matches(self) -> bool:
+        if self.unknown:  # a tensor whose address is hidden may be the one on top
+            return self.measured <= self.predicted
+        return self.measured == self.predicted
+
+    @property
+    def exact(self) -> bool:
+        return not self.mismatched and self.scratch_equal and self.arena_matches
+
+
+@dataclass(frozen=True)
+class RuntimeComparison:
+    runtime: str  # "tflite" or "tflm"
+    status: str  # measured | missing | refused | failed
+    reason: str
+    package: str
+    version: str
+    planned: Planned  # best plan of the model's tensors plus the runtime's scratch buffers
+    model_only: Planned  # best plan of the model's tensors alone
+    predicted: int  # arena (TFLite: sum over subgraphs) or head, scratch included
+    predicted_model: int
+    uncovered_ops: tuple[str, ...]
+    measured: int | None = None
+    measured_model: int | None = None  # TFLite: span of the model's tensors; TFLM: None
+    checks: tuple[ArenaCheck, ...] = ()
+    persistent: int | None = None  # TFLite: bytes outside the working arenas; TFLM: the tail
+
+    @property
+    def partial(self) -> bool:
+        """The measured arena is a lower bound: some tensors' addresses are hidden (0-d tensors
+        reach Python as copies) and the visible ones do not reach the predicted top."""
+        return any(c.unknown and c.measured < c.predicted for c in self.checks)
+
+    @property
+    def exact(self) -> bool | None:
+        if self.measured is None:
+            return None
+        if self.checks:
+            return all(c.exact for c in self.checks)
+        return self.measured == self.predicted
+
+    @property
+    def saving(self) -> int | None:
+        if self.measured is None or self.partial:
+            return None
+        return self.measured - self.planned.best
+
+    @property
+    def saving_pct(self) -> float | None:
+        if not self.measured or self.partial:
+            return None
+        return round(100.0 * (self.measured - self.planned.best) / self.measured, 1)
+
+
+@dataclass(frozen=True)
+class ModelComparison:
+    name: str
+    path: str
+    tflite: RuntimeComparison
+    tflm: RuntimeComparison
+    ideal: Planned
+
+
+def planned(model: Model, semantics: str) -> Planned:
+    """Every strategy on the records the runtimes plan: the shapes stored in the file, which is
+    what both runtimes allocate when nobody resizes an input (no --dim bounds here)."""
+    results = [run_portfolio(problem_of(a), baselines=False) for a in model_lifetimes(model, semantics)]
+    best = [r.best_offsets for r in results if r.best_offsets is not None]
+    return Planned(semantics, sum(o.total for o in best),
+                   sum(r.problem.offset_lower_bound for r in results),
+                   tuple(o.strategy for o in best))
+
+
+def planned_with_scratch(model: Model, semantics: str,
+                         scratch: list[list[UsageRecord]]) -> Planned:
+    """The best plan of the records the runtime really places: the model's tensors plus the
+    runtime's predicted scratch buffers (per arena), so that it compares with the measured arena."""
+    results = []
+    for arena, extra in zip(model_lifetimes(model, semantics), scratch):
+        problem = problem_of(arena)
+        results.append(run_portfolio(replace(problem, records=problem.records + tuple(extra)),
+                                     baselines=False))
+    best = [r.best_offsets for r in results if r.best_offsets is not None]
+    return Planned(semantics, sum(o.total for o in best),
+                   sum(r.problem.offset_lower_bound for r in results),
+                   tuple(o.strategy for o in best))
+
+
+def _tflite_scratch(predictions: list[PredictedArena]) -> list[list[UsageRecord]]:
+    return [[UsageRecord(s.index, s.op, s.op, s.nbytes) for s in p.scratch if s.offset is not None]
+            for p in predictions]
+
+
+def check_arena(measured: MeasuredArena, predicted: PredictedArena) -> ArenaCheck:
+    common = sorted(set(measured.offsets) & set(predicted.offsets))
+    shift = 0
+    if not measured.anchored and common:
+        lowest = min(common, key=lambda t: measured.offsets[t])
+        shift = predicted.offsets[lowest] - measured.offsets[lowest]
+    hidden = set(measured.unknown) | set(measured.unallocated)
+    mismatched = sorted(
+        t for t in set(measured.offsets) | set(predicted.offsets) if t not in hidden
+        and (measured.offsets.get(t, None) is None or predicted.offsets.get(t) is None
+             or measured.offsets[t] + shift != predicted.offsets[t]))
+    scratch_measured = sorted((o + shift, n) for o, n in measured.scratch.values())
+    scratch_predicted = sorted((s.offset, s.nbytes) for s in predicted.scratch if s.offset is not None)
+    return ArenaCheck(measured.subgraph, measured.arena + shift if measured.arena else 0,
+                      predicted.arena, measured.model_arena + shift if measured.offsets else 0,
+                      predicted.model_arena, len(common), tuple(mismatched),
+                      scratch_measured == scratch_predicted, measured.anchored,
+                      tuple(measured.unknown))
+
+
+def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True) -> RuntimeComparison:
+    result = tflite_runtime.measure_tflite(path, model) if measure else Unavailable(
+        MISSING, "not measured")
+    if isinstance(result, TfliteMeasurement):
+        predictions = predict_tflite(model, rules_for(result.runtime, result.version))
+    else:
+        predictions = predict_tflite(model, LITERT)  # the runtime CI installs
+    uncovered = tuple(sorted({op for p in predictions for op in p.uncovered_ops}))
+    common = dict(planned=planned_with_scratch(model, "tflite", _tflite_scratch(predictions)),
+                  model_only=plan, predicted=sum(p.arena for p in predictions),
+                  predicted_model=sum(p.model_arena for p in predictions), uncovered_ops=uncovered)
+    if not isinstance(result, TfliteMeasurement):
+        return RuntimeComparison("tflite", result.outcome, result.reason, result.runtime,
+                                 result.version, **common)
+    checks = tuple(check_arena(m, p) for m, p in zip(result.arenas, predictions))
+    persistent = sum(sum(a.elsewhere.values()) + sum(a.scratch_elsewhere.values())
+                     for a in result.arenas)
+    return RuntimeComparison("tflite", "measured", "", result.runtime, result.version,
+                             measured=result.total,
+                             measured_model=sum(a.model_arena for a in result.arenas),
+                             checks=checks, persistent=persistent, **common)
+
+
+def compare_tflm(path: Path, model: Model, plan: Planned, measure: bool = True) -> RuntimeComparison:
+    prediction: PredictedHead = predict_tflm(model)
+    (arena,) = model_lifetimes(model, "tflm")
+    scratch, _, _ = scratch_records(model, arena.op_scopes)
+    common = dict(planned=planned_with_scratch(model, "tflm", [scratch]), model_only=plan, predicted=prediction.head, predicted_model=prediction.model_head,
+                  uncovered_ops=prediction.uncovered_ops)
+    result = tflm_runtime.measure_tflm(path, model) if measure else Unavailable(
+        MISSING, "not measured")
+    if not isinstance(result, TflmMeasurement):
+        return RuntimeComparison("tflm", result.outcome, result.reason, result.runtime,
+                                 result.version, **common)
+    return RuntimeComparison("tflm", "measured", "", result.runtime, result.version,
+                             measured=result.head, persistent=result.tail, **common)
+
+
+def compare_model(path: Path, measure: bool = True) -> ModelComparison:
+    path = Path(path)
+    model = read_model(path)
+    return ModelComparison(
+        name=path.stem, path=str(path),
+        tflite=compare_tflite(path, model, planned(model, "tflite"), measure),
+        tflm=compare_tflm(path, model, planned(model, "tflm"), measure),
+        ideal=planned(model, "ideal"))
+
+
+def expand_models(paths: list[Path]) -> list[Path]:
+    """Files as given; folders become their .tflite files, sorted by name."""
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        out.extend(sorted(p.glob("*.tflite")) if p.is_dir() else [p])
+    return out
+
+
+def notes(results: list[ModelComparison], rows: list[dict]) -> list[str]:
+    """The lines under the table: which runtimes measured, remaining differences, reasons."""
+    out = []
+    measured = sorted({f"{r.package} {r.version}" for c in results for r in (c.tflite, c.tflm)
+                       if r.status == "measured"})
+    if measured:
+        out.append("measured with " + ", ".join(measured))
+    for row in rows:
+        if row["tflite_diff_model_tensors"] or row["tflite_diff_runtime_scratch"]:
+            out.append(f"{row['model']}: TFLite's arena differs from the prediction by "
+                       f"{row['tflite_diff_model_tensors']:,} B on the model's tensors and "
+                       f"{row['tflite_diff_runtime_scratch']:,} B of runtime scratch")
+        if row["reasons"]:
+            out.append(f"{row['model']}: {row['reasons']}")
+    if any(r.status == "missing" for c in results for r in (c.tflite, c.tflm)):
+        out.append("a runtime is not installed, so only planned figures are shown for it; install "
+                   f"both with: {tflite_runtime.INSTALL_HINT}")
+    return out

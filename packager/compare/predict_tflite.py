@@ -1,0 +1,201 @@
+"""Predict TFLite's working arena from the model file: every tensor's offset and the arena size.
+
+The usage records come from lifetimes.py under `tflite` semantics; the op temporaries from
+tflite_scratch.py. What this module adds is TFLite's exact allocation order
+(ArenaPlanner::CalculateAllocations and CreateTensorAllocationVector):
+
+1. the tensors to place are gathered node by node, each node's tensors in the iteration order of
+   its `std::unordered_set` (`nodes_to_tensors_`: node 0 gets the variables and graph inputs,
+   then every node its outputs, then its temporaries);
+2. kept if they live in the working arena with bytes > 0, or in the persistent arena (those take
+   part in the sort but are placed elsewhere);
+3. sorted by `std::sort` with TFLite's comparator: alive for the whole run (allocated at node 0,
+   never freed) first, by index; then by size, largest first; then by allocation node. The sort
+   is not stable, so ties keep whatever order introsort leaves them in;
+4. placed one by one with SimpleMemoryArena's gap rule (greedy_by_size_tflite.arena_offset);
+   tensors that share an input's buffer (in-place ops) take part in the sort but are not placed.
+
+Only nodes prepared by `allocate_tensors()` are placed: TFLite stops preparing after the first node
+whose outputs are dynamic, and allocates the rest at run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from packager.lifetimes import (ALIAS, DYNAMIC, PERSISTENT, ArenaLifetimes,
+                                model_lifetimes)
+from packager.model import Model
+from packager.plan.offsets.greedy_by_size_tflite import arena_offset
+from packager.kernels import tflite_scratch
+from packager.kernels.libstdcxx import introsort, unordered_set_order
+from packager.kernels.tflite_scratch import OpScratch, ScratchRules
+from packager.semantics import TFLITE
+
+NEVER = 2**31 - 1  # kNodeNotAssigned: a tensor never freed
+_HANDLES = ("RESOURCE", "VARIANT")  # handle outputs do not stop Prepare (VAR_HANDLE and the like)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A tensor that takes part in TFLite's allocation sort."""
+
+    index: int  # tensor index in the subgraph (temporaries: past the model's tensors)
+    nbytes: int
+    alloc: int
+    dealloc: int  # NEVER when it is never freed
+    placed: bool  # False: persistent arena, or an in-place output sharing its input's buffer
+
+    @property
+    def whole_run(self) -> bool:
+        return self.alloc == 0 and self.dealloc == NEVER
+
+
+@dataclass(frozen=True)
+class PredictedScratch:
+    index: int
+    op: int
+    op_name: str
+    what: str
+    nbytes: int
+    offset: int | None  # None: not in the working arena (persistent or dynamic)
+
+
+@dataclass(frozen=True)
+class PredictedArena:
+    subgraph: int
+    arena: int  # bytes: max(offset + size) over everything placed
+    model_arena: int  # the same over the model's own tensors only
+    offsets: dict[int, int]  # model tensor -> offset (in-place outputs: their owner's offset)
+    scratch: tuple[PredictedScratch, ...]
+    prepared_ops: int  # ops prepared by allocate_tensors (all, unless a dynamic output stops it)
+    uncovered_ops: tuple[str, ...] = field(default=())  # ops whose scratch rule is unknown
+
+
+def _less(a: Candidate, b: Candidate) -> bool:
+    if a.whole_run:
+        return a.index < b.index if b.whole_run else True
+    if b.whole_run:
+        return False
+    if a.nbytes != b.nbytes:
+        return a.nbytes > b.nbytes
+    return a.alloc < b.alloc
+
+
+def _prepared_ops(model: Model, arena: ArenaLifetimes) -> int:
+    """Ops prepared before the first one with a dynamic output (that one included):
+    Subgraph::PrepareOpsStartingAt stops there, and the rest is allocated while running."""
+    sg = model.subgraphs[arena.subgraph]
+    for i, op in enumerate(sg.operators):
+        if any(o >= 0 and arena.category.get(o) == DYNAMIC
+               and sg.tensors[o].type not in _HANDLES for o in op.outputs):
+            return i + 1
+    return len(sg.operators)
+
+
+def _readers_and_outputs(model: Model, subgraph: int) -> tuple[dict[int, int], set[int]]:
+    sg = model.subgraphs[subgraph]
+    last_read: dict[int, int] = {}
+    for i, op in enumerate(sg.operators):
+        for t in op.inputs:
+            if t >= 0:
+                last_read[t] = i
+    return last_read, {o for o in sg.outputs if o >= 0}
+
+
+def _model_candidates(model: Model, arena: ArenaLifetimes) -> dict[int, Candidate]:
+    sg = model.subgraphs[arena.subgraph]
+    out: dict[int, Candidate] = {}
+    for pos, r in enumerate(arena.records):
+        # The whole-run test is all the sort asks of the free node; conflicts need only last_op.
+        dealloc = NEVER if pos in arena.whole_run else r.last_op
+        out[r.tensor] = Candidate(r.tensor, r.size, r.first_op, dealloc, placed=True)
+    producers = {o: i for i, op in enumerate(sg.operators) for o in op.outputs if o >= 0}
+    last_read, outputs = _readers_and_outputs(model, arena.subgraph)
+    for t, cat in arena.category.items():
+        size = sg.tensors[t].nbytes or 0
+        if cat == ALIAS:
+            # Its own reference count is never dropped (reads count against its owner).
+            out[t] = Candidate(t, size, arena.alias_intervals[t][0], NEVER, placed=False)
+        elif cat == PERSISTENT:
+            if sg.tensors[t].is_variable:
+                out[t] = Candidate(t, size, 0, NEVER, placed=False)
+            elif t in producers:
+                freed = t not in outputs and t in last_read
+                out[t] = Candidate(t, size, producers[t], last_read[t] if freed else NEVER,
+                                   placed=False)
+    return out
+
+
+def _node_sets(model: Model, arena: ArenaLifetimes, scratch: list[OpScratch],
+               first_temp: list[int]) -> list[list[int]]:
+    """The insertion sequence of each node's `nodes_to_tensors_` set."""
+    sg = model.subgraphs[arena.subgraph]
+    inserts: list[list[int]] = [[] for _ in range(max(len(sg.operators), 1))]
+    inserts[0] += [t.index for t in sg.tensors if t.is_variable]
+    inserts[0] += [t for t in sg.inputs if t >= 0]
+    for i, op in enumerate(sg.operators):
+        inserts[i] += [o for o in op.outputs if o >= 0]
+        inserts[i] += [first_temp[i] + tmp.slot for tmp in scratch[i].temporaries]
+    return inserts
+
+
+def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules) -> PredictedArena:
+    sg = model.subgraphs[arena.subgraph]
+    scratch = tflite_scratch.subgraph_scratch(model, arena.subgraph, rules)
+    prepared = _prepared_ops(model, arena)
+    first_temp, next_index = [], len(sg.tensors)
+    for i, s in enumerate(scratch):
+        first_temp.append(next_index)
+        if i < prepared:
+            next_index += s.added
+
+    candidates = _model_candidates(model, arena)
+    temps: dict[int, tuple[int, object]] = {}
+    for i in range(prepared):
+        for tmp in scratch[i].temporaries:
+            index = first_temp[i] + tmp.slot
+            temps[index] = (i, tmp)
+            if tmp.kind == tflite_scratch.ARENA and tmp.nbytes > 0:
+                candidates[index] = Candidate(index, tmp.nbytes, i, i, placed=True)
+            elif tmp.kind == tflite_scratch.PERSISTENT:
+                candidates[index] = Candidate(index, tmp.nbytes, i, i, placed=False)
+
+    gathered: list[Candidate] = []
+    for node, inserted in enumerate(_node_sets(model, arena, scratch, first_temp)[:max(prepared, 1)]):
+        for t in unordered_set_order(inserted):
+            c = candidates.get(t)
+            if c is not None and (c.nbytes > 0 or not c.placed) and c.alloc == node:
+                gathered.append(c)
+
+    offsets: dict[int, int] = {}
+    placed: list[tuple[int, int, int, int]] = []  # (offset, end, alloc, dealloc)
+    for c in introsort(gathered, _less):
+        if not c.placed or c.nbytes == 0:
+            continue
+        conflicts = sorted(p for p in placed if not (p[3] < c.alloc or p[2] > c.dealloc))
+        offset = arena_offset(conflicts, c.nbytes, TFLITE.alignment)
+        offsets[c.index] = offset
+        placed.append((offset, offset + c.nbytes, c.alloc, c.dealloc))
+
+    model_offsets = {t: o for t, o in offsets.items() if t < len(sg.tensors)}
+    for alias, root in arena.aliases.items():
+        if root in model_offsets:
+            model_offsets[alias] = model_offsets[root]
+    sizes = {t: sg.tensors[t].nbytes or 0 for t in model_offsets}
+    predicted_scratch = tuple(
+        PredictedScratch(index, op, sg.operators[op].name, tmp.what, tmp.nbytes, offsets.get(index))
+        for index, (op, tmp) in sorted(temps.items()))
+    uncovered = tuple(sorted({sg.operators[i].name for i in range(prepared)
+                              if not scratch[i].covered}))
+    return PredictedArena(
+        subgraph=arena.subgraph,
+        arena=max((end for _, end, _, _ in placed), default=0),
+        model_arena=max((model_offsets[t] + sizes[t] for t in model_offsets), default=0),
+        offsets=model_offsets, scratch=predicted_scratch, prepared_ops=prepared,
+        uncovered_ops=uncovered)
+
+
+def predict_tflite(model: Model, rules: ScratchRules) -> list[PredictedArena]:
+    """One prediction per subgraph arena."""
+    return [predict_subgraph(model, a, rules) for a in model_lifetimes(model, TFLITE)]

@@ -1,0 +1,186 @@
+"""Child-process entry point: load a model in a real runtime and print what it allocated, as JSON.
+
+    python -m packager.compare.probe tflite MODEL
+    python -m packager.compare.probe tflm MODEL ARENA_BYTES
+
+Runs in its own process so that a runtime that aborts or crashes cannot take the packager down.
+Imports nothing from the packager: only the runtime and the standard library. The runtimes print
+diagnostics on the C-level stdout/stderr; both file descriptors are redirected to a temporary file
+while the runtime works, so the JSON line on stdout stays clean and the diagnostics can be quoted.
+
+Exit codes: 0 measured (JSON on stdout), 3 runtime not installed, 4 the runtime refused the
+model (JSON with a one-line reason). Anything else (a signal, a traceback) is a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from contextlib import contextmanager
+from typing import Iterator
+
+EXIT_MISSING = 3
+EXIT_REFUSED = 4
+
+
+@contextmanager
+def captured_output() -> Iterator[list[str]]:
+    """Redirect file descriptors 1 and 2 to a temporary file; yield a list that receives the text."""
+    lines: list[str] = []
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = (os.dup(1), os.dup(2))
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+            sink.seek(0)
+            lines.extend(sink.read().decode("utf-8", "replace").splitlines())
+
+
+def emit(data: dict, code: int = 0) -> None:
+    sys.stdout.write(json.dumps(data) + "\n")
+    sys.stdout.flush()
+    sys.exit(code)
+
+
+def _first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    for cut in (" See instructions", " (TFLM failed", " Node number"):
+        text = text.split(cut)[0]
+    return text.strip()[:240]
+
+
+def reason_of(error: BaseException, output: list[str]) -> str:
+    """One line: the runtime's own diagnostic when it printed one, else the exception."""
+    for line in output:
+        if line.strip() and not line.startswith("[RecordingMicroAllocator]"):
+            return _first_sentence(line)
+    return _first_sentence(str(error)) or type(error).__name__
+
+
+def package_version(name: str) -> str:
+    try:
+        from importlib.metadata import version
+        return version(name)
+    except Exception:  # metadata missing or unreadable: the version is only informative
+        return "?"
+
+
+# -- TFLite / LiteRT ------------------------------------------------------------------------------
+
+def _tflite_module():
+    try:
+        from ai_edge_litert import interpreter
+        import ai_edge_litert
+        return interpreter, "ai-edge-litert", getattr(ai_edge_litert, "__version__", None) \
+            or package_version("ai-edge-litert")
+    except ImportError:
+        pass
+    try:
+        from tflite_runtime import interpreter
+        import tflite_runtime
+        return interpreter, "tflite-runtime", getattr(tflite_runtime, "__version__", None) \
+            or package_version("tflite-runtime")
+    except ImportError:
+        return None, None, None
+
+
+def _tensor_row(wrapper, index: int, subgraph: int) -> list:
+    """[index, data pointer or None, nbytes or the reason there is no buffer]."""
+    try:
+        # Temporaries a kernel reserved but never shaped have no type or dims: reading their
+        # buffer would dereference null dims, so ask for type and shape first (they raise).
+        dtype = wrapper.TensorType(index, subgraph)
+        wrapper.TensorSize(index, subgraph)
+        if dtype is object or getattr(dtype, "__name__", "") == "object_":
+            # Resource, variant and string tensors: viewing them can crash the interpreter.
+            return [index, None, "no buffer view (resource, variant or string)"]
+        array = wrapper.tensor(wrapper, index, subgraph)
+    except (ValueError, RuntimeError) as e:
+        return [index, None, str(e)]
+    if array is None:
+        return [index, None, "no buffer view"]
+    if array.base is None:
+        # 0-d tensors come back as copies: their address says nothing about the arena.
+        return [index, None, "a copy, not a view (0-d tensor)"]
+    return [index, array.__array_interface__["data"][0], int(array.nbytes)]
+
+
+def probe_tflite(path: str) -> None:
+    interpreter, package, version = _tflite_module()
+    if interpreter is None:
+        emit({"missing": "ai-edge-litert (or tflite-runtime)"}, EXIT_MISSING)
+    with captured_output() as output:
+        try:
+            it = interpreter.Interpreter(
+                model_path=path,
+                experimental_op_resolver_type=interpreter.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+            it.allocate_tensors()
+            error = None
+        except Exception as e:  # the runtime refusing the model, in whatever words
+            error = e
+    if error is not None:
+        emit({"runtime": package, "version": version, "reason": reason_of(error, output)},
+             EXIT_REFUSED)
+    wrapper = it._interpreter  # the tensor views need the wrapper's per-subgraph accessors
+    subgraphs = [[_tensor_row(wrapper, i, s) for i in range(wrapper.NumTensors(s))]
+                 for s in range(wrapper.NumSubgraphs())]
+    emit({"runtime": package, "version": version, "subgraphs": subgraphs})
+
+
+# -- TFLite Micro ---------------------------------------------------------------------------------
+
+def _recorded(lines: list[str], what: str) -> int | None:
+    for line in lines:
+        if f"Arena allocation {what} " in line:
+            return int(line.split(f"Arena allocation {what} ")[1].split()[0])
+    return None
+
+
+def probe_tflm(path: str, arena_bytes: int) -> None:
+    try:
+        from tflite_micro import runtime
+    except ImportError:
+        emit({"missing": "tflite-micro"}, EXIT_MISSING)
+    version = package_version("tflite-micro")
+    with captured_output() as output:
+        try:
+            it = runtime.Interpreter.from_file(
+                path, arena_size=arena_bytes,
+                intrepreter_config=runtime.InterpreterConfig.kAllocationRecording)
+            error = None
+        except Exception as e:
+            error = e
+    if error is not None:
+        emit({"runtime": "tflite-micro", "version": version, "arena_bytes": arena_bytes,
+              "reason": reason_of(error, output)}, EXIT_REFUSED)
+    with captured_output() as recording:
+        it.print_allocations()
+    emit({"runtime": "tflite-micro", "version": version, "arena_bytes": arena_bytes,
+          "head": _recorded(recording, "head"), "tail": _recorded(recording, "tail"),
+          "total": _recorded(recording, "total")})
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) >= 2 and argv[0] == "tflite":
+        probe_tflite(argv[1])
+    elif len(argv) >= 3 and argv[0] == "tflm":
+        probe_tflm(argv[1], int(argv[2]))
+    else:
+        sys.stderr.write(__doc__)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,297 @@
+"""Dynamic shapes: symbolic sizes, the planning passes, and the static worst-case plan.
+
+Every resizable input dimension (-1 in `shape_signature`) becomes a named symbol; sizes propagate
+through the graph as expressions (shape_rules.py). An op whose output size is not a function of
+its input shapes gives that output fresh symbols, known only after the op runs, bounded where a
+bound follows from the op (WHERE, UNIQUE: the input's element count) or from the user.
+
+Passes (the paper's prescription): pass 0 holds the tensors whose size is fixed in the file, pass 1
+those known once the inputs are bound, and pass k+1 those known after the k-th data-dependent op
+runs. Each pass is planned with everything placed by earlier passes fixed, so a runtime can keep
+earlier offsets and re-plan a later pass at the real sizes; with every symbol bounded, the same
+passes at the largest sizes give one static plan valid for every allowed binding (sizes only
+shrink below the bounds and lifetimes do not depend on sizes).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from packager.errors import PackagerError
+from packager.lifetimes import ArenaLifetimes
+from packager.model import ELEMENT_BITS, Model, Subgraph
+from packager.plan.offsets._gaps import offset_plan, place_in_order
+from packager.plan.records import OffsetPlan, UsageRecord, align_up, offset_lower_bound
+from packager.semantics import SEMANTICS
+from packager.dynamic.shape_rules import RULES, VALUE_RULES, Shape
+from packager.plan.validate import check_offset_plan
+from packager.dynamic.symbolic import Sym, UnboundSymbol, Value, ceildiv, evaluate, mul, product, symbols, upper
+
+MAX_VALUE_ELEMENTS = 64  # small integer tensors (shapes, axes) are read by value
+
+
+class DimError(PackagerError):
+    """A --dim is malformed, names no symbol, or a symbol needed for a static plan has no bound."""
+
+
+@dataclass(frozen=True)
+class Symbol:
+    name: str
+    source: str  # "input 'x' axis 0" or "output 1 of op 12 (WHERE)"
+    data_dependent: bool
+    pass_index: int  # 1 for input symbols; 2, 3, ... in the order their ops run
+    derived_bound: Value | None = None  # an upper bound following from the op (an expression)
+
+
+@dataclass(frozen=True)
+class DynamicShapes:
+    subgraph: int
+    symbols: tuple[Symbol, ...]
+    shapes: Mapping[int, Shape]  # tensor -> shape expressions
+    sizes: Mapping[int, Value]  # tensor -> bytes (expression)
+    passes: Mapping[int, int]  # tensor -> pass
+
+    @property
+    def is_dynamic(self) -> bool:
+        return bool(self.symbols)
+
+    def symbol(self, name: str) -> Symbol:
+        for s in self.symbols:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+
+def _identifier(text: str) -> str:
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", text).strip("_") or "t"
+    return ident if not ident[0].isdigit() else f"t_{ident}"
+
+
+class _Context:
+    def __init__(self, model: Model, sg: Subgraph):
+        self.model, self.sg = model, sg
+        self.shapes: dict[int, Shape] = {}
+        self.values: dict[int, list[Value]] = {}
+
+    def shape(self, t: int) -> Shape:
+        return self.shapes.get(t, self.sg.tensors[t].shape)
+
+    def value(self, t: int) -> list[Value] | None:
+        if t < 0:
+            return None
+        if t in self.values:
+            return self.values[t]
+        tensor = self.sg.tensors[t]
+        if tensor.is_constant and tensor.type in ("INT32", "INT64") and tensor.num_elements <= MAX_VALUE_ELEMENTS:
+            raw = self.model.buffer_bytes(tensor.buffer)
+            dtype = "<i4" if tensor.type == "INT32" else "<i8"
+            if len(raw) == tensor.num_elements * np.dtype(dtype).itemsize:
+                return [int(v) for v in np.frombuffer(raw, dtype=dtype)]
+        return None
+
+
+def analyse(model: Model, subgraph: int = 0, renames: Mapping[str, str] | None = None) -> DynamicShapes:
+    """Symbolic shapes, byte sizes and passes of every non-constant tensor of a subgraph."""
+    renames = dict(renames or {})
+    sg = model.subgraphs[subgraph]
+    ctx = _Context(model, sg)
+    syms: list[Symbol] = []
+    used_names: set[str] = set()
+
+    def new_symbol(default: str, **kw) -> Sym:
+        name = renames.get(default, default)
+        base, k = name, 2
+        while name in used_names:
+            name, k = f"{base}_{k}", k + 1
+        used_names.add(name)
+        syms.append(Symbol(name=name, **kw))
+        return Sym(name)
+
+    for t in sg.inputs:
+        tensor = sg.tensors[t] if t >= 0 else None
+        if tensor is None or tensor.shape_signature is None:
+            continue
+        dims = []
+        for axis, (d, sig) in enumerate(zip(tensor.shape, tensor.shape_signature)):
+            dims.append(new_symbol(f"{_identifier(tensor.name)}_{axis}", source=f"input '{tensor.name}' axis {axis}",
+                                   data_dependent=False, pass_index=1) if sig < 0 else d)
+        ctx.shapes[t] = tuple(dims)
+
+    data_ops = 0
+    for op in sg.operators:
+        if VALUE_RULES.get(op.name) and len(op.outputs) == 1:
+            try:
+                v = VALUE_RULES[op.name](op, ctx)
+            except (IndexError, ValueError, ZeroDivisionError, TypeError):
+                v = None
+            if v is not None and len(v) <= MAX_VALUE_ELEMENTS:
+                ctx.values[op.outputs[0]] = v
+        symbolic_inputs = any(symbols(d) for t in op.inputs if t >= 0 for d in ctx.shape(t))
+        shapes = None
+        if op.name in RULES:
+            try:
+                shapes = RULES[op.name](op, ctx)
+            except (IndexError, ValueError, ZeroDivisionError, TypeError, KeyError):
+                shapes = None
+        if shapes is not None and len(shapes) == len(op.outputs):
+            for t, s in zip(op.outputs, shapes):
+                if t >= 0:
+                    ctx.shapes[t] = tuple(s)
+            continue
+        outputs = [t for t in op.outputs if t >= 0]
+        resizable = [t for t in outputs if sg.tensors[t].is_dynamic_shape]
+        if not symbolic_inputs and not resizable:
+            continue  # static in, static out: trust the file
+        if not resizable and op.name not in RULES:
+            continue  # an op we do not model whose outputs the file declares fixed
+        # Data-dependent: each resizable output dimension is known only after the op runs.
+        data_ops += 1
+        bound = _derived_bound(op, ctx)
+        for k, t in enumerate(op.outputs):
+            if t < 0:
+                continue
+            tensor = sg.tensors[t]
+            sig = tensor.shape_signature or tuple(-1 if symbolic_inputs else d for d in tensor.shape)
+            ctx.shapes[t] = tuple(
+                new_symbol(f"{_identifier(op.name.lower())}{op.index}_out{k}_{axis}",
+                           source=f"output {k} axis {axis} of op {op.index} ({op.name})",
+                           data_dependent=True, pass_index=1 + data_ops,
+                           derived_bound=bound if axis == 0 else None)
+                if s < 0 else d for axis, (d, s) in enumerate(zip(tensor.shape, sig)))
+
+    pass_of = {s.name: s.pass_index for s in syms}
+    sizes, passes, shapes = {}, {}, {}
+    for tensor in sg.tensors:
+        if tensor.is_constant:
+            continue
+        shape = ctx.shape(tensor.index)
+        bits = ELEMENT_BITS[tensor.type]
+        if bits is None:
+            continue
+        size = ceildiv(mul(product(list(shape)), bits), 8) if bits % 8 else mul(product(list(shape)), bits // 8)
+        shapes[tensor.index] = shape
+        sizes[tensor.index] = size
+        passes[tensor.index] = max((pass_of[n] for n in symbols(size)), default=0)
+    return DynamicShapes(subgraph=subgraph, symbols=tuple(syms), shapes=shapes, sizes=sizes, passes=passes)
+
+
+def _derived_bound(op, ctx) -> Value | None:
+    """An upper bound on the data-dependent count an op produces, where the op implies one."""
+    if op.name in ("WHERE", "UNIQUE") and op.inputs:
+        return product(list(ctx.shape(op.inputs[0])))
+    return None
+
+
+# -- bindings ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DimSpec:
+    name: str
+    rename: str | None
+    low: int | None
+    high: int | None
+
+
+def parse_dim(text: str) -> DimSpec:
+    """`NAME=V`, `NAME=MIN..MAX`, `NAME=..MAX`, optionally `OLD:NEW=...` to rename a symbol."""
+    m = re.fullmatch(r"\s*([A-Za-z_][\w]*)(?::([A-Za-z_]\w*))?\s*(?:=\s*(\d*)\s*(\.\.\s*(\d+))?)?\s*", text)
+    if not m:
+        raise DimError(f"--dim '{text}': expected NAME=VALUE, NAME=MIN..MAX or OLD:NEW=MIN..MAX")
+    name, new, low, dots, high = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5)
+    if dots is None:
+        lo = hi = int(low) if low else None
+    else:
+        lo, hi = (int(low) if low else None), int(high)
+    if lo is not None and hi is not None and lo > hi:
+        raise DimError(f"--dim '{text}': minimum {lo} is above maximum {hi}")
+    if hi is not None and hi <= 0:
+        raise DimError(f"--dim '{text}': sizes must be positive")
+    return DimSpec(name, new, lo, hi)
+
+
+def bounds_of(shapes: DynamicShapes, specs: Sequence[DimSpec]) -> dict[str, tuple[int, int]]:
+    """Each symbol's (min, max): from --dim, else from the op's derived bound. Unbound symbols are
+    left out; `require_bounds` names them."""
+    given = {}
+    known = {s.name for s in shapes.symbols}
+    for spec in specs:
+        name = spec.rename or spec.name
+        if name not in known:
+            raise DimError(f"--dim {spec.name}: no such symbol (symbols: {', '.join(sorted(known)) or 'none'})")
+        if spec.high is not None:
+            given[name] = (spec.low if spec.low is not None else 1, spec.high)
+    out: dict[str, tuple[int, int]] = {}
+    for s in shapes.symbols:  # in order: a derived bound may use earlier symbols
+        if s.name in given:
+            out[s.name] = given[s.name]
+        elif s.derived_bound is not None and symbols(s.derived_bound) <= set(out):
+            out[s.name] = (0, upper(s.derived_bound, out))
+    return out
+
+
+def require_bounds(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]]) -> None:
+    missing = [s for s in shapes.symbols if s.name not in bounds]
+    if missing:
+        s = missing[0]
+        raise DimError(f"symbol '{s.name}' ({s.source}) has no bound: give --dim {s.name}=MIN..MAX"
+                       + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+
+
+def renames_of(specs: Sequence[DimSpec]) -> dict[str, str]:
+    return {s.name: s.rename for s in specs if s.rename}
+
+
+# -- multi-pass planning ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PassPlan:
+    lifetimes: ArenaLifetimes  # records at their worst-case sizes
+    plan: OffsetPlan
+    passes: tuple[int, ...]  # per record
+    size_expressions: tuple[Value, ...]  # per record
+    bounds: Mapping[str, tuple[int, int]]
+    lower_bound: int  # at the largest binding
+
+
+def worst_case_lifetimes(arena: ArenaLifetimes, shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]]
+                         ) -> tuple[ArenaLifetimes, tuple[int, ...], tuple[Value, ...]]:
+    """The arena's records at their largest sizes, with each record's pass and size expression.
+    Tensors the runtime would allocate dynamically (data-dependent outputs) are planned too."""
+    sem = SEMANTICS[arena.semantics]
+    # Inline (TFLite Micro) arenas number subgraph 0's tensors as themselves; per-subgraph arenas
+    # take expressions only when they plan the analysed subgraph.
+    own = arena.inline and shapes.subgraph == 0 or arena.subgraph == shapes.subgraph
+    records, passes, exprs = [], [], []
+    for r in arena.records:
+        expr = shapes.sizes.get(r.tensor, r.size) if own else r.size
+        records.append(replace(r, size=align_up(upper(expr, bounds), sem.size_rounding)))
+        passes.append(shapes.passes.get(r.tensor, 0) if own else 0)
+        exprs.append(expr)
+    return replace(arena, records=tuple(records)), tuple(passes), tuple(exprs)
+
+
+def plan_passes(arena: ArenaLifetimes, shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]]) -> PassPlan:
+    """One static plan valid for every binding inside `bounds`: pass by pass, largest first, each
+    record in the smallest gap left by everything placed before it (earlier passes never move)."""
+    require_bounds(shapes, bounds)
+    worst, passes, exprs = worst_case_lifetimes(arena, shapes, bounds)
+    records = worst.records
+    order = sorted(range(len(records)), key=lambda i: (passes[i], -records[i].size, records[i].first_op, i))
+    alignment = SEMANTICS[arena.semantics].alignment
+    plan = offset_plan("passes", records, place_in_order(records, order, alignment), alignment)
+    check_offset_plan(records, plan, arena.aliases, arena.alias_intervals)
+    return PassPlan(worst, plan, passes, exprs, dict(bounds), offset_lower_bound(records))
+
+
+def sizes_at(pass_plan: PassPlan, binding: Mapping[str, int]) -> tuple[UsageRecord, ...]:
+    """The records at one binding of the symbols (for checking a worst-case plan there)."""
+    sem = SEMANTICS[pass_plan.lifetimes.semantics]
+    try:
+        return tuple(replace(r, size=align_up(evaluate(e, binding), sem.size_rounding))
+                     for r, e in zip(pass_plan.lifetimes.records, pass_plan.size_expressions))
+    except UnboundSymbol as e:
+        raise DimError(f"symbol '{e.args[0]}' has no value in this binding") from None

@@ -1,0 +1,199 @@
+"""Check a packaged plan against its model: the records it states must be the ones the model gives
+under its semantics, and its offsets and objects must pass the independent validator.
+
+Run on every plan right before it is written, and by `package.load.load` on every plan read back, so a
+plan file edited by hand (or damaged) is refused even when its own numbers look consistent.
+"""
+
+from __future__ import annotations
+
+from packager.dynamic.shapes import analyse
+from packager.errors import ModelError, PlanError
+from packager.package.offline_plan import METADATA_NAME, decode
+from packager.lifetimes import PERSISTENT
+from packager.model import Model
+from packager.package.sidecar import (TENSOR, ArenaSection, ArenaToPlan, DynamicBinding, PackagePlan,
+                                   arenas_to_plan, object_plan_of, offset_plan_of, symbol_entries)
+from packager.plan.portfolio import validate
+from packager.plan.problem import Problem
+from packager.plan.records import ObjectPlan, OffsetPlan, arena_of
+from packager.arenas import problem_of
+from packager.reader import parse_model
+from packager.semantics import SEMANTICS
+
+
+def _mismatch(message: str) -> PlanError:
+    return PlanError(f"the plan does not match the model: {message}")
+
+
+def check_package_plan(plan: PackagePlan, model: Model) -> None:
+    """Raise PlanError unless the plan is valid for this model."""
+    sem = SEMANTICS.get(plan.semantics)
+    if sem is None:
+        raise PlanError(f"unknown semantics '{plan.semantics}' in the plan")
+    if plan.alignment != sem.alignment:
+        raise _mismatch(f"alignment {plan.alignment}, but {plan.semantics} semantics use {sem.alignment}")
+    counts = tuple(len(sg.tensors) for sg in model.subgraphs)
+    if plan.source.subgraph_tensor_counts != counts:
+        raise _mismatch(f"tensor counts per subgraph {list(plan.source.subgraph_tensor_counts)}, "
+                        f"the model has {list(counts)}")
+    expected = expected_arenas(plan, model)
+    if len(plan.arenas) != len(expected):
+        raise _mismatch(f"{len(plan.arenas)} arenas, the model has {len(expected)}")
+    for section, arena in zip(plan.arenas, expected):
+        lifetimes = arena.lifetimes
+        where = "whole-model arena" if section.inline else f"arena of subgraph {section.subgraph}"
+        if (section.subgraph, section.inline) != (lifetimes.subgraph, lifetimes.inline):
+            raise _mismatch(f"{where}: expected subgraph {lifetimes.subgraph}")
+        problem = problem_of(lifetimes)
+        try:
+            _check_arena(section, problem, plan.alignment)
+            _check_dynamic(section, arena, problem, plan.alignment)
+        except PlanError as e:
+            raise PlanError(f"{where}: {e}") from None
+        persistent = tuple(lifetimes.ids(PERSISTENT))
+        if tuple(p.index for p in section.persistent) != persistent:
+            raise _mismatch(f"{where}: persistent tensors {[p.index for p in section.persistent]}, "
+                            f"expected {list(persistent)}")
+        _check_names(section, model)
+
+
+def expected_arenas(plan: PackagePlan, model: Model) -> list[ArenaToPlan]:
+    """What the model gives under the plan's semantics, at the bounds the plan states."""
+    return arenas_to_plan(model, plan.semantics, dynamic_binding_of(plan, model))
+
+
+def dynamic_binding_of(plan: PackagePlan, model: Model) -> DynamicBinding | None:
+    """The model's symbols under the names the plan gives them, bounded as the plan says; None
+    for a static model. The symbols must be the model's: same sources, passes and order."""
+    shapes = analyse(model)
+    if not shapes.is_dynamic and not plan.symbols:
+        return None
+    if len(plan.symbols) != len(shapes.symbols):
+        found = ", ".join(s.name for s in shapes.symbols) or "none"
+        raise _mismatch(f"{len(plan.symbols)} symbols stated, the model has {len(shapes.symbols)} ({found})")
+    renames = {s.name: stated.name for s, stated in zip(shapes.symbols, plan.symbols) if s.name != stated.name}
+    if renames:  # the user renamed symbols with --dim OLD:NEW=...
+        shapes = analyse(model, 0, renames)
+    bounds = {s.name: (s.min, s.max) for s in plan.symbols}
+    if [s.name for s in shapes.symbols] != list(bounds) or symbol_entries(shapes, bounds) != plan.symbols:
+        raise _mismatch("the symbols differ from the model's (name, source or pass)")
+    for s in plan.symbols:
+        if not 0 <= s.min <= s.max:
+            raise PlanError(f"symbol '{s.name}' has the bounds [{s.min}, {s.max}]")
+    return DynamicBinding(shapes, bounds)
+
+
+def _check_dynamic(section: ArenaSection, arena: ArenaToPlan, expected: Problem, alignment: int) -> None:
+    """Each tensor's pass and size expression are the model's, and the multi-pass plan is a valid
+    plan of the same records (nothing of it for a static model)."""
+    sizes = arena.sizes
+    for t in section.offsets.tensors:
+        want = (0, None) if sizes is None else (sizes.passes[t.index], str(sizes.expressions[t.index]))
+        if (t.pass_, t.size_expr) != want:
+            raise _mismatch(f"tensor {t.index} is stated in pass {t.pass_} with size {t.size_expr}, "
+                            f"the model gives pass {want[0]} with size {want[1]}")
+    if (sizes is None) != (section.passes is None):
+        raise _mismatch("a multi-pass plan is stated for a static model, or missing for a dynamic one")
+    if section.passes is None:
+        return
+    stated = dict(section.passes.offsets)
+    if len(stated) != len(section.passes.offsets) or stated.keys() != {r.tensor for r in expected.records}:
+        raise _mismatch("the multi-pass plan does not cover exactly the planned tensors")
+    offsets = tuple(stated[r.tensor] for r in expected.records)
+    try:
+        validate(expected, OffsetPlan("passes", offsets, section.passes.arena_bytes, alignment))
+    except PlanError as e:
+        raise PlanError(f"multi-pass plan: {e}") from None
+    if section.passes.arena_bytes != arena_of(expected.records, offsets):
+        raise PlanError(f"multi-pass plan: arena of {section.passes.arena_bytes} B stated, the offsets "
+                        f"need {arena_of(expected.records, offsets)} B")
+
+
+def _check_arena(section: ArenaSection, expected: Problem, alignment: int) -> None:
+    records, stated, aliases, intervals = offset_plan_of(section, alignment)
+    by_id = {r.tensor: (r, o) for r, o in zip(records, stated.offsets)}
+    if len(by_id) != len(records):
+        raise _mismatch("a tensor is listed twice")
+    want = {r.tensor: r for r in expected.records}
+    if by_id.keys() != want.keys():
+        missing, extra = sorted(want.keys() - by_id.keys()), sorted(by_id.keys() - want.keys())
+        raise _mismatch(f"planned tensors differ (missing {missing[:5]}, unexpected {extra[:5]})")
+    for t, r in want.items():
+        if by_id[t][0] != r:
+            raise _mismatch(f"tensor {t} is stated as {_show(by_id[t][0])}, the model gives {_show(r)}")
+    if aliases != expected.aliases or intervals != {a: expected.alias_intervals[a] for a in aliases}:
+        raise _mismatch("the aliases differ from the model's")
+    for t in section.offsets.tensors:
+        if t.alias_of is not None and t.offset != by_id[t.alias_of][1]:
+            raise PlanError(f"alias {t.index} is not at the offset of tensor {t.alias_of}")
+    # Re-validate in the model's own record order, with the plan's numbers.
+    offsets = tuple(by_id[r.tensor][1] for r in expected.records)
+    plan = OffsetPlan(stated.strategy, offsets, stated.arena, alignment)
+    validate(expected, plan)
+    if stated.arena != arena_of(expected.records, offsets):
+        raise PlanError(f"arena of {stated.arena} B stated, the offsets need {arena_of(expected.records, offsets)} B")
+    if section.offsets.lower_bound != expected.offset_lower_bound:
+        raise PlanError(f"lower bound {section.offsets.lower_bound} stated, it is {expected.offset_lower_bound}")
+    objects = object_plan_of(section)
+    assigned = dict(section.objects.assignment)
+    if assigned.keys() != want.keys() or len(assigned) != len(section.objects.assignment):
+        raise _mismatch("the shared-object plan does not cover exactly the planned tensors")
+    validate(expected, ObjectPlan(objects.strategy, tuple(assigned[r.tensor] for r in expected.records),
+                                  objects.object_sizes))
+    if section.objects.total_bytes != sum(objects.object_sizes):
+        raise PlanError("shared-object total differs from the sum of the object sizes")
+    if section.objects.lower_bound != expected.object_lower_bound:
+        raise PlanError(f"shared-object lower bound {section.objects.lower_bound} stated, "
+                        f"it is {expected.object_lower_bound}")
+
+
+def _check_names(section: ArenaSection, model: Model) -> None:
+    for t in section.offsets.tensors:
+        if t.kind != TENSOR:
+            continue
+        if not (0 <= t.subgraph < len(model.subgraphs)
+                and 0 <= t.tensor < len(model.subgraphs[t.subgraph].tensors)):
+            raise _mismatch(f"tensor {t.index} points to subgraph {t.subgraph} tensor {t.tensor}")
+        if model.subgraphs[t.subgraph].tensors[t.tensor].name != t.name:
+            raise _mismatch(f"tensor {t.index} is called '{t.name}' in the plan")
+
+
+def _show(r) -> str:
+    return f"ops {r.first_op}..{r.last_op}, {r.size} B"
+
+
+def check_offline_model(packed: bytes, plan: PackagePlan, model: Model) -> None:
+    """The offline-planned .tflite about to be written: readable by our reader, the same graph as
+    the input, and its OfflineMemoryAllocation words, read back from the bytes, a valid plan."""
+    try:
+        again = parse_model(packed)
+    except ModelError as e:  # our bug, not the user's input: say so
+        raise PlanError(f"the offline-planned model does not read back: {e}") from None
+    if again.subgraphs != model.subgraphs or again.signature_defs != model.signature_defs:
+        raise PlanError("the offline-planned model's graph differs from the input's")
+    replaced = {buf for name, buf in model.metadata if name == METADATA_NAME}
+    for i in range(len(model.buffers)):
+        if i not in replaced and again.buffer_bytes(i) != model.buffer_bytes(i):
+            raise PlanError(f"the offline-planned model's buffer {i} differs from the input's")
+    kept = [m for m in again.metadata if m[0] != METADATA_NAME]
+    if kept != [m for m in model.metadata if m[0] != METADATA_NAME]:
+        raise PlanError("the offline-planned model's metadata differ from the input's")
+    payload = again.metadata_bytes(METADATA_NAME)
+    if payload is None:
+        raise PlanError(f"the offline-planned model has no {METADATA_NAME} entry")
+    _, subgraphs, words = decode(payload)
+    if len(words) != sum(plan.source.subgraph_tensor_counts) or subgraphs != len(model.subgraphs):
+        raise PlanError(f"{METADATA_NAME} holds {len(words)} offsets for {subgraphs} subgraphs")
+    (arena,) = expected_arenas(plan, model)
+    problem = problem_of(arena.lifetimes)
+    stated = {t.index: t.offset for t in plan.arenas[0].planned}
+    # Tensors take the words; scratch buffers (not in the words) where the plan leaves them room.
+    offsets = tuple(words[r.tensor] if r.tensor < len(words) else stated[r.tensor] for r in problem.records)
+    if any(o < 0 for o in offsets):
+        raise PlanError(f"{METADATA_NAME} leaves a planned tensor to the runtime (-1)")
+    validate(problem, OffsetPlan("offline words", offsets, arena_of(problem.records, offsets), plan.alignment))
+    planned = {r.tensor for r in problem.records}
+    stray = [g for g, o in enumerate(words) if o >= 0 and g not in planned]
+    if stray:
+        raise PlanError(f"{METADATA_NAME} places tensors {stray[:5]} that are not planned")

@@ -1,0 +1,269 @@
+"""The packaged plan as a FlatBuffer (schemas/plan.fbs, identifier "TPLN"), and back.
+
+The same content as the JSON form; `alias_of` None is stored as -1 (the schema's default). The
+dynamic-shape fields are written only for a model with dynamic shapes; absent, they read back as
+none, so a static model's file is what it was before they existed.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import flatbuffers
+
+from packager.errors import PlanError
+from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
+                                   PassSection, PersistentEntry, SourceModel, SymbolEntry, TensorEntry)
+from schemas.tflpack_plan import (Arena, ObjectAssignment, ObjectPlan, OffsetPlan, PassOffset, PassPlan,
+                                  PersistentTensor, Plan, SourceModel as FbSourceModel, Symbol,
+                                  TensorEntry as FbTensorEntry)
+
+FILE_IDENTIFIER = b"TPLN"
+NO_ALIAS = -1
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+def dumps(plan: PackagePlan) -> bytes:
+    b = flatbuffers.Builder(1024)
+    arenas = [_arena(b, a) for a in plan.arenas]
+    source = _source(b, plan.source)
+    fmt, gen, sem = (b.CreateString(s) for s in (plan.format, plan.generator, plan.semantics))
+    arena_vec = _offsets_vector(b, Plan.StartArenasVector, arenas)
+    symbols = (_offsets_vector(b, Plan.StartSymbolsVector, [_symbol(b, s) for s in plan.symbols])
+               if plan.symbols else None)
+    Plan.Start(b)
+    Plan.AddFormat(b, fmt)
+    Plan.AddFormatVersion(b, plan.format_version)
+    Plan.AddGenerator(b, gen)
+    Plan.AddSource(b, source)
+    Plan.AddSemantics(b, sem)
+    Plan.AddAlignment(b, plan.alignment)
+    Plan.AddArenas(b, arena_vec)
+    if symbols is not None:
+        Plan.AddSymbols(b, symbols)
+    b.Finish(Plan.End(b), file_identifier=FILE_IDENTIFIER)
+    return bytes(b.Output())
+
+
+def _offsets_vector(b: flatbuffers.Builder, start, offsets: list[int]) -> int:
+    start(b, len(offsets))
+    for o in reversed(offsets):
+        b.PrependUOffsetTRelative(o)
+    return b.EndVector()
+
+
+def _scalar_vector(b: flatbuffers.Builder, start, prepend: str, values) -> int:
+    start(b, len(values))
+    for v in reversed(values):
+        getattr(b, prepend)(v)
+    return b.EndVector()
+
+
+def _source(b: flatbuffers.Builder, s: SourceModel) -> int:
+    file, sha = b.CreateString(s.file), b.CreateString(s.sha256)
+    counts = _scalar_vector(b, FbSourceModel.StartSubgraphTensorCountsVector, "PrependInt32",
+                            s.subgraph_tensor_counts)
+    FbSourceModel.Start(b)
+    FbSourceModel.AddFile(b, file)
+    FbSourceModel.AddSha256(b, sha)
+    FbSourceModel.AddBytes(b, s.bytes)
+    FbSourceModel.AddSubgraphTensorCounts(b, counts)
+    return FbSourceModel.End(b)
+
+
+def _symbol(b: flatbuffers.Builder, s: SymbolEntry) -> int:
+    name, source = b.CreateString(s.name), b.CreateString(s.source)
+    Symbol.Start(b)
+    Symbol.AddName(b, name)
+    Symbol.AddSource(b, source)
+    Symbol.AddDataDependent(b, s.data_dependent)
+    Symbol.AddPass_(b, s.pass_)
+    Symbol.AddMin(b, s.min)
+    Symbol.AddMax(b, s.max)
+    return Symbol.End(b)
+
+
+def _passes(b: flatbuffers.Builder, p: PassSection) -> int:
+    entries = []
+    for index, offset in p.offsets:
+        PassOffset.Start(b)
+        PassOffset.AddIndex(b, index)
+        PassOffset.AddOffset(b, offset)
+        entries.append(PassOffset.End(b))
+    tensors = _offsets_vector(b, PassPlan.StartTensorsVector, entries)
+    PassPlan.Start(b)
+    PassPlan.AddArenaBytes(b, p.arena_bytes)
+    PassPlan.AddTensors(b, tensors)
+    return PassPlan.End(b)
+
+
+def _tensor(b: flatbuffers.Builder, t: TensorEntry) -> int:
+    kind, name, type_ = (b.CreateString(s) for s in (t.kind, t.name, t.type))
+    size_expr = None if t.size_expr is None else b.CreateString(t.size_expr)
+    shape = _scalar_vector(b, FbTensorEntry.StartShapeVector, "PrependInt32", t.shape)
+    FbTensorEntry.Start(b)
+    FbTensorEntry.AddIndex(b, t.index)
+    FbTensorEntry.AddSubgraph(b, t.subgraph)
+    FbTensorEntry.AddTensor(b, t.tensor)
+    FbTensorEntry.AddKind(b, kind)
+    FbTensorEntry.AddName(b, name)
+    FbTensorEntry.AddType(b, type_)
+    FbTensorEntry.AddShape(b, shape)
+    FbTensorEntry.AddOffset(b, t.offset)
+    FbTensorEntry.AddSize(b, t.size)
+    FbTensorEntry.AddFirstOp(b, t.first_op)
+    FbTensorEntry.AddLastOp(b, t.last_op)
+    FbTensorEntry.AddAliasOf(b, NO_ALIAS if t.alias_of is None else t.alias_of)
+    FbTensorEntry.AddPass_(b, t.pass_)
+    if size_expr is not None:
+        FbTensorEntry.AddSizeExpr(b, size_expr)
+    return FbTensorEntry.End(b)
+
+
+def _arena(b: flatbuffers.Builder, a: ArenaSection) -> int:
+    tensors = _offsets_vector(b, OffsetPlan.StartTensorsVector, [_tensor(b, t) for t in a.offsets.tensors])
+    strategy = b.CreateString(a.offsets.strategy)
+    OffsetPlan.Start(b)
+    OffsetPlan.AddStrategy(b, strategy)
+    OffsetPlan.AddArenaBytes(b, a.offsets.arena_bytes)
+    OffsetPlan.AddLowerBound(b, a.offsets.lower_bound)
+    OffsetPlan.AddTensors(b, tensors)
+    offsets = OffsetPlan.End(b)
+
+    assignments = []
+    for index, obj in a.objects.assignment:
+        ObjectAssignment.Start(b)
+        ObjectAssignment.AddIndex(b, index)
+        ObjectAssignment.AddObject(b, obj)
+        assignments.append(ObjectAssignment.End(b))
+    assigned = _offsets_vector(b, ObjectPlan.StartTensorsVector, assignments)
+    sizes = _scalar_vector(b, ObjectPlan.StartObjectSizesVector, "PrependInt64", a.objects.object_sizes)
+    strategy = b.CreateString(a.objects.strategy)
+    ObjectPlan.Start(b)
+    ObjectPlan.AddStrategy(b, strategy)
+    ObjectPlan.AddTotalBytes(b, a.objects.total_bytes)
+    ObjectPlan.AddLowerBound(b, a.objects.lower_bound)
+    ObjectPlan.AddObjectSizes(b, sizes)
+    ObjectPlan.AddTensors(b, assigned)
+    ObjectPlan.AddOptimal(b, a.objects.optimal)
+    objects = ObjectPlan.End(b)
+
+    persistent = []
+    for p in a.persistent:
+        name = b.CreateString(p.name)
+        PersistentTensor.Start(b)
+        PersistentTensor.AddIndex(b, p.index)
+        PersistentTensor.AddSubgraph(b, p.subgraph)
+        PersistentTensor.AddTensor(b, p.tensor)
+        PersistentTensor.AddName(b, name)
+        PersistentTensor.AddSize(b, p.size)
+        persistent.append(PersistentTensor.End(b))
+    persistent_vec = _offsets_vector(b, Arena.StartPersistentVector, persistent)
+    passes = None if a.passes is None else _passes(b, a.passes)
+    Arena.Start(b)
+    Arena.AddSubgraph(b, a.subgraph)
+    Arena.AddInline(b, a.inline)
+    Arena.AddSteps(b, a.steps)
+    Arena.AddOffsets(b, offsets)
+    Arena.AddObjects(b, objects)
+    Arena.AddPersistent(b, persistent_vec)
+    Arena.AddPersistentBytes(b, a.persistent_bytes)
+    if passes is not None:
+        Arena.AddPasses(b, passes)
+    return Arena.End(b)
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+_CORRUPT = (IndexError, struct.error, ValueError, TypeError, UnicodeDecodeError, AttributeError,
+            OverflowError, RecursionError, MemoryError)
+
+
+def is_flatbuffer_plan(data: bytes) -> bool:
+    return len(data) >= 8 and data[4:8] == FILE_IDENTIFIER
+
+
+def loads(data: bytes) -> PackagePlan:
+    """Parse a FlatBuffer plan; PlanError when it is not one or is damaged."""
+    data = bytes(data)
+    if not is_flatbuffer_plan(data):
+        raise PlanError("not a FlatBuffer plan file (identifier 'TPLN' missing)")
+    try:
+        root = Plan.Plan.GetRootAs(data, 0)
+        for what, present in (("source", root.Source()), ("format", root.Format())):
+            if present is None:
+                raise PlanError(f"malformed FlatBuffer plan: no {what}")
+        return PackagePlan(
+            format=_s(root.Format()), format_version=root.FormatVersion(),
+            generator=_s(root.Generator()), source=_source_from(root.Source()),
+            semantics=_s(root.Semantics()), alignment=root.Alignment(),
+            arenas=tuple(_arena_from(_need(root.Arenas(i), "arena")) for i in _n(root.ArenasLength(), data)),
+            symbols=tuple(_symbol_from(_need(root.Symbols(i), "symbol")) for i in _n(root.SymbolsLength(), data)))
+    except PlanError:
+        raise
+    except _CORRUPT as e:
+        raise PlanError(f"corrupt FlatBuffer plan ({type(e).__name__}: {e})") from None
+
+
+def _n(count: int, data: bytes) -> range:
+    if count < 0 or count * 4 > len(data):
+        raise PlanError(f"corrupt FlatBuffer plan: a vector claims {count} entries")
+    return range(count)
+
+
+def _need(obj, what: str):
+    if obj is None:
+        raise PlanError(f"malformed FlatBuffer plan: missing {what}")
+    return obj
+
+
+def _s(raw: bytes | None) -> str:
+    return raw.decode("utf-8") if raw else ""
+
+
+def _ints(obj, field: str, data_len: int) -> tuple[int, ...]:
+    n = getattr(obj, field + "Length")()
+    if n < 0 or n * 4 > data_len:
+        raise PlanError(f"corrupt FlatBuffer plan: {field} claims {n} entries")
+    get = getattr(obj, field)
+    return tuple(int(get(i)) for i in range(n))
+
+
+def _source_from(s) -> SourceModel:
+    size = len(s._tab.Bytes)
+    return SourceModel(_s(s.File()), _s(s.Sha256()), s.Bytes(), _ints(s, "SubgraphTensorCounts", size))
+
+
+def _arena_from(a) -> ArenaSection:
+    size = len(a._tab.Bytes)
+    off, obj = _need(a.Offsets(), "offset plan"), _need(a.Objects(), "object plan")
+    tensors = []
+    for i in _n(off.TensorsLength(), a._tab.Bytes):
+        t = off.Tensors(i)
+        alias = t.AliasOf()
+        tensors.append(TensorEntry(t.Index(), t.Subgraph(), t.Tensor(), _s(t.Kind()), _s(t.Name()),
+                                   _s(t.Type()), _ints(t, "Shape", size), t.Offset(), t.Size(),
+                                   t.FirstOp(), t.LastOp(), None if alias == NO_ALIAS else alias,
+                                   t.Pass_(), None if t.SizeExpr() is None else _s(t.SizeExpr())))
+    assignment = tuple((obj.Tensors(i).Index(), obj.Tensors(i).Object())
+                       for i in _n(obj.TensorsLength(), a._tab.Bytes))
+    persistent = tuple(PersistentEntry(p.Index(), p.Subgraph(), p.Tensor(), _s(p.Name()), p.Size())
+                       for p in (a.Persistent(i) for i in _n(a.PersistentLength(), a._tab.Bytes)))
+    return ArenaSection(
+        subgraph=a.Subgraph(), inline=bool(a.Inline()), steps=a.Steps(),
+        offsets=OffsetSection(_s(off.Strategy()), off.ArenaBytes(), off.LowerBound(), tuple(tensors)),
+        objects=ObjectSection(_s(obj.Strategy()), obj.TotalBytes(), obj.LowerBound(),
+                              _ints(obj, "ObjectSizes", size), assignment, bool(obj.Optimal())),
+        persistent=persistent, persistent_bytes=a.PersistentBytes(), passes=_passes_from(a.Passes()))
+
+
+def _passes_from(p) -> PassSection | None:
+    if p is None:
+        return None
+    return PassSection(p.ArenaBytes(), tuple((p.Tensors(i).Index(), p.Tensors(i).Offset())
+                                             for i in _n(p.TensorsLength(), p._tab.Bytes)))
+
+
+def _symbol_from(s) -> SymbolEntry:
+    return SymbolEntry(_s(s.Name()), _s(s.Source()), bool(s.DataDependent()), s.Pass_(), s.Min(), s.Max())

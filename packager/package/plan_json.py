@@ -1,0 +1,139 @@
+"""The packaged plan as JSON (schemas/plan.schema.json), and back.
+
+Keys sorted, two-space indent, a final newline: the same plan always gives the same bytes. The
+dynamic-shape fields (symbols, each arena's multi-pass plan, each tensor's size expression) are
+written only for a model with dynamic shapes, so a static model's file has none of them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from packager.errors import PlanError
+from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
+                                   PassSection, PersistentEntry, SourceModel, SymbolEntry, TensorEntry)
+
+
+def to_dict(plan: PackagePlan) -> dict[str, Any]:
+    doc = {
+        "format": plan.format,
+        "format_version": plan.format_version,
+        "generator": plan.generator,
+        "source": {"file": plan.source.file, "sha256": plan.source.sha256, "bytes": plan.source.bytes,
+                   "subgraph_tensor_counts": list(plan.source.subgraph_tensor_counts)},
+        "semantics": plan.semantics,
+        "alignment": plan.alignment,
+        "arenas": [_arena(a) for a in plan.arenas],
+    }
+    if plan.symbols:
+        doc["symbols"] = [{"name": s.name, "source": s.source, "data_dependent": s.data_dependent,
+                           "pass": s.pass_, "min": s.min, "max": s.max} for s in plan.symbols]
+    return doc
+
+
+def _arena(a: ArenaSection) -> dict[str, Any]:
+    doc = {
+        "subgraph": a.subgraph,
+        "inline": a.inline,
+        "steps": a.steps,
+        "offsets": {"strategy": a.offsets.strategy, "arena_bytes": a.offsets.arena_bytes,
+                    "lower_bound": a.offsets.lower_bound,
+                    "tensors": [_tensor(t) for t in a.offsets.tensors]},
+        "objects": {"strategy": a.objects.strategy, "total_bytes": a.objects.total_bytes,
+                    "lower_bound": a.objects.lower_bound, "optimal": a.objects.optimal,
+                    "object_sizes": list(a.objects.object_sizes),
+                    "tensors": [{"index": i, "object": k} for i, k in a.objects.assignment]},
+        "persistent": [{"index": p.index, "subgraph": p.subgraph, "tensor": p.tensor, "name": p.name,
+                        "size": p.size} for p in a.persistent],
+        "persistent_bytes": a.persistent_bytes,
+    }
+    if a.passes is not None:
+        doc["passes"] = {"arena_bytes": a.passes.arena_bytes,
+                         "tensors": [{"index": i, "offset": o} for i, o in a.passes.offsets]}
+    return doc
+
+
+def _tensor(t: TensorEntry) -> dict[str, Any]:
+    doc = {"index": t.index, "subgraph": t.subgraph, "tensor": t.tensor, "kind": t.kind,
+           "name": t.name, "type": t.type, "shape": list(t.shape), "offset": t.offset,
+           "size": t.size, "first_op": t.first_op, "last_op": t.last_op, "alias_of": t.alias_of,
+           "pass": t.pass_}
+    if t.size_expr is not None:
+        doc["size_expr"] = t.size_expr
+    return doc
+
+
+def dumps(plan: PackagePlan) -> bytes:
+    return (json.dumps(to_dict(plan), indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def loads(data: bytes) -> PackagePlan:
+    """Parse a JSON plan; PlanError (naming the missing or mistyped field) on anything else."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise PlanError(f"not a JSON plan file ({e})") from None
+    try:
+        return from_dict(doc)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise PlanError(f"malformed JSON plan: {type(e).__name__} {e}") from None
+
+
+def from_dict(doc: dict[str, Any]) -> PackagePlan:
+    src = doc["source"]
+    return PackagePlan(
+        format=_str(doc["format"]), format_version=_int(doc["format_version"]),
+        generator=_str(doc["generator"]),
+        source=SourceModel(_str(src["file"]), _str(src["sha256"]), _int(src["bytes"]),
+                           tuple(_int(n) for n in src["subgraph_tensor_counts"])),
+        semantics=_str(doc["semantics"]), alignment=_int(doc["alignment"]),
+        arenas=tuple(_arena_from(a) for a in doc["arenas"]),
+        symbols=tuple(SymbolEntry(_str(s["name"]), _str(s["source"]), _bool(s["data_dependent"]),
+                                  _int(s["pass"]), _int(s["min"]), _int(s["max"]))
+                      for s in doc.get("symbols", ())))
+
+
+def _arena_from(a: dict[str, Any]) -> ArenaSection:
+    off, obj = a["offsets"], a["objects"]
+    return ArenaSection(
+        subgraph=_int(a["subgraph"]), inline=_bool(a["inline"]), steps=_int(a["steps"]),
+        offsets=OffsetSection(_str(off["strategy"]), _int(off["arena_bytes"]), _int(off["lower_bound"]),
+                              tuple(_tensor_from(t) for t in off["tensors"])),
+        objects=ObjectSection(_str(obj["strategy"]), _int(obj["total_bytes"]), _int(obj["lower_bound"]),
+                              tuple(_int(s) for s in obj["object_sizes"]),
+                              tuple((_int(t["index"]), _int(t["object"])) for t in obj["tensors"]),
+                              _bool(obj.get("optimal", False))),
+        persistent=tuple(PersistentEntry(_int(p["index"]), _int(p["subgraph"]), _int(p["tensor"]),
+                                         _str(p["name"]), _int(p["size"])) for p in a["persistent"]),
+        persistent_bytes=_int(a["persistent_bytes"]),
+        passes=None if "passes" not in a else PassSection(
+            _int(a["passes"]["arena_bytes"]),
+            tuple((_int(t["index"]), _int(t["offset"])) for t in a["passes"]["tensors"])))
+
+
+def _tensor_from(t: dict[str, Any]) -> TensorEntry:
+    alias = t["alias_of"]
+    return TensorEntry(_int(t["index"]), _int(t["subgraph"]), _int(t["tensor"]), _str(t["kind"]),
+                       _str(t["name"]), _str(t["type"]), tuple(_int(d) for d in t["shape"]),
+                       _int(t["offset"]), _int(t["size"]), _int(t["first_op"]), _int(t["last_op"]),
+                       None if alias is None else _int(alias), _int(t["pass"]),
+                       None if "size_expr" not in t else _str(t["size_expr"]))
+
+
+def _int(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"expected an integer, got {v!r}")
+    return v
+
+
+def _str(v: Any) -> str:
+    if not isinstance(v, str):
+        raise TypeError(f"expected a string, got {v!r}")
+    return v
+
+
+def _bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise TypeError(f"expected true or false, got {v!r}")
+    return v

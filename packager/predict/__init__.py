@@ -1,1 +1,0 @@
-"""Predictions of what the real runtimes allocate, from the model file alone."""

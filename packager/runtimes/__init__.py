@@ -1,1 +1,0 @@
-"""The real runtimes, measured in child processes (optional dependencies: the `runtimes` extra)."""

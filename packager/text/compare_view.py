@@ -1,0 +1,126 @@
+"""Plain-data views of comparisons: one flat row per model (table and CSV) and the full JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import asdict
+
+from packager.compare.comparison import ModelComparison, RuntimeComparison
+
+ROW_FIELDS = (
+    "model",
+    "tflite_runtime", "tflite_status", "tflite_measured", "tflite_measured_partial",
+    "tflite_predicted",
+    "tflite_diff_model_tensors", "tflite_diff_runtime_scratch", "tflite_exact", "tflite_best",
+    "tflite_lower_bound", "tflite_saving", "tflite_saving_pct", "tflite_measured_model_tensors",
+    "tflite_best_model_tensors_only",
+    "tflm_runtime", "tflm_status", "tflm_measured_head", "tflm_predicted_head", "tflm_diff",
+    "tflm_exact", "tflm_best", "tflm_lower_bound", "tflm_saving", "tflm_saving_pct",
+    "ideal_best", "ideal_lower_bound", "reasons",
+)
+
+
+def _runtime_label(r: RuntimeComparison) -> str:
+    return f"{r.package} {r.version}".strip() if r.package else ""
+
+
+def _diffs(r: RuntimeComparison) -> tuple[int | None, int | None]:
+    if r.measured is None:
+        return None, None
+    if not r.checks:
+        return None, None
+    return sum(c.model_diff for c in r.checks), sum(c.scratch_diff for c in r.checks)
+
+
+def comparison_row(c: ModelComparison) -> dict:
+    t, m = c.tflite, c.tflm
+    model_diff, scratch_diff = _diffs(t)
+    reasons = [f"{r.runtime}: {r.reason}" for r in (t, m) if r.reason]
+    reasons += [f"{r.runtime}: scratch not modelled for {', '.join(r.uncovered_ops)}"
+                for r in (t, m) if r.uncovered_ops and r.measured is not None and not r.exact]
+    return {
+        "model": c.name,
+        "tflite_runtime": _runtime_label(t), "tflite_status": t.status,
+        "tflite_measured": t.measured, "tflite_measured_partial": t.partial,
+        "tflite_predicted": t.predicted,
+        "tflite_diff_model_tensors": model_diff, "tflite_diff_runtime_scratch": scratch_diff,
+        "tflite_exact": t.exact, "tflite_best": t.planned.best,
+        "tflite_lower_bound": t.planned.bound, "tflite_saving": t.saving,
+        "tflite_saving_pct": t.saving_pct, "tflite_measured_model_tensors": t.measured_model,
+        "tflite_best_model_tensors_only": t.model_only.best,
+        "tflm_runtime": _runtime_label(m), "tflm_status": m.status,
+        "tflm_measured_head": m.measured, "tflm_predicted_head": m.predicted,
+        "tflm_diff": None if m.measured is None else m.measured - m.predicted,
+        "tflm_exact": m.exact, "tflm_best": m.planned.best, "tflm_lower_bound": m.planned.bound,
+        "tflm_saving": m.saving, "tflm_saving_pct": m.saving_pct,
+        "ideal_best": c.ideal.best, "ideal_lower_bound": c.ideal.bound,
+        "reasons": "; ".join(reasons),
+    }
+
+
+def comparison_json(c: ModelComparison) -> dict:
+    data = asdict(c)
+    for key, r in (("tflite", c.tflite), ("tflm", c.tflm)):
+        data[key].update(exact=r.exact, saving=r.saving, saving_pct=r.saving_pct)
+        for check, raw in zip(r.checks, data[key]["checks"]):
+            raw.update(exact=check.exact, model_diff=check.model_diff,
+                       scratch_diff=check.scratch_diff)
+    return data
+
+
+def csv_text(rows: list[dict]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=ROW_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    return out.getvalue()
+
+
+def _bytes(v) -> str:
+    return "-" if v is None else f"{v:,}"
+
+
+def _measured(row: dict, key: str, status_key: str) -> str:
+    if row[key] is None:
+        return {"missing": "not installed", "refused": "does not run",
+                "failed": "crashed"}.get(row[status_key], "-")
+    mark = "≥ " if row.get(f"{key}_partial") else ""
+    return mark + _bytes(row[key])
+
+
+def _predicted(row: dict, key: str, exact_key: str) -> str:
+    return _bytes(row[key]) + {True: " ✓", False: " ✗", None: ""}[row[exact_key]]
+
+
+def _saving(row: dict, prefix: str) -> str:
+    if row[f"{prefix}_saving"] is None:
+        return "-"
+    return f"{_bytes(row[f'{prefix}_saving'])} ({row[f'{prefix}_saving_pct']}%)"
+
+
+TABLE_HEADERS = ("model", "TFLite arena", "predicted", "best tflite plan (bound)", "saving",
+                 "TFLM head", "predicted", "best tflm plan (bound)", "saving", "ideal floor (bound)")
+
+
+def table_cells(row: dict) -> tuple[str, ...]:
+    """One model's cells, in TABLE_HEADERS order: the CLI's Rich table and the Markdown table."""
+    return (
+        row["model"],
+        _measured(row, "tflite_measured", "tflite_status"),
+        _predicted(row, "tflite_predicted", "tflite_exact"),
+        f"{_bytes(row['tflite_best'])} ({_bytes(row['tflite_lower_bound'])})",
+        _saving(row, "tflite"),
+        _measured(row, "tflm_measured_head", "tflm_status"),
+        _predicted(row, "tflm_predicted_head", "tflm_exact"),
+        f"{_bytes(row['tflm_best'])} ({_bytes(row['tflm_lower_bound'])})",
+        _saving(row, "tflm"),
+        f"{_bytes(row['ideal_best'])} ({_bytes(row['ideal_lower_bound'])})",
+    )
+
+
+def markdown_table(rows: list[dict]) -> str:
+    lines = ["| " + " | ".join(TABLE_HEADERS) + " |", "|" + " --- |" * len(TABLE_HEADERS)]
+    lines += ["| " + " | ".join(table_cells(r)) + " |" for r in rows]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,60 @@
+"""The one-screen summary `package` prints: arena against its lower bound with its breadth curve,
+shared objects, the multi-pass plan of a model with dynamic shapes, what is kept apart, the files
+written, and the notes."""
+
+from __future__ import annotations
+
+from packager.text.breadth_text import breadth_lines
+from packager.package.sidecar import ArenaSection, PackagePlan, offset_plan_of
+from packager.plan.records import breadth_by_step, num_ops
+from packager.plan.records import overhead_pct
+
+INDENT = "    "
+WIDTH = 80
+
+
+def summary_lines(result) -> list[str]:
+    """`result` is a packager.package.build.PackageResult."""
+    plan = result.plan
+    lines = [f"{plan.source.file} -> {result.out_dir}/  ({plan.semantics} semantics, "
+             f"offsets aligned to {plan.alignment} B)"]
+    if plan.is_dynamic:
+        bounds = ", ".join(f"{s.name} in [{s.min}, {s.max}]" for s in plan.symbols)
+        lines.append(f"  dynamic shapes ({bounds}): sizes are the largest, so the plan holds for every binding")
+    for a in plan.arenas:
+        where = "arena (all subgraphs)" if a.inline else f"arena of subgraph {a.subgraph}"
+        o, b = a.offsets, a.objects
+        lines.append(f"  {where}: {o.arena_bytes:,} B by {o.strategy}; lower bound {o.lower_bound:,} B "
+                     f"(+{overhead_pct(o.arena_bytes, o.lower_bound):.1f}%)")
+        lines.append(f"    shared objects: {b.total_bytes:,} B in {len(b.object_sizes)} by "
+                     f"{b.strategy}; lower bound {b.lower_bound:,} B "
+                     f"(+{overhead_pct(b.total_bytes, b.lower_bound):.1f}%)")
+        if a.passes is not None:
+            passes = sorted({t.pass_ for t in a.planned})
+            lines.append(f"    multi-pass plan (pass{'es' if len(passes) > 1 else ''} "
+                         f"{', '.join(map(str, passes))}, each placed with the earlier ones fixed): "
+                         f"{a.passes.arena_bytes:,} B (+{overhead_pct(a.passes.arena_bytes, o.lower_bound):.1f}%)")
+        if a.persistent:
+            lines.append(f"    persistent, kept apart: {len(a.persistent)} tensors, {a.persistent_bytes:,} B")
+        lines += [INDENT + line for line in arena_breadth_lines(a, plan)]
+    if len(plan.arenas) > 1:
+        lines.append(f"  all arenas end to end (aligned): {plan.arena_bytes:,} B; lower bound {plan.lower_bound:,} B "
+                     f"(+{overhead_pct(plan.arena_bytes, plan.lower_bound):.1f}%); "
+                     f"shared objects {plan.objects_bytes:,} B")
+    if plan.semantics == "tflm":
+        lines.append("  TFLite Micro's arena = this head + its tail (print_allocations() reports it)")
+    lines.append("files:")
+    width = max(len(f.path.name) for f in result.files)
+    for f in result.files:
+        lines.append(f"  {f.path.name:<{width}}  {f.size:>11,} B  {f.what}")
+    lines += [f"note: {n}" for n in result.notes]
+    return lines
+
+
+def arena_breadth_lines(arena: ArenaSection, plan: PackagePlan) -> list[str]:
+    """The compact breadth curve of the plan as written (scaled to its arena, which for tflm is
+    the arena after TFLite Micro's scratch placement, not the portfolio's best)."""
+    records = offset_plan_of(arena, plan.alignment)[0]
+    return breadth_lines(breadth_by_step(records, num_ops(records)), arena.offsets.lower_bound,
+                         arena.offsets.arena_bytes, "scope" if arena.inline else "op",
+                         width=WIDTH - len(INDENT))

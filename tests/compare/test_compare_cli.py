@@ -1,0 +1,84 @@
+"""The `compare` command, the child-process guard, and the helpers under them."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+
+from typer.testing import CliRunner
+
+from fixtures.write_models import DEFAULT_DIR
+from packager.cli import app
+from packager.kernels.libstdcxx import introsort, unordered_set_order
+from packager.reader import read_model
+from packager.compare import child, tflite_runtime, tflm_runtime
+from packager.compare.child import MISSING, ProbeResult
+from packager.compare.tflite_runtime import classify_subgraph
+
+runner = CliRunner()
+
+
+def test_compare_writes_csv_and_json_for_a_folder(tmp_path):
+    folder = tmp_path / "models"
+    folder.mkdir()
+    for name in ("chain", "custom_op"):
+        (folder / f"{name}.tflite").write_bytes((DEFAULT_DIR / f"{name}.tflite").read_bytes())
+    out_csv = tmp_path / "table.csv"
+    result = runner.invoke(app, ["compare", str(folder), "--csv", str(out_csv)])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(out_csv.open()))
+    assert [r["model"] for r in rows] == ["chain", "custom_op"]
+    assert rows[0]["tflite_best"] and rows[0]["ideal_best"]
+    assert rows[1]["tflite_measured"] == "" and rows[1]["tflite_best"]  # planned figures stay
+    result = runner.invoke(app, ["compare", str(folder / "chain.tflite"), "--json"])
+    assert result.exit_code == 0, result.output
+    (data,) = json.loads(result.output)
+    assert data["name"] == "chain" and data["ideal"]["best"] > 0
+
+
+def test_without_runtimes_compare_says_what_is_missing(monkeypatch):
+    missing = ProbeResult(MISSING, {"missing": "x"}, "ai-edge-litert is not installed")
+    monkeypatch.setattr(tflite_runtime, "probe", lambda *a, **k: missing)
+    monkeypatch.setattr(tflm_runtime, "probe", lambda *a, **k: missing)
+    result = runner.invoke(app, ["compare", str(DEFAULT_DIR / "chain.tflite")],
+                           env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "not installed" in result.output and "tflpack[runtimes]" in result.output
+
+
+def test_bad_path_is_one_line_and_exit_2(tmp_path):
+    result = runner.invoke(app, ["compare", str(tmp_path)])
+    assert result.exit_code == 2 and "no .tflite files" in result.output
+
+
+def test_a_crashing_runtime_does_not_take_the_packager_down():
+    # Any child that dies by a signal is reported, not raised.
+    result = child.run_child(["/bin/sh", "-c", "kill -SEGV $$"], timeout=10)
+    assert result.outcome == child.FAILED and "crashed (SIGSEGV)" in result.reason
+    result = child.run_child(["/bin/sh", "-c", "sleep 5"], timeout=0.5)
+    assert result.outcome == child.FAILED and "did not finish" in result.reason
+
+
+def test_persistent_arena_next_to_the_working_one_is_left_out():
+    model = read_model(DEFAULT_DIR / "dequantize_fp16.tflite")
+    sg = model.main
+    base = 1 << 20
+    rows = [[t.index, None, 0] for t in sg.tensors]
+    rows[0] = [0, base, 3072]  # the input: offset 0
+    rows += [[16, base + 3072, 73728]]  # an im2col temporary
+    rows[5] = [5, base + 76800, 8192]
+    rows[2] = [2, base + 76800 + 8192 + 64, 864]  # a DEQUANTIZE output right after the arena
+    arena = classify_subgraph(model, 0, rows)
+    assert arena.offsets == {0: 0, 5: 76800} and arena.elsewhere == {2: 864}
+    assert arena.scratch == {16: (3072, 73728)}
+    assert arena.arena == 76800 + 8192
+
+
+def test_introsort_sorts_and_the_set_order_is_librarys():
+    rng = random.Random(4)
+    for n in (0, 1, 5, 17, 100, 1000):
+        xs = [(rng.randint(0, 9), i) for i in range(n)]
+        assert [k for k, _ in introsort(xs, lambda a, b: a[0] < b[0])] == sorted(k for k, _ in xs)
+    assert unordered_set_order([21, 22]) == [22, 21]  # 13 buckets: a new bucket goes in front
+    assert unordered_set_order([3, 16, 29]) == [29, 16, 3]  # same bucket: newest first
