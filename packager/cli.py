@@ -197,21 +197,21 @@ def report(model: Path = typer.Argument(..., help="A .tflite file."),
            measure: bool = typer.Option(True, "--measure/--no-measure",
                                         help="Set TFLite's measured layout beside ours (when installed).")) -> None:
     """Write a one-page HTML report: layout, breadth curve, shared objects and strategies per arena."""
-    from packager.emit.layout_png import write_layout_png  # Pillow: loaded only when reporting
     from packager.compare.measured_layout import tflite_layouts
+    from packager.emit.layout_png import write_layout_png  # Pillow: loaded only when reporting
     from packager.emit.report import write_report
-    from packager.emit.report_data import arena_picture
+    from packager.pictures import arena_picture
 
     with user_errors():
         check_semantics(semantics)
         m = read_model(model)
         arenas = plan_model(m, semantics, strategy, dims)
+        pictures = [arena_picture(m, a, strategy) for a in arenas]
         measured = tflite_layouts(model, m, arenas, semantics) if measure else None
-        written = [write_report(output, m, arenas, source_name=model.name, semantics=semantics,
+        written = [write_report(output, pictures, source_name=model.name, semantics=semantics,
                                 strategy=strategy, include_times=not no_times, measured=measured)]
         if png is not None:
-            written.append(write_layout_png(png, arena_picture(m, arenas[0], strategy),
-                                            f"{model.name} under {semantics} semantics"))
+            written.append(write_layout_png(png, pictures[0], f"{model.name} under {semantics} semantics"))
     for path in written:
         out.print(f"wrote {path}")
 

@@ -40,6 +40,13 @@ class Semantics:
     caller_owned_inputs: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     # control-flow op -> positions in its subgraph list whose inputs the op supplies itself: the
     # child's input tensors point at the caller's buffers (kTfLiteCustom) and take no arena space
+    kernel_scratch_in_arena: bool = False  # the kernels' scratch buffers are planned in the arena
+    # (TFLite Micro's RequestScratchBufferInArena), placed by the runtime around the given offsets
+    offline_plan: bool = False  # the runtime reads a plan stored in the model (TFLite Micro's
+    # OfflineMemoryAllocation metadata), so a package can carry it
+    layout_measurable: bool = False  # the runtime shows each tensor's address (TFLite's Python
+    # interpreter), so its measured layout can be set beside ours, arena by arena
+    runtime_tail: str | None = None  # what the runtime keeps beyond the planned head, for users
 
 
 _BINARY = InPlaceRule(inputs=(0, 1))
@@ -81,7 +88,7 @@ TFLITE = Semantics(
     persistent_variables=True, persistent_dequantized_constants=True,
     inplace=_TFLITE_INPLACE, inplace_needs_single_reader=True, inplace_allows_graph_io=False,
     inline_subgraphs=False,
-    dynamic_output_rules=_TFLITE_DYNAMIC_OUTPUTS,
+    dynamic_output_rules=_TFLITE_DYNAMIC_OUTPUTS, layout_measurable=True,
     # tflite/kernels/if.cc and while.cc (Prepare): branch and body inputs become kTfLiteCustom.
     caller_owned_inputs={"IF": (0, 1), "WHILE": (1,)},
 )
@@ -92,7 +99,8 @@ TFLM = Semantics(
     alignment=16, size_rounding=16, pin_inputs=False, unread_to_end=False,
     persistent_variables=True, persistent_dequantized_constants=False,
     inplace={}, inplace_needs_single_reader=True, inplace_allows_graph_io=False,
-    inline_subgraphs=True,
+    inline_subgraphs=True, kernel_scratch_in_arena=True, offline_plan=True,
+    runtime_tail="TFLite Micro's persistent tail (print_allocations() reports it)",
 )
 
 IDEAL = Semantics(

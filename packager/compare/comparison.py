@@ -14,23 +14,22 @@ the reason; the planned figures are always there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from packager.arenas import plan_arenas
 from packager.model import Model
-from packager.lifetimes import model_lifetimes
-from packager.plan.portfolio import run_portfolio
-from packager.arenas import problem_of
 from packager.compare.predict_tflite import PredictedArena, predict_tflite
 from packager.kernels.tflite_scratch import LITERT, rules_for
 from packager.plan.records import UsageRecord
-from packager.compare.predict_tflm import PredictedHead, predict_tflm, scratch_records
+from packager.compare.predict_tflm import PredictedHead, predict_tflm
 from packager.reader import read_model
 from packager.compare.child import MISSING
 from packager.compare import tflite_runtime
 from packager.compare import tflm_runtime
 from packager.compare.tflite_runtime import MeasuredArena, TfliteMeasurement, Unavailable
 from packager.compare.tflm_runtime import TflmMeasurement
+from packager.semantics import IDEAL, TFLITE, TFLM
 
 
 @dataclass(frozen=True)
@@ -130,28 +129,17 @@ class ModelComparison:
     ideal: Planned
 
 
-def planned(model: Model, semantics: str) -> Planned:
-    """Every strategy on the records the runtimes plan: the shapes stored in the file, which is
-    what both runtimes allocate when nobody resizes an input (no --dim bounds here)."""
-    results = [run_portfolio(problem_of(a), baselines=False) for a in model_lifetimes(model, semantics)]
-    best = [r.best_offsets for r in results if r.best_offsets is not None]
+def planned(model: Model, semantics: str, with_runtime_buffers: bool = False,
+            extra_records: list[list[UsageRecord]] | None = None) -> Planned:
+    """The best offset plan of every arena on the one path, summed: the shapes stored in the file,
+    which is what both runtimes allocate when nobody resizes an input (no --dim bounds here).
+    `with_runtime_buffers`: also the buffers the runtime really places beside the model's tensors
+    (TFLite Micro's kernel scratch, or TFLite's predicted temporaries in `extra_records`), so that
+    the plan compares with the measured arena."""
+    arenas = plan_arenas(model, semantics, kernel_scratch=with_runtime_buffers, extra_records=extra_records)
+    best = [a.result.best_offsets for a in arenas if a.result.best_offsets is not None]
     return Planned(semantics, sum(o.total for o in best),
-                   sum(r.problem.offset_lower_bound for r in results),
-                   tuple(o.strategy for o in best))
-
-
-def planned_with_scratch(model: Model, semantics: str,
-                         scratch: list[list[UsageRecord]]) -> Planned:
-    """The best plan of the records the runtime really places: the model's tensors plus the
-    runtime's predicted scratch buffers (per arena), so that it compares with the measured arena."""
-    results = []
-    for arena, extra in zip(model_lifetimes(model, semantics), scratch):
-        problem = problem_of(arena)
-        results.append(run_portfolio(replace(problem, records=problem.records + tuple(extra)),
-                                     baselines=False))
-    best = [r.best_offsets for r in results if r.best_offsets is not None]
-    return Planned(semantics, sum(o.total for o in best),
-                   sum(r.problem.offset_lower_bound for r in results),
+                   sum(a.result.problem.offset_lower_bound for a in arenas),
                    tuple(o.strategy for o in best))
 
 
@@ -188,16 +176,16 @@ def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True
     else:
         predictions = predict_tflite(model, LITERT)  # the runtime CI installs
     uncovered = tuple(sorted({op for p in predictions for op in p.uncovered_ops}))
-    common = dict(planned=planned_with_scratch(model, "tflite", _tflite_scratch(predictions)),
+    common = dict(planned=planned(model, TFLITE.name, True, _tflite_scratch(predictions)),
                   model_only=plan, predicted=sum(p.arena for p in predictions),
                   predicted_model=sum(p.model_arena for p in predictions), uncovered_ops=uncovered)
     if not isinstance(result, TfliteMeasurement):
-        return RuntimeComparison("tflite", result.outcome, result.reason, result.runtime,
+        return RuntimeComparison(TFLITE.name, result.outcome, result.reason, result.runtime,
                                  result.version, **common)
     checks = tuple(check_arena(m, p) for m, p in zip(result.arenas, predictions))
     persistent = sum(sum(a.elsewhere.values()) + sum(a.scratch_elsewhere.values())
                      for a in result.arenas)
-    return RuntimeComparison("tflite", "measured", "", result.runtime, result.version,
+    return RuntimeComparison(TFLITE.name, "measured", "", result.runtime, result.version,
                              measured=result.total,
                              measured_model=sum(a.model_arena for a in result.arenas),
                              checks=checks, persistent=persistent, **common)
@@ -205,16 +193,14 @@ def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True
 
 def compare_tflm(path: Path, model: Model, plan: Planned, measure: bool = True) -> RuntimeComparison:
     prediction: PredictedHead = predict_tflm(model)
-    (arena,) = model_lifetimes(model, "tflm")
-    scratch, _, _ = scratch_records(model, arena.op_scopes)
-    common = dict(planned=planned_with_scratch(model, "tflm", [scratch]), model_only=plan, predicted=prediction.head, predicted_model=prediction.model_head,
-                  uncovered_ops=prediction.uncovered_ops)
+    common = dict(planned=planned(model, TFLM.name, True), model_only=plan, predicted=prediction.head,
+                  predicted_model=prediction.model_head, uncovered_ops=prediction.uncovered_ops)
     result = tflm_runtime.measure_tflm(path, model) if measure else Unavailable(
         MISSING, "not measured")
     if not isinstance(result, TflmMeasurement):
-        return RuntimeComparison("tflm", result.outcome, result.reason, result.runtime,
+        return RuntimeComparison(TFLM.name, result.outcome, result.reason, result.runtime,
                                  result.version, **common)
-    return RuntimeComparison("tflm", "measured", "", result.runtime, result.version,
+    return RuntimeComparison(TFLM.name, "measured", "", result.runtime, result.version,
                              measured=result.head, persistent=result.tail, **common)
 
 
@@ -223,9 +209,9 @@ def compare_model(path: Path, measure: bool = True) -> ModelComparison:
     model = read_model(path)
     return ModelComparison(
         name=path.stem, path=str(path),
-        tflite=compare_tflite(path, model, planned(model, "tflite"), measure),
-        tflm=compare_tflm(path, model, planned(model, "tflm"), measure),
-        ideal=planned(model, "ideal"))
+        tflite=compare_tflite(path, model, planned(model, TFLITE.name), measure),
+        tflm=compare_tflm(path, model, planned(model, TFLM.name), measure),
+        ideal=planned(model, IDEAL.name))
 
 
 def expand_models(paths: list[Path]) -> list[Path]:

@@ -1,36 +1,28 @@
 """TFLite's measured arena layout, set beside ours in the report.
 
 The measurement belongs to packager/compare/tflite_runtime.py (the interpreter runs in a child process).
-This module only turns it into something the layout chart can draw: our planned tensors at
-TFLite's offsets, on our lifetimes, plus what cannot be drawn (op temporaries, whose lifetimes the
-file does not tell). When the runtime is not installed, or refuses the model, there is simply no
+This module only turns it into something the layout chart can draw (emit/report_data.MeasuredLayout):
+our planned tensors at TFLite's offsets, on our lifetimes, plus what cannot be drawn (op
+temporaries, whose lifetimes the file does not tell). When the runtime is not installed, or refuses the model, there is simply no
 measured section.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from packager.emit.report_data import PlacedTensor, placed_tensors, tensor_info
+from packager.arenas import PlannedArena
+from packager.emit.report_data import MeasuredLayout
 from packager.errors import PlanError
 from packager.model import Model
+from packager.pictures import placed_tensors, tensor_info
 from packager.plan.portfolio import validate
 from packager.plan.records import OffsetPlan
-from packager.arenas import ArenaPlan
+from packager.semantics import SEMANTICS
 
 
-@dataclass(frozen=True)
-class MeasuredLayout:
-    runtime: str  # e.g. "ai-edge-litert 2.3.0"
-    arena: int  # bytes of TFLite's working arena, temporaries included
-    placed: tuple[PlacedTensor, ...]  # our planned tensors at TFLite's offsets
-    unmatched: tuple[tuple[str, int], ...]  # (what, bytes) TFLite has in the arena but we cannot draw
-    notes: tuple[str, ...] = ()
-
-
-def measured_layout(model: Model, planned: ArenaPlan, runtime: str, arena: int, offsets: dict[int, int],
+def measured_layout(model: Model, planned: PlannedArena, runtime: str, arena: int, offsets: dict[int, int],
                     extra: Sequence[tuple[str, int]] = (), anchored: bool = True) -> MeasuredLayout:
     """Pair TFLite's offsets (tensor -> offset from the arena's start) with our usage records.
     Tensors TFLite has no offset for are left out rather than guessed, and said so."""
@@ -56,7 +48,7 @@ def measured_layout(model: Model, planned: ArenaPlan, runtime: str, arena: int, 
     return MeasuredLayout(runtime, arena, placed, tuple(unmatched), tuple(notes))
 
 
-def _agreement(planned: ArenaPlan, offsets: dict[int, int]) -> str:
+def _agreement(planned: PlannedArena, offsets: dict[int, int]) -> str:
     """Whether TFLite's offsets, read as a plan, pass our validator on our records."""
     problem = planned.result.problem
     as_plan = OffsetPlan("tflite (measured)", tuple(offsets[r.tensor] for r in problem.records),
@@ -69,12 +61,12 @@ def _agreement(planned: ArenaPlan, offsets: dict[int, int]) -> str:
     return "TFLite's offsets, read as a plan for our lifetimes, pass our validator."
 
 
-def tflite_layouts(model_path: Path, model: Model, arenas: Sequence[ArenaPlan],
+def tflite_layouts(model_path: Path, model: Model, arenas: Sequence[PlannedArena],
                    semantics: str) -> list[MeasuredLayout | None]:
     """TFLite's layout of each arena, or None where there is none to compare: only under tflite
     semantics, and only when the runtime is installed and accepts the model."""
     out: list[MeasuredLayout | None] = [None] * len(arenas)
-    if semantics != "tflite" or not arenas:
+    if not SEMANTICS[semantics].layout_measurable or not arenas:
         return out
     try:
         from packager.compare.tflite_runtime import TfliteMeasurement, measure_tflite  # optional module

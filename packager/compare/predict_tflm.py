@@ -11,11 +11,8 @@ from dataclasses import dataclass
 from packager.lifetimes import model_lifetimes
 from packager.model import Model
 from packager.plan.offsets import greedy_by_size_tflm
-from packager.plan.records import UsageRecord, align_up
-from packager.kernels import tflm_scratch
+from packager.kernels.tflm_scratch import scratch_records
 from packager.semantics import TFLM
-
-SCRATCH_ID_BASE = 1 << 30  # record ids of scratch buffers: past any global tensor id
 
 
 @dataclass(frozen=True)
@@ -27,27 +24,10 @@ class PredictedHead:
     uncovered_ops: tuple[str, ...]
 
 
-def scratch_records(model: Model, op_scopes) -> tuple[list[UsageRecord], list[str], list[str]]:
-    records, names, uncovered = [], [], set()
-    for s, sg in enumerate(model.subgraphs):
-        for i, op in enumerate(sg.operators):
-            if (s, i) not in op_scopes:
-                continue  # a subgraph no op runs: TFLite Micro never prepares it either
-            wanted, known = tflm_scratch.requests(sg, op)
-            if not known:
-                uncovered.add(op.name)
-            first, last = op_scopes[(s, i)]
-            for request in wanted:
-                records.append(UsageRecord(SCRATCH_ID_BASE + len(records), first, last,
-                                           align_up(request.nbytes, TFLM.size_rounding)))
-                names.append(op.name)
-    return records, names, sorted(uncovered)
-
-
 def predict_tflm(model: Model) -> PredictedHead:
     (arena,) = model_lifetimes(model, TFLM)
     tensors = [r for r in arena.records if r.size > 0]  # zero-byte tensors are never planned
-    scratch, names, uncovered = scratch_records(model, arena.op_scopes)
+    scratch, names, uncovered = scratch_records(model, arena.op_scopes, TFLM.size_rounding)
     records = tensors + scratch
     plan = greedy_by_size_tflm.plan(records, TFLM.alignment)
     offsets = {r.tensor: o for r, o in zip(tensors, plan.offsets)}

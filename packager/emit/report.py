@@ -9,18 +9,14 @@ shown only when `include_times` is true; `tflpack report --no-times` and `packag
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from packager.emit.atomic_write import write_atomically
 from packager.emit.charts import breadth_svg, layout_svg, objects_svg, shape_text
-from packager.compare.measured_layout import MeasuredLayout
-from packager.emit.report_data import ArenaPicture, arena_picture
+from packager.emit.report_data import ArenaPicture, MeasuredLayout
 from packager.emit.scale import format_bytes
 from packager.emit.svg import escape
-from packager.model import Model
-from packager.plan.portfolio import Outcome
 from packager.plan.records import overhead_pct
-from packager.arenas import ArenaPlan
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1200px;padding:0 16px;color:#222}
@@ -168,18 +164,14 @@ def _arena_section(index: int, p: ArenaPicture, include_times: bool, measured: M
     return "\n".join(s for s in parts if s)
 
 
-def render_report_html(model: Model, arenas: Sequence[ArenaPlan], *, source_name: str, semantics: str,
+def render_report_html(pictures: Sequence[ArenaPicture], *, source_name: str, semantics: str,
                        strategy: str = "best", include_times: bool = True,
-                       measured: Sequence[MeasuredLayout | None] | None = None,
-                       layouts: Sequence[Outcome | None] | None = None,
-                       labels: Sequence[Mapping[int, str]] | None = None) -> str:
-    """The page as text. Per arena i, optionally: `measured[i]` is TFLite's layout; `layouts[i]`
-    an offset plan to draw instead of the strategy's choice (package's final plan); `labels[i]`
-    names the records that are not tensors of the file (scratch buffers)."""
+                       measured: Sequence[MeasuredLayout | None] | None = None) -> str:
+    """The page as text, one section per arena picture (packager/pictures.py makes them);
+    `measured[i]`, when given, is TFLite's layout of arena i."""
     def nth(items: Sequence | None, i: int):
         return items[i] if items is not None and i < len(items) else None
 
-    pictures = [arena_picture(model, a, strategy, nth(layouts, i), nth(labels, i)) for i, a in enumerate(arenas)]
     name = escape(source_name)
     sections = [_arena_section(i, p, include_times, nth(measured, i)) for i, p in enumerate(pictures)]
     summary = (f"{len(pictures)} arena{'s' if len(pictures) != 1 else ''} under {escape(semantics)} "
@@ -191,13 +183,11 @@ def render_report_html(model: Model, arenas: Sequence[ArenaPlan], *, source_name
         '<div id="info"></div>', f"<script>{_JS}</script>", "</body>", "</html>", ""])
 
 
-def write_report(path: Path, model: Model, arenas: Sequence[ArenaPlan], *, source_name: str, semantics: str,
+def write_report(path: Path, pictures: Sequence[ArenaPicture], *, source_name: str, semantics: str,
                  strategy: str = "best", include_times: bool = True,
-                 measured: Sequence[MeasuredLayout | None] | None = None,
-                 layouts: Sequence[Outcome | None] | None = None,
-                 labels: Sequence[Mapping[int, str]] | None = None) -> Path:
+                 measured: Sequence[MeasuredLayout | None] | None = None) -> Path:
     """Write the report page to `path` (atomically) and return the path."""
-    html = render_report_html(model, arenas, source_name=source_name, semantics=semantics, strategy=strategy,
-                              include_times=include_times, measured=measured, layouts=layouts, labels=labels)
+    html = render_report_html(pictures, source_name=source_name, semantics=semantics, strategy=strategy,
+                              include_times=include_times, measured=measured)
     write_atomically(Path(path), html.encode("utf-8"))
     return Path(path)

@@ -1,23 +1,14 @@
-"""Plans -> the plain data a picture of one arena needs: every planned tensor with its name, shape,
+"""The plain data a picture of one arena needs: every planned tensor with its name, shape,
 lifetime and offset, its aliases, the persistent tensors, the breadth per operator, the chosen
-shared-object plan and the table of strategies.
+shared-object plan and the table of strategies; and a runtime's measured layout beside it.
 
-The HTML report, the PNG and the terminal curve all draw from this, so they never disagree.
+packager/pictures.py builds these from finished plans (and packager/compare/measured_layout.py the
+measured layout); the HTML report and the PNG only draw them, so they never disagree.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
-
-from packager.lifetimes import PERSISTENT, ArenaLifetimes
-from packager.model import Model
-from packager.plan.portfolio import Outcome, PortfolioResult, validate
-from packager.plan.problem import Problem
-from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord, align_up, breadth_by_step
-from packager.plan.records import overhead_pct
-from packager.arenas import ArenaPlan
-from packager.semantics import SEMANTICS
 
 
 @dataclass(frozen=True)
@@ -83,129 +74,10 @@ class ArenaPicture:
     dynamic_bounds: tuple[tuple[str, int, int], ...] = ()  # (symbol, min, max): sizes are at max
 
 
-def laid_end_to_end(problem: Problem, outcome: Outcome) -> OffsetPlan:
-    """A shared-object plan as offsets (objects side by side), validated: the layout to draw when
-    only an object strategy was asked for."""
-    plan = outcome.plan
-    assert isinstance(plan, ObjectPlan)
-    starts, cursor = [], 0
-    for size in plan.object_sizes:
-        starts.append(cursor)
-        cursor = align_up(cursor + size, problem.alignment)
-    offsets = tuple(starts[k] for k in plan.assignment)
-    arena = max((o + r.size for o, r in zip(offsets, problem.records)), default=0)
-    laid = OffsetPlan(f"{outcome.strategy} (objects end to end)", offsets, arena, problem.alignment)
-    validate(problem, laid)
-    return laid
-
-
-def chosen_outcomes(result: PortfolioResult, strategy: str) -> tuple[Outcome | None, Outcome | None]:
-    """(offset outcome, object outcome) to draw: the best of each for best/all, else the named one."""
-    if strategy in ("best", "all"):
-        return result.best_offsets, result.best_objects
-
-    def named(outcomes: Sequence[Outcome]) -> Outcome | None:
-        return next((o for o in outcomes if o.strategy == strategy), None)
-
-    return named(result.offsets), named(result.objects)
-
-
-def tensor_info(model: Model, arena: ArenaLifetimes, tensor_id: int, size: int | None = None,
-                labels: Mapping[int, str] | None = None) -> TensorInfo:
-    """What to say about a record: its tensor in the file, or, for a buffer the file does not have
-    (a runtime's scratch buffer planned beside the tensors), the label the caller gave it."""
-    sg, index = arena.tensor_subgraph.get(tensor_id, (arena.subgraph, tensor_id))
-    if (labels and tensor_id in labels) or not 0 <= index < len(model.subgraphs[sg].tensors):
-        return TensorInfo(tensor_id, (labels or {}).get(tensor_id, f"buffer {tensor_id}"), "", (), size or 0)
-    t = model.subgraphs[sg].tensors[index]
-    # On an inline arena ids are global: say which subgraph a tensor of a child comes from.
-    name = t.name if not arena.inline or sg == 0 else f"{t.name} (subgraph {sg})"
-    if size is None:
-        size = align_up(t.nbytes or 0, SEMANTICS[arena.semantics].size_rounding)
-    return TensorInfo(tensor_id, name, t.type, tuple(t.shape), size)
-
-
-def placed_tensors(model: Model, arena: ArenaLifetimes, records: Sequence[UsageRecord],
-                   offsets: Sequence[int], labels: Mapping[int, str] | None = None) -> tuple[PlacedTensor, ...]:
-    """records[i] at offsets[i], each with the aliases that share its buffer."""
-    aliases_of: dict[int, list[AliasInfo]] = {}
-    for alias, owner in sorted(arena.aliases.items()):
-        first, last = arena.alias_intervals[alias]
-        aliases_of.setdefault(owner, []).append(AliasInfo(tensor_info(model, arena, alias), first, last))
-    return tuple(PlacedTensor(tensor_info(model, arena, r.tensor, r.size, labels), r.first_op, r.last_op, off,
-                              tuple(aliases_of.get(r.tensor, ())))
-                 for r, off in zip(records, offsets))
-
-
-def _object_rows(model: Model, arena: ArenaLifetimes, records: Sequence[UsageRecord],
-                 plan: ObjectPlan, labels: Mapping[int, str] | None) -> tuple[ObjectRow, ...]:
-    members: list[list[tuple[TensorInfo, int, int]]] = [[] for _ in plan.object_sizes]
-    for r, k in zip(records, plan.assignment):
-        members[k].append((tensor_info(model, arena, r.tensor, r.size, labels), r.first_op, r.last_op))
-    return tuple(ObjectRow(size, tuple(sorted(m, key=lambda e: (e[1], e[0].id))))
-                 for size, m in zip(plan.object_sizes, members))
-
-
-def _strategy_rows(result: PortfolioResult, chosen: Sequence[Outcome | None]) -> tuple[StrategyRow, ...]:
-    p = result.problem
-    rows = []
-    for o in (*result.offsets, *result.objects, *result.baselines):
-        bound = p.object_lower_bound if o.kind == "objects" else p.offset_lower_bound
-        # By name, not identity: a caller may draw a strategy's plan after adjusting it (package
-        # moves TFLite Micro's scratch buffers).
-        is_chosen = any(c is not None and (o.kind, o.strategy) == (c.kind, c.strategy) for c in chosen)
-        rows.append(StrategyRow(o.kind, o.strategy, o.total, bound, overhead_pct(o.total, bound),
-                                o.seconds, is_chosen))
-    return tuple(rows)
-
-
-def arena_title(arena: ArenaLifetimes, model: Model) -> str:
-    if arena.inline:
-        return "whole model (inline)"
-    return f"subgraph {arena.subgraph} '{model.subgraphs[arena.subgraph].name}'"
-
-
-def arena_picture(model: Model, planned: ArenaPlan, strategy: str = "best", layout_outcome: Outcome | None = None,
-                  labels: Mapping[int, str] | None = None) -> ArenaPicture:
-    """The picture of one planned arena. `layout_outcome` draws that offset plan instead of the
-    chosen strategy's (it passes the validator again first); `labels` names records that are not
-    tensors of the file."""
-    arena, result = planned.lifetimes, planned.result
-    problem = result.problem
-    records = problem.records
-    offsets_outcome, objects_outcome = chosen_outcomes(result, strategy)
-    layout: OffsetPlan | None = None
-    layout_name: str | None = None
-    note = "no plan"
-    if layout_outcome is not None:
-        validate(problem, layout_outcome.plan)
-        offsets_outcome = layout_outcome
-        layout, layout_name, note = layout_outcome.plan, layout_outcome.strategy, "the plan as packaged"
-    elif offsets_outcome is not None:
-        layout, layout_name = offsets_outcome.plan, offsets_outcome.strategy  # validated by the portfolio
-        note = ("the smallest validated offset plan" if strategy in ("best", "all")
-                else "the offset plan asked for")
-    elif objects_outcome is not None:
-        layout = laid_end_to_end(problem, objects_outcome)
-        layout_name, note = layout.strategy, "the shared objects laid end to end, validated"
-    placed = placed_tensors(model, arena, records, layout.offsets, labels) if layout else ()
-    rows = _object_rows(model, arena, records, objects_outcome.plan, labels) if objects_outcome else ()
-    persistent = tuple(tensor_info(model, arena, t) for t in arena.ids(PERSISTENT))
-    return ArenaPicture(
-        title=arena_title(arena, model), step_name="scope" if arena.inline else "operator",
-        steps=max(arena.num_steps, max((r.last_op + 1 for r in records), default=0)),
-        alignment=problem.alignment, layout_strategy=layout_name, layout_note=note,
-        arena=layout.arena if layout else 0, lower_bound=problem.offset_lower_bound, placed=placed,
-        breadths=tuple(breadth_by_step(records, arena.num_steps)),
-        objects_strategy=objects_outcome.strategy if objects_outcome else None, object_rows=rows,
-        object_lower_bound=problem.object_lower_bound, persistent=persistent,
-        persistent_bytes=arena.persistent_bytes,
-        strategies=_strategy_rows(result, (offsets_outcome, objects_outcome)),
-        dynamic_bounds=_dynamic_bounds(planned))
-
-
-def _dynamic_bounds(planned: ArenaPlan) -> tuple[tuple[str, int, int], ...]:
-    passes = getattr(planned, "passes", None)  # the multi-pass plan of a model with dynamic shapes
-    if passes is None:
-        return ()
-    return tuple((name, lo, hi) for name, (lo, hi) in sorted(passes.bounds.items()))
+@dataclass(frozen=True)
+class MeasuredLayout:
+    runtime: str  # e.g. "ai-edge-litert 2.3.0"
+    arena: int  # bytes of TFLite's working arena, temporaries included
+    placed: tuple[PlacedTensor, ...]  # our planned tensors at TFLite's offsets
+    unmatched: tuple[tuple[str, int], ...]  # (what, bytes) TFLite has in the arena but we cannot draw
+    notes: tuple[str, ...] = ()

@@ -12,7 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from packager.model import Operator, Subgraph
+from packager.model import Model, Operator, Subgraph
+from packager.plan.records import UsageRecord, align_up
+
+SCRATCH_ID_BASE = 1 << 30  # record ids of scratch buffers: past any global tensor id
 
 
 @dataclass(frozen=True)
@@ -52,3 +55,22 @@ def requests(sg: Subgraph, op: Operator) -> tuple[list[ScratchRequest], bool]:
     if rule is not None:
         return rule(sg, op), True
     return [], op.name in _NO_REQUESTS
+
+
+def scratch_records(model: Model, op_scopes, size_rounding: int) -> tuple[list[UsageRecord], list[str], list[str]]:
+    """(a record per scratch request, alive over its op's scopes; the op of each; the ops whose
+    requests are not known), subgraphs in order, ops in order, as the kernels ask for them."""
+    records, names, uncovered = [], [], set()
+    for s, sg in enumerate(model.subgraphs):
+        for i, op in enumerate(sg.operators):
+            if (s, i) not in op_scopes:
+                continue  # a subgraph no op runs: TFLite Micro never prepares it either
+            wanted, known = requests(sg, op)
+            if not known:
+                uncovered.add(op.name)
+            first, last = op_scopes[(s, i)]
+            for request in wanted:
+                records.append(UsageRecord(SCRATCH_ID_BASE + len(records), first, last,
+                                           align_up(request.nbytes, size_rounding)))
+                names.append(op.name)
+    return records, names, sorted(uncovered)

@@ -10,30 +10,27 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Sequence
 
-import packager
-from packager.dynamic.shapes import PassPlan, plan_passes, require_bounds
+from packager.arenas import Bindings, PlannedArena, bindings_for, plan_arenas
 from packager.emit import c_header, model_array
 from packager.package import plan_flatbuffer, plan_json
 from packager.emit.c_text import identifier, is_identifier
 from packager.package.offline_plan import with_offline_plan
 from packager.emit.report import render_report_html
+from packager.pictures import arena_picture
 from packager.errors import PackagerError, PlanError
 from packager.model import Model
 from packager.package.output_dir import write_all
-from packager.package.notes import OFFLINE_SEMANTICS, model_notes
-from packager.package.sidecar import (TENSOR, ArenaToPlan, DynamicBinding, PackagePlan, SourceModel,
-                                   arena_section, arenas_to_plan, symbol_entries)
-from packager.plan.offsets import greedy_by_size_tflm
-from packager.plan.portfolio import Outcome, PortfolioResult, run_portfolio, validate
+from packager.package.notes import model_notes
+from packager.package.assemble import package_plan
+from packager.package.sidecar import TENSOR, PackagePlan, SourceModel
 from packager.package.check import check_offline_model, check_package_plan
 from packager.package.load import parse_plan
-from packager.arenas import ArenaPlan, dynamic_shapes, problem_of, select
 from packager.reader import read_model
-from packager.semantics import SEMANTICS
+from packager.semantics import SEMANTICS, TFLM
 
 
 class BudgetExceeded(PlanError):
@@ -70,33 +67,6 @@ def default_prefix(model_path: Path) -> str:
 
 # -- planning ----------------------------------------------------------------------------------
 
-def _with_tflm_scratch_placement(result: PortfolioResult, scratch: Mapping[int, str]) -> Outcome:
-    """The best offset plan once TFLite Micro has placed the scratch buffers its way: tensors keep
-    their offsets (they go into the offline plan), scratch buffers go where TFLite Micro's own
-    planner will put them (given offsets first, then largest first into the first gap), so the
-    plan's arena is the head TFLite Micro will report. Tried on every strategy's plan."""
-    problem = result.problem
-    best: Outcome | None = None
-    for outcome in result.offsets:
-        fixed = {i: o for i, (r, o) in enumerate(zip(problem.records, outcome.plan.offsets))
-                 if r.tensor not in scratch}
-        placed = greedy_by_size_tflm.plan(problem.records, problem.alignment, fixed=fixed)
-        placed = replace(placed, strategy=outcome.strategy)
-        validate(problem, placed)
-        if best is None or placed.arena < best.plan.arena:
-            best = Outcome(outcome.strategy, "offsets", placed, outcome.seconds)
-    assert best is not None
-    return best
-
-
-@dataclass(frozen=True)
-class PlannedArena:
-    arena: ArenaToPlan
-    result: PortfolioResult  # every strategy tried
-    offsets: Outcome  # the offset plan written (TFLite Micro's scratch buffers placed its way)
-    passes: PassPlan | None  # the multi-pass plan (dynamic shapes)
-
-
 @dataclass(frozen=True)
 class PlannedModel:
     plan: PackagePlan  # checked against the model
@@ -104,42 +74,13 @@ class PlannedModel:
     unmodelled_ops: tuple[str, ...]  # ops whose runtime scratch requests are not modelled
 
 
-def dynamic_binding(model: Model, dims: Sequence[str] = ()) -> DynamicBinding | None:
-    """The model's symbols and their bounds from --dim (or derived); None for a static model.
-    A device needs one static plan, so every symbol must be bounded: DimError names the first
-    that is not."""
-    shapes, bounds = dynamic_shapes(model, dims)
-    if not shapes.is_dynamic:
-        return None
-    require_bounds(shapes, bounds)
-    return DynamicBinding(shapes, bounds)
-
-
 def make_plan(model: Model, semantics: str, strategy: str, source: SourceModel,
-              dynamic: DynamicBinding | None = None) -> PlannedModel:
-    """Plan every arena (at the largest sizes, with dynamic shapes), build the packaged plan and
-    pass it through the gate."""
-    offset_names, object_names = select(strategy)
-    if offset_names == []:
-        raise PackagerError(f"'{strategy}' is a shared-object strategy only; package needs an offset "
-                            "plan: use best or an offset strategy")
-    planned, unmodelled = [], set()
-    for arena in arenas_to_plan(model, semantics, dynamic):
-        unmodelled.update(arena.unmodelled_ops)
-        result = run_portfolio(problem_of(arena.lifetimes), offset_names=offset_names,
-                               object_names=object_names or None, baselines=False)
-        if result.best_offsets is None or result.best_objects is None:
-            raise PlanError(f"strategy '{strategy}' gave no plan")
-        offsets = (_with_tflm_scratch_placement(result, arena.scratch) if arena.scratch
-                   else result.best_offsets)
-        # The records are already at their largest sizes, which plan_passes computes again.
-        passes = None if dynamic is None else plan_passes(arena.lifetimes, dynamic.shapes, dynamic.bounds)
-        planned.append(PlannedArena(arena, result, offsets, passes))
-    sections = tuple(arena_section(model, p.arena, p.result, p.offsets, p.result.best_objects,
-                                   None if p.passes is None else p.passes.plan) for p in planned)
-    plan = PackagePlan(source=source, semantics=semantics, alignment=SEMANTICS[semantics].alignment,
-                       arenas=sections, generator=f"tflpack {packager.__version__}",
-                       symbols=() if dynamic is None else symbol_entries(dynamic.shapes, dynamic.bounds))
+              bindings: Bindings | None = None) -> PlannedModel:
+    """Plan every arena on the one path (at the largest sizes, with dynamic shapes), build the
+    packaged plan and pass it through the gate."""
+    planned = plan_arenas(model, semantics, bindings, strategy, to_ship=True)
+    unmodelled = {op for p in planned for op in p.arena.unmodelled_ops}
+    plan = package_plan(model, semantics, source, planned, bindings)
     check_package_plan(plan, model)
     return PlannedModel(plan, tuple(planned), tuple(sorted(unmodelled)))
 
@@ -170,7 +111,7 @@ def build_files(plan: PackagePlan, model: Model, prefix: str,
     }
     notes: list[str] = []
     embedded, embedded_note = model.raw, "the input model unchanged"
-    if plan.semantics == OFFLINE_SEMANTICS:
+    if SEMANTICS[plan.semantics].offline_plan:
         packed = with_offline_plan(model.raw, offline_offsets(plan), len(model.subgraphs))
         check_offline_model(packed, plan, model)
         files[f"{prefix}.tflite"] = (packed, "the model with its OfflineMemoryAllocation plan")
@@ -178,7 +119,7 @@ def build_files(plan: PackagePlan, model: Model, prefix: str,
     else:
         notes.append(f"no offline-planned {prefix}.tflite: TFLite Micro's OfflineMemoryAllocation "
                      f"describes a tflm plan only (this one is {plan.semantics}; use --semantics tflm)")
-    source_name = f"{prefix}.tflite" if plan.semantics == OFFLINE_SEMANTICS else plan.source.file
+    source_name = f"{prefix}.tflite" if SEMANTICS[plan.semantics].offline_plan else plan.source.file
     files[f"{prefix}_model.h"] = (model_array.render_header(prefix, source_name, len(embedded), embedded_note)
                                   .encode("ascii"), "C array declaration (16-byte aligned, const)")
     files[f"{prefix}_model.c"] = (model_array.render_source(prefix, embedded).encode("ascii"),
@@ -190,18 +131,18 @@ def build_files(plan: PackagePlan, model: Model, prefix: str,
 def report_html(planned: PlannedModel, model: Model, strategy: str) -> bytes:
     """The report page of the plan as written: no planning times and no measured runtime (that
     would run TFLite in a child process), so the same inputs give the same bytes."""
-    html = render_report_html(
-        model, [ArenaPlan(p.arena.lifetimes, p.result, p.passes) for p in planned.arenas],
-        source_name=planned.plan.source.file, semantics=planned.plan.semantics, strategy=strategy,
-        include_times=False, measured=None,
-        layouts=[p.offsets for p in planned.arenas],  # validated again before it is drawn
-        labels=[p.arena.scratch for p in planned.arenas])  # names of TFLite Micro's scratch buffers
+    pictures = [arena_picture(model, p, strategy,
+                              layout_outcome=p.offsets,  # validated again before it is drawn
+                              labels=p.arena.scratch)  # names of TFLite Micro's scratch buffers
+                for p in planned.arenas]
+    html = render_report_html(pictures, source_name=planned.plan.source.file,
+                              semantics=planned.plan.semantics, strategy=strategy, include_times=False)
     return html.encode("utf-8")
 
 
 # -- the whole job -----------------------------------------------------------------------------
 
-def package(model_path: str | Path, out_dir: str | Path, semantics: str = OFFLINE_SEMANTICS,
+def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.name,
             strategy: str = "best", budget: int | None = None, name: str | None = None,
             dims: Sequence[str] = (), report: bool = True) -> PackageResult:
     """`dims`: --dim specs bounding the symbols of a model with dynamic shapes; `report`: also
@@ -216,7 +157,7 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = OFFLIN
     model = read_model(model_path)
     source = SourceModel(model_path.name, hashlib.sha256(model.raw).hexdigest(), len(model.raw),
                          tuple(len(sg.tensors) for sg in model.subgraphs))
-    planned = make_plan(model, semantics, strategy, source, dynamic_binding(model, dims))
+    planned = make_plan(model, semantics, strategy, source, bindings_for(model, dims))
     plan = planned.plan
     if budget is not None and plan.arena_bytes > budget:
         bound = plan.lower_bound

@@ -12,12 +12,12 @@ from packager.errors import ModelError, PlanError
 from packager.package.offline_plan import METADATA_NAME, decode
 from packager.lifetimes import PERSISTENT
 from packager.model import Model
-from packager.package.sidecar import (TENSOR, ArenaSection, ArenaToPlan, DynamicBinding, PackagePlan,
-                                   arenas_to_plan, object_plan_of, offset_plan_of, symbol_entries)
+from packager.package.assemble import symbol_entries
+from packager.package.sidecar import TENSOR, ArenaSection, PackagePlan, object_plan_of, offset_plan_of
 from packager.plan.portfolio import validate
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan, arena_of
-from packager.arenas import problem_of
+from packager.arenas import ArenaToPlan, Bindings, arenas_to_plan, problem_of
 from packager.reader import parse_model
 from packager.semantics import SEMANTICS
 
@@ -59,11 +59,12 @@ def check_package_plan(plan: PackagePlan, model: Model) -> None:
 
 
 def expected_arenas(plan: PackagePlan, model: Model) -> list[ArenaToPlan]:
-    """What the model gives under the plan's semantics, at the bounds the plan states."""
-    return arenas_to_plan(model, plan.semantics, dynamic_binding_of(plan, model))
+    """What the model gives under the plan's semantics, at the bounds the plan states: the records
+    of the one path (packager/arenas.py) that made the plan."""
+    return arenas_to_plan(model, plan.semantics, bindings_of(plan, model))
 
 
-def dynamic_binding_of(plan: PackagePlan, model: Model) -> DynamicBinding | None:
+def bindings_of(plan: PackagePlan, model: Model) -> Bindings | None:
     """The model's symbols under the names the plan gives them, bounded as the plan says; None
     for a static model. The symbols must be the model's: same sources, passes and order."""
     shapes = analyse(model)
@@ -81,7 +82,7 @@ def dynamic_binding_of(plan: PackagePlan, model: Model) -> DynamicBinding | None
     for s in plan.symbols:
         if not 0 <= s.min <= s.max:
             raise PlanError(f"symbol '{s.name}' has the bounds [{s.min}, {s.max}]")
-    return DynamicBinding(shapes, bounds)
+    return Bindings(shapes, bounds)
 
 
 def _check_dynamic(section: ArenaSection, arena: ArenaToPlan, expected: Problem, alignment: int) -> None:

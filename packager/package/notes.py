@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from packager.model import Model
 from packager.package.sidecar import SCRATCH, PackagePlan
-
-OFFLINE_SEMANTICS = "tflm"
+from packager.semantics import SEMANTICS
 
 
 def model_notes(plan: PackagePlan, model: Model, unmodelled_ops: tuple[str, ...] = ()) -> list[str]:
@@ -14,7 +13,7 @@ def model_notes(plan: PackagePlan, model: Model, unmodelled_ops: tuple[str, ...]
     custom = sorted({op.name for sg in model.subgraphs for op in sg.operators if op.opcode.is_custom})
     if custom:
         scratch_note = ("; scratch buffers its kernel may request are not in the plan"
-                        if plan.semantics == OFFLINE_SEMANTICS else "")
+                        if SEMANTICS[plan.semantics].kernel_scratch_in_arena else "")
         notes.append(f"custom op {', '.join(custom)}: TFLite Micro will refuse the model unless you "
                      f"register it (MicroMutableOpResolver::AddCustom); the plan itself is valid"
                      f"{scratch_note}")
@@ -27,7 +26,7 @@ def model_notes(plan: PackagePlan, model: Model, unmodelled_ops: tuple[str, ...]
     if unmodelled_ops:
         notes.append(f"scratch requests of TFLite Micro's {', '.join(unmodelled_ops)} kernels are not "
                      "modelled: if they ask for scratch, TFLite Micro's head can exceed the plan")
-    if plan.semantics == OFFLINE_SEMANTICS and len(model.subgraphs) > 1:
+    if SEMANTICS[plan.semantics].offline_plan and len(model.subgraphs) > 1:
         notes.append(f"{len(model.subgraphs)} subgraphs: the offline plan numbers tensors globally "
                      "(subgraphs concatenated), as TFLite Micro's docs and current builds do; "
                      "older builds read it with per-subgraph indices and would misplace the tensors "

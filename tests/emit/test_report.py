@@ -16,8 +16,8 @@ from packager.text.breadth_text import breadth_lines
 from packager.emit.layout_png import PNG_HEIGHT, PNG_WIDTH, render_layout_png
 from packager.compare.measured_layout import measured_layout
 from packager.emit.report import render_report_html
-from packager.emit.report_data import arena_picture
-from packager.arenas import ArenaPlan, plan_model
+from packager.pictures import arena_picture
+from packager.arenas import ArenaToPlan, PlannedArena, plan_model
 from packager.plan.records import breadth_by_step, offset_lower_bound
 from packager.reader import read_model
 from tests.conftest import REPO, shared_model_path
@@ -34,8 +34,12 @@ def _plan(path: Path, semantics: str, strategy: str = "best"):
     return model, plan_model(model, semantics, strategy)
 
 
-def _html(model, arenas, name="m.tflite", semantics="tflite", **kw) -> str:
-    return render_report_html(model, arenas, source_name=name, semantics=semantics, include_times=False, **kw)
+def _html(model, arenas, name="m.tflite", semantics="tflite", strategy="best", layouts=None, labels=None,
+          include_times=False, **kw) -> str:
+    pictures = [arena_picture(model, a, strategy, layouts[i] if layouts else None, labels[i] if labels else None)
+                for i, a in enumerate(arenas)]
+    return render_report_html(pictures, source_name=name, semantics=semantics, strategy=strategy,
+                              include_times=include_times, **kw)
 
 
 def _charts(html: str, kind: str) -> list[ET.Element]:
@@ -48,7 +52,7 @@ def _scale(svg: ET.Element) -> tuple[float, float, float, float]:
     return tuple(float(svg.get(k)) for k in ("data-x0", "data-step-width", "data-y0", "data-byte-height"))
 
 
-def _check_layout(svg: ET.Element, planned: ArenaPlan, offsets) -> None:
+def _check_layout(svg: ET.Element, planned: PlannedArena, offsets) -> None:
     """Each record once, at x from its lifetime and y from its offset and size (address upwards)."""
     x0, step, y0, per_byte = _scale(svg)
     rects = [r for r in svg.iter("rect") if "tensor" in r.get("class", "").split()]
@@ -173,7 +177,7 @@ def test_output_is_deterministic():
 
 def test_times_appear_only_when_asked():
     model, arenas = _plan(FIXTURES / "chain.tflite", "tflite")
-    with_times = render_report_html(model, arenas, source_name="c", semantics="tflite", include_times=True)
+    with_times = _html(model, arenas, name="c", include_times=True)
     assert re.search(r"\d ms<", with_times) and not re.search(r"\d ms<", _html(model, arenas))
 
 
@@ -271,7 +275,7 @@ def test_package_can_draw_its_own_plan_with_scratch_buffers():
     scratch_id = 1_000_000
     lifetimes = replace(lifetimes, records=lifetimes.records + (UsageRecord(scratch_id, 2, 2, 4096),))
     result = run_portfolio(problem_of(lifetimes))
-    planned = ArenaPlan(lifetimes, result)
+    planned = PlannedArena(ArenaToPlan(lifetimes, {}, ()), result, result.best_offsets)
     drawn = max(result.offsets, key=lambda o: o.total)  # deliberately not the best
     labels = {scratch_id: "scratch buffer of CONV_2D"}
     html = _html(model, [planned], semantics="tflm", layouts=[drawn], labels=[labels])

@@ -1,0 +1,86 @@
+"""Planned arenas -> the sidecar plan (package/sidecar.py): each arena's tensors with their
+offsets, aliases and persistent tensors, its shared-object plan, its multi-pass plan, and the
+model's symbols. Plain conversion: what is planned was decided on the one path (packager/arenas.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Mapping
+
+import packager
+from packager.arenas import Bindings, PlannedArena, alias_bytes
+from packager.dynamic.shapes import DynamicShapes
+from packager.lifetimes import PERSISTENT
+from packager.model import Model
+from packager.package.sidecar import (SCRATCH, TENSOR, ArenaSection, ObjectSection, OffsetSection,
+                                      PackagePlan, PassSection, PersistentEntry, SourceModel, SymbolEntry,
+                                      TensorEntry)
+from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord
+from packager.semantics import SEMANTICS
+
+
+def package_plan(model: Model, semantics: str, source: SourceModel, planned: list[PlannedArena],
+                 bindings: Bindings | None) -> PackagePlan:
+    """The sidecar plan of the planned arenas, as the package writes it (not yet checked)."""
+    sections = tuple(arena_section(model, p) for p in planned)
+    return PackagePlan(source=source, semantics=semantics, alignment=SEMANTICS[semantics].alignment,
+                       arenas=sections, generator=f"tflpack {packager.__version__}",
+                       symbols=() if bindings is None else symbol_entries(bindings.shapes, bindings.bounds))
+
+
+def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
+    """The section of one planned arena: the offset plan to ship, the best shared-object plan and,
+    with dynamic shapes, the multi-pass plan."""
+    arena, result, offsets, objects = planned.arena, planned.result, planned.offsets, planned.result.best_objects
+    passes = None if planned.passes is None else planned.passes.plan
+    lifetimes, scratch, sizes = arena.lifetimes, arena.scratch, arena.sizes
+    problem = result.problem
+    assert isinstance(offsets.plan, OffsetPlan) and isinstance(objects.plan, ObjectPlan)
+    assert (passes is None) == (sizes is None)
+
+    def where(tensor_id: int) -> tuple[int, int]:
+        return lifetimes.tensor_subgraph.get(tensor_id, (lifetimes.subgraph, tensor_id))
+
+    def entry(r: UsageRecord, offset: int, alias_of: int | None = None) -> TensorEntry:
+        if r.tensor in scratch:
+            e = TensorEntry(r.tensor, lifetimes.subgraph, -1, SCRATCH, scratch[r.tensor], "UINT8",
+                            (r.size,), offset, r.size, r.first_op, r.last_op, None)
+        else:
+            s, t = where(r.tensor)
+            tensor = model.subgraphs[s].tensors[t]
+            e = TensorEntry(r.tensor, s, t, TENSOR, tensor.name, tensor.type, tensor.shape, offset,
+                            r.size, r.first_op, r.last_op, alias_of)
+        if sizes is None:
+            return e
+        return replace(e, pass_=sizes.passes[r.tensor], size_expr=str(sizes.expressions[r.tensor]))
+
+    entries = [entry(r, o) for r, o in zip(problem.records, offsets.plan.offsets)]
+    by_id = {e.index: e for e in entries}
+    for alias, owner in sorted(problem.aliases.items()):
+        first, last = problem.alias_intervals.get(alias, (by_id[owner].first_op, by_id[owner].last_op))
+        # Its own bytes, inside the owner's buffer (in-place sharing needs equal sizes anyway).
+        size = min(alias_bytes(model, lifetimes, alias) if sizes is None else sizes.largest[alias],
+                   by_id[owner].size)
+        entries.append(entry(UsageRecord(alias, first, last, size), by_id[owner].offset, owner))
+    persistent = []
+    for g in lifetimes.ids(PERSISTENT):
+        s, t = where(g)
+        tensor = model.subgraphs[s].tensors[t]
+        persistent.append(PersistentEntry(g, s, t, tensor.name, tensor.nbytes or 0))
+    object_plan = objects.plan
+    return ArenaSection(
+        subgraph=lifetimes.subgraph, inline=lifetimes.inline, steps=lifetimes.num_steps,
+        offsets=OffsetSection(offsets.strategy, offsets.plan.arena, problem.offset_lower_bound,
+                              tuple(entries)),
+        objects=ObjectSection(objects.strategy, object_plan.total, problem.object_lower_bound,
+                              tuple(object_plan.object_sizes),
+                              tuple((r.tensor, k) for r, k in zip(problem.records, object_plan.assignment)),
+                              result.object_plan_optimal(objects)),
+        persistent=tuple(persistent), persistent_bytes=lifetimes.persistent_bytes,
+        passes=None if passes is None else PassSection(
+            passes.arena, tuple((r.tensor, o) for r, o in zip(problem.records, passes.offsets))))
+
+
+def symbol_entries(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]]) -> tuple[SymbolEntry, ...]:
+    return tuple(SymbolEntry(s.name, s.source, s.data_dependent, s.pass_index, *bounds[s.name])
+                 for s in shapes.symbols)
