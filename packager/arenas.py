@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
-from packager.dynamic.shapes import (DynamicShapes, PassPlan, analyse, bounds_of, parse_dim, plan_passes,
-                                     renames_of, require_bounds, worst_case_lifetimes)
+from packager.dynamic.shapes import (DynamicShapes, PassPlan, analyse, bounds_of, parse_dim,
+                                     plan_passes_at_largest, renames_of, require_bounds,
+                                     worst_case_lifetimes)
 from packager.dynamic.symbolic import Value
 from packager.errors import PackagerError, PlanError
 from packager.kernels.tflm_scratch import scratch_records
@@ -190,10 +191,16 @@ def plan_arenas(model: Model, semantics: str, bindings: Bindings | None = None, 
             raise PlanError(f"strategy '{strategy}' gave no plan")
         offsets = (_with_runtime_scratch_placement(result, arena.scratch) if arena.scratch
                    else result.best_offsets)
-        # The records are already at their largest sizes, which plan_passes computes again.
-        passes = None if bindings is None else plan_passes(arena.lifetimes, bindings.shapes, bindings.bounds)
+        passes = None if arena.sizes is None else _multi_pass_plan(arena, bindings)
         planned.append(PlannedArena(arena, result, offsets, passes))
     return planned
+
+
+def _multi_pass_plan(arena: ArenaToPlan, bindings: Bindings) -> PassPlan:
+    """Pass by pass, each placed with the earlier passes fixed, from the sizes already computed."""
+    records, sizes = arena.lifetimes.records, arena.sizes
+    return plan_passes_at_largest(arena.lifetimes, [sizes.passes[r.tensor] for r in records],
+                                  [sizes.expressions[r.tensor] for r in records], bindings.bounds)
 
 
 def _with_runtime_scratch_placement(result: PortfolioResult, scratch: Mapping[int, str]) -> Outcome:

@@ -1,5 +1,5 @@
-"""The rules of each target runtime, as data. lifetimes.py reads these; nothing else branches on
-the runtime's name.
+"""The rules of each target runtime, as data. lifetimes.py, the one path (arenas.py), packaging and
+the emitters read these; nothing branches on the runtime's name.
 
 Sources: TFLite's ArenaPlanner / SimpleMemoryArena and kernels (in-place sharing flags, persistent
 outputs), TFLite Micro's GreedyMemoryPlanner and allocation-info builder (REFERENCE.md 3 and 4).
@@ -47,6 +47,7 @@ class Semantics:
     layout_measurable: bool = False  # the runtime shows each tensor's address (TFLite's Python
     # interpreter), so its measured layout can be set beside ours, arena by arena
     runtime_tail: str | None = None  # what the runtime keeps beyond the planned head, for users
+    arena_note: str | None = None  # how the runtime's whole arena relates to the plan, for users
 
 
 _BINARY = InPlaceRule(inputs=(0, 1))
@@ -101,6 +102,7 @@ TFLM = Semantics(
     inplace={}, inplace_needs_single_reader=True, inplace_allows_graph_io=False,
     inline_subgraphs=True, kernel_scratch_in_arena=True, offline_plan=True,
     runtime_tail="TFLite Micro's persistent tail (print_allocations() reports it)",
+    arena_note="TFLite Micro's arena = this head + its tail (print_allocations() reports it)",
 )
 
 IDEAL = Semantics(

@@ -278,12 +278,17 @@ def plan_passes(arena: ArenaLifetimes, shapes: DynamicShapes, bounds: Mapping[st
     """One static plan valid for every binding inside `bounds`: pass by pass, largest first, each
     record in the smallest gap left by everything placed before it (earlier passes never move)."""
     require_bounds(shapes, bounds)
-    worst, passes, exprs = worst_case_lifetimes(arena, shapes, bounds)
-    records = worst.records
+    return plan_passes_at_largest(*worst_case_lifetimes(arena, shapes, bounds), bounds)
+
+
+def plan_passes_at_largest(worst: ArenaLifetimes, passes: Sequence[int], exprs: Sequence[Value],
+                           bounds: Mapping[str, tuple[int, int]]) -> PassPlan:
+    """plan_passes on records already at their largest sizes, each with its pass and size expression."""
+    records, passes, exprs = worst.records, tuple(passes), tuple(exprs)
     order = sorted(range(len(records)), key=lambda i: (passes[i], -records[i].size, records[i].first_op, i))
-    alignment = SEMANTICS[arena.semantics].alignment
+    alignment = SEMANTICS[worst.semantics].alignment
     plan = offset_plan("passes", records, place_in_order(records, order, alignment), alignment)
-    check_offset_plan(records, plan, arena.aliases, arena.alias_intervals)
+    check_offset_plan(records, plan, worst.aliases, worst.alias_intervals)
     return PassPlan(worst, plan, passes, exprs, dict(bounds), offset_lower_bound(records))
 
 

@@ -17,6 +17,7 @@ from packager.package.offline_plan import INT32_MAX
 from packager.errors import PlanError
 from packager.model import Model
 from packager.package.sidecar import SCRATCH, PackagePlan, TensorEntry, end_to_end
+from packager.semantics import SEMANTICS
 from packager.plan.records import overhead_pct
 
 NONE = -1
@@ -228,8 +229,7 @@ def _tensor_table(P: str, name: str, doc: str, values: list[int]) -> list[str]:
 
 
 def _arena_macro(P: str, semantics: str) -> list[str]:
-    tail = ("TFLite Micro's persistent tail (print_allocations() reports it)" if semantics == "tflm"
-            else "whatever your runtime needs beyond the planned tensors")
+    tail = SEMANTICS[semantics].runtime_tail or "whatever your runtime needs beyond the planned tensors"
     return [
         *block_comment([
             f"{P}_DECLARE_ARENA(name, section_name) declares `uint8_t name[{P}_TOTAL_ARENA_BYTES]`,",

@@ -8,6 +8,7 @@ from packager.text.breadth_text import breadth_lines
 from packager.package.sidecar import ArenaSection, PackagePlan, offset_plan_of
 from packager.plan.records import breadth_by_step, num_ops
 from packager.plan.records import overhead_pct
+from packager.semantics import SEMANTICS
 
 INDENT = "    "
 WIDTH = 80
@@ -41,8 +42,8 @@ def summary_lines(result) -> list[str]:
         lines.append(f"  all arenas end to end (aligned): {plan.arena_bytes:,} B; lower bound {plan.lower_bound:,} B "
                      f"(+{overhead_pct(plan.arena_bytes, plan.lower_bound):.1f}%); "
                      f"shared objects {plan.objects_bytes:,} B")
-    if plan.semantics == "tflm":
-        lines.append("  TFLite Micro's arena = this head + its tail (print_allocations() reports it)")
+    if SEMANTICS[plan.semantics].arena_note:
+        lines.append(f"  {SEMANTICS[plan.semantics].arena_note}")
     lines.append("files:")
     width = max(len(f.path.name) for f in result.files)
     for f in result.files:
