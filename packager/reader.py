@@ -69,7 +69,41 @@ def parse_model(data: bytes) -> Model:
     except ModelError:
         raise
     except _CORRUPT as e:
-        raise ModelError(f"corrupt or truncated model ({type(e).__name__}: {e})") from None
+        raise ModelError(f"corrupt or truncated model: {plain_words(e, len(data))}") from None
+
+
+_NEEDS = re.compile(r"at least (\d+) bytes")
+_BAD_NUMBER = re.compile(r"bad number (-?\d+)")
+
+
+def _words(camel: str) -> str:
+    """'OperatorCodes' -> 'operator codes'."""
+    return re.sub(r"(?<!^)(?=[A-Z])", " ", camel).lower()
+
+
+def plain_words(error: BaseException, file_size: int) -> str:
+    """What a low-level failure inside the flatbuffer means for the user, without Python internals:
+    the generated accessors fail with struct, numpy or range errors when an offset or a length
+    points outside the file."""
+    text = str(error)
+    needs = _NEEDS.search(text)
+    if isinstance(error, struct.error) and needs:
+        return f"the file ends at byte {file_size:,}; the model needs {int(needs.group(1)):,} bytes"
+    bad = _BAD_NUMBER.search(text)
+    if isinstance(error, TypeError) and bad:
+        return (f"a reference leads to byte {int(bad.group(1)):,}, "
+                f"outside the {file_size:,}-byte file")
+    if isinstance(error, ValueError) and "smaller than requested" in text:
+        return f"a list of values runs past the end of the file (byte {file_size:,})"
+    if isinstance(error, UnicodeDecodeError):
+        return "a name is not valid UTF-8 text"
+    if isinstance(error, RecursionError):
+        return "its tables refer to each other in a loop"
+    if isinstance(error, MemoryError):
+        return "a length in the file is too large to be real"
+    if isinstance(error, OverflowError):
+        return "a number in the file is out of range"
+    return "an offset or a length points outside the file"
 
 
 class _Parser:
@@ -77,13 +111,15 @@ class _Parser:
         self.data = data
         root = struct.unpack_from("<I", data, 0)[0]
         if root + 4 > len(data):
-            raise ModelError("corrupt or truncated model: root table points past the end of the file")
+            raise ModelError(f"corrupt or truncated model: the file ends at byte {len(data):,}; "
+                             f"the model needs {root + 4:,} bytes")
         self.fb = FbModel.GetRootAs(data, 0)
 
     # -- safe access helpers -------------------------------------------------------------------
     def _count(self, n: int, what: str, min_elem_bytes: int = 4) -> int:
         if n < 0 or n * min_elem_bytes > len(self.data):
-            raise ModelError(f"corrupt or truncated model: {what} claims {n} entries")
+            raise ModelError(f"corrupt or truncated model: the list of {_words(what)} claims "
+                             f"{n:,} entries, more than the {len(self.data):,}-byte file can hold")
         return n
 
     def _ints(self, obj, field: str) -> tuple[int, ...]:
@@ -134,7 +170,8 @@ class _Parser:
         if size:
             start = b._tab.Vector(b._tab.Offset(4))
             if start + size > len(self.data):
-                raise ModelError(f"buffer {index} runs past the end of the file")
+                raise ModelError(f"corrupt or truncated model: the file ends at byte {len(self.data):,}; "
+                                 f"buffer {index} needs {start + size:,} bytes")
             return Buffer(index, start, size, external=False)
         off, ext_size = b.Offset(), b.Size()
         if off > 1 and ext_size:  # the schema: offsets are only valid when > 1

@@ -247,3 +247,42 @@ def metadata_buffer(data: bytes, name: str) -> bytes | None:
         return b""
     vec = _deref(data, fields[BUFFER_DATA])
     return bytes(data[vec + 4:vec + 4 + _u32(data, vec)])
+
+
+def patched_payload(packed: bytes, original: bytes, name: str) -> bytes:
+    """Check that `packed` is `original` with metadata `name` set, without reading the model again:
+    the original bytes follow the prefix untouched, and the new root, buffers and metadata point
+    to the original objects (shifted by the prefix) except for the one buffer and entry added.
+    Returns the payload of `name`. Work grows with the buffers and metadata, not the graph."""
+    prefix = len(packed) - len(original)
+    if prefix <= 0 or prefix % PREFIX_ALIGNMENT or packed[prefix:] != original:
+        raise ModelError("the original bytes do not follow the new prefix unchanged")
+    old, new = _read_root(bytes(original)), _read_root(packed)
+    for field_id in range(MODEL_FIELD_COUNT):
+        if field_id in (MODEL_BUFFERS, MODEL_METADATA):
+            continue
+        if (field_id in old.fields) != (field_id in new.fields):
+            raise ModelError(f"root field {field_id} is present in only one of the two models")
+        if field_id not in old.fields:
+            continue
+        if field_id == MODEL_VERSION:
+            same = _u32(original, old.fields[field_id]) == _u32(packed, new.fields[field_id])
+        else:
+            same = _deref(packed, new.fields[field_id]) == _deref(original, old.fields[field_id]) + prefix
+        if not same:
+            raise ModelError(f"root field {field_id} differs from the original's")
+    key = name.encode("utf-8")
+    replaced = {buf for entry, buf, _ in old.metadata if entry == key}
+    kept = [(entry, buf, pos + prefix) for entry, buf, pos in old.metadata if entry != key]
+    if [m for m in new.metadata if m[0] != key] != kept:
+        raise ModelError("the metadata other than the plan differ from the original's")
+    added = 0 if replaced else 1
+    if len(new.buffers) != len(old.buffers) + added:
+        raise ModelError(f"{len(new.buffers)} buffers where {len(old.buffers) + added} were expected")
+    for i, pos in enumerate(old.buffers):
+        if i not in replaced and new.buffers[i] != pos + prefix:
+            raise ModelError(f"buffer {i} is not the original's")
+    payload = metadata_buffer(packed, name)
+    if payload is None:
+        raise ModelError(f"the model has no {name} entry")
+    return payload

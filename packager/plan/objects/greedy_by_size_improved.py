@@ -57,7 +57,9 @@ class _Objects:
         self.records = records
         self.assignment = [-1] * n
         self.sizes: list[int] = []
-        self.members: list[list[tuple[int, int]]] = []  # per object: (first_op, last_op), sorted
+        # Per object, its members' first and last operators, sorted (members never overlap).
+        self.member_firsts: list[np.ndarray] = []
+        self.member_lasts: list[np.ndarray] = []
         self._first = np.zeros(n, dtype=np.int64)  # every assigned record's interval and object
         self._last = np.zeros(n, dtype=np.int64)
         self._obj = np.zeros(n, dtype=np.int64)
@@ -68,9 +70,12 @@ class _Objects:
         r = self.records[pos]
         if obj == len(self.sizes):
             self.sizes.append(r.size)
-            self.members.append([])
+            self.member_firsts.append(np.zeros(0, dtype=np.int64))
+            self.member_lasts.append(np.zeros(0, dtype=np.int64))
         self.sizes[obj] = max(self.sizes[obj], r.size)
-        bisect.insort(self.members[obj], (r.first_op, r.last_op))
+        at = int(np.searchsorted(self.member_firsts[obj], r.first_op, side="right"))
+        self.member_firsts[obj] = np.insert(self.member_firsts[obj], at, r.first_op)
+        self.member_lasts[obj] = np.insert(self.member_lasts[obj], at, r.last_op)
         self.assignment[pos] = obj
         self._first[self._count], self._last[self._count] = r.first_op, r.last_op
         self._obj[self._count] = obj
@@ -92,10 +97,9 @@ class _Objects:
 
     def compatible(self, obj: int, first: np.ndarray, last: np.ndarray) -> np.ndarray:
         """For each interval, whether no member of `obj` overlaps it."""
-        starts = np.array([a for a, _ in self.members[obj]], dtype=np.int64)
-        ends = np.array([b for _, b in self.members[obj]], dtype=np.int64)
         # The member starting last at or before an interval's end is the only one that can
         # overlap it: members of one object are disjoint and sorted.
+        starts, ends = self.member_firsts[obj], self.member_lasts[obj]
         before = np.searchsorted(starts, last, side="right") - 1
         return (before < 0) | (ends[np.maximum(before, 0)] < first)
 
@@ -107,6 +111,8 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
     best = np.empty(len(stage), dtype=np.int64)
     for k in range(len(stage)):
         gap[k], best[k] = objects.nearest(int(first[k]), int(last[k]))
+    ids = np.arange(len(stage))  # stage positions of the rows still in the arrays
+    done = 0
     for _ in range(len(stage)):
         # The stage is largest first, so the first hit breaks ties by size, then position.
         k = int(np.argmin(np.where(gap == _DONE, _NO_GAP, gap)))
@@ -115,9 +121,14 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
             obj = len(objects.sizes)
         else:
             obj = int(best[k])
-        objects.assign(stage[k], obj)
+        objects.assign(stage[int(ids[k])], obj)
         gap[k] = _DONE
+        done += 1
         _update_after(objects, obj, int(first[k]), int(last[k]), first, last, gap, best)
+        if 2 * done > len(ids):  # drop assigned rows (order kept, so ties break the same)
+            keep = gap != _DONE
+            ids, first, last, gap, best = ids[keep], first[keep], last[keep], gap[keep], best[keep]
+            done = 0
 
 
 def _update_after(objects: _Objects, obj: int, new_first: int, new_last: int,

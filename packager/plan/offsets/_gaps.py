@@ -55,16 +55,22 @@ class PlacedRecords:
         return found
 
 
-def smallest_gap_offset(conflicts: Sequence[Placed], size: int, alignment: int) -> int:
+def smallest_gap_offset(conflicts: Sequence[Placed], size: int, alignment: int,
+                        remember_unaligned: bool = False) -> int:
     """Best fit: the aligned start of the smallest gap between `conflicts` (sorted by offset) that
-    holds `size` bytes, the first of equal gaps; above all of them when no gap fits."""
+    holds `size` bytes, the first of equal gaps; above all of them when no gap fits.
+
+    `remember_unaligned` keeps TFLite's quirk (SimpleMemoryArena::Allocate): a candidate is compared
+    by its gap from the ALIGNED start, but the best is remembered by its gap from the UNALIGNED end
+    of the records below. With alignment 1 both measures agree."""
     best_start, best_gap = -1, 0
     current = 0  # end of the highest record seen so far: gaps open from here
     for offset, end, _, _ in conflicts:
         if offset - current >= size:  # cheap necessary test first: most records touch or overlap
             start = align_up(current, alignment)
             if start + size <= offset and (best_start < 0 or offset - start < best_gap):
-                best_start, best_gap = start, offset - start
+                best_start = start
+                best_gap = offset - (current if remember_unaligned else start)
         if end > current:
             current = end
     return best_start if best_start >= 0 else align_up(current, alignment)
@@ -101,15 +107,6 @@ def place_in_order(
         offsets[i] = offset
         placed.add(r.first_op, r.last_op, offset, offset + r.size)
     return offsets
-
-
-def compress_time(records: Sequence[UsageRecord]) -> list[UsageRecord]:
-    """The same records with operator numbers replaced by their rank among all first and last
-    operators. Which records conflict does not change, nor the order of operators; strategies
-    that keep something per operator then cost memory per record, not per operator number."""
-    ranks = {op: k for k, op in enumerate(sorted({r.first_op for r in records}
-                                                 | {r.last_op for r in records}))}
-    return [UsageRecord(r.tensor, ranks[r.first_op], ranks[r.last_op], r.size) for r in records]
 
 
 def offset_plan(

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from packager.plan.offsets._gaps import compress_time, offset_plan, place_in_order
+from packager.plan.offsets._gaps import offset_plan, place_in_order
 from packager.plan.records import OffsetPlan, UsageRecord, operator_breadths, operator_profiles
 
 NAME = "greedy_by_breadth"
 
 
 def placement_order(records: Sequence[UsageRecord]) -> list[int]:
-    # Only operators where some record starts or ends matter: any other operator's profile is a
-    # subset of an earlier one's, so it comes later and finds everything placed.
-    compact = compress_time(records)
-    profiles = operator_profiles(compact)
-    breadths = operator_breadths(compact)
+    # Profiles and breadths are taken at the distinct start times only (records.compress_time):
+    # any other operator's profile is a subset of an earlier one's, so it adds nothing.
+    profiles = operator_profiles(records)
+    breadths = operator_breadths(records)
     ops = sorted(range(len(profiles)), key=lambda op: (-breadths[op], op))
     seen = [False] * len(records)
     order: list[int] = []

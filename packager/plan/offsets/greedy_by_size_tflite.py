@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from packager.errors import PlanError
-from packager.plan.offsets._gaps import Placed, PlacedRecords, offset_plan
-from packager.plan.records import OffsetPlan, UsageRecord, align_up
+from packager.plan.offsets._gaps import Placed, PlacedRecords, offset_plan, smallest_gap_offset
+from packager.plan.records import OffsetPlan, UsageRecord
 
 NAME = "greedy_by_size"
 
@@ -35,24 +35,11 @@ def allocation_order(records: Sequence[UsageRecord], whole_run: frozenset[int]) 
 
 
 def arena_offset(conflicts: Sequence[Placed], size: int, alignment: int) -> int:
-    """SimpleMemoryArena::Allocate's gap search over `conflicts` sorted by offset.
-
-    One quirk kept on purpose: a candidate gap is measured from the ALIGNED start
-    (`offset - aligned`) when compared with the best so far, but stored measured from the
-    UNALIGNED end of the records below (`offset - current`). With alignment 1 they agree.
-    (The source's "break on a zero best gap" can never fire for a non-empty record, so it is left
-    out.)
-    """
-    best_offset, best_fit = -1, 0
-    current = 0
-    for offset, end, _, _ in conflicts:
-        if offset - current >= size:  # necessary for a fit, and cheap: skip the alignment mostly
-            aligned = align_up(current, alignment)
-            if aligned + size <= offset and (best_offset < 0 or offset - aligned < best_fit):
-                best_offset, best_fit = aligned, offset - current
-        if end > current:
-            current = end
-    return best_offset if best_offset >= 0 else align_up(current, alignment)
+    """SimpleMemoryArena::Allocate's gap search over `conflicts` sorted by offset: the shared best
+    fit with TFLite's quirk kept on purpose (a candidate gap is compared from the ALIGNED start but
+    remembered from the UNALIGNED end below; see `smallest_gap_offset`). The source's "break on a
+    zero best gap" can never fire for a non-empty record, so it is left out."""
+    return smallest_gap_offset(conflicts, size, alignment, remember_unaligned=True)
 
 
 def plan(

@@ -11,41 +11,16 @@ from __future__ import annotations
 from typing import Sequence
 
 from packager.errors import PlanError
-from packager.plan.offsets._gaps import compress_time, offset_plan
+from packager.plan.objects import greedy_by_size
+from packager.plan.offsets._gaps import offset_plan
 from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord, align_up
 
 NAME = "objects_end_to_end"
 
 
 def greedy_by_size_objects(records: Sequence[UsageRecord]) -> ObjectPlan:
-    """Records by size, largest first, each into the smallest object free over its whole
-    lifetime, else into a new object of its size.
-
-    Objects are created in non-increasing size, so every existing object is big enough and the
-    newest free one is the smallest. Per operator, a bit mask says which objects are busy there.
-    """
-    records = compress_time(records)  # one mask per distinct start or end, not per operator
-    n_ops = max((r.last_op for r in records), default=-1) + 1
-    busy = [0] * n_ops
-    assignment = [0] * len(records)
-    sizes: list[int] = []
-    for i in sorted(range(len(records)), key=lambda i: (-records[i].size, i)):
-        r = records[i]
-        taken = 0
-        for op in range(r.first_op, r.last_op + 1):
-            taken |= busy[op]
-        free = ((1 << len(sizes)) - 1) & ~taken
-        if free:
-            obj = free.bit_length() - 1
-        else:
-            obj = len(sizes)
-            sizes.append(r.size)
-        bit = 1 << obj
-        for op in range(r.first_op, r.last_op + 1):
-            busy[op] |= bit
-        assignment[i] = obj
-    return ObjectPlan(strategy="greedy_by_size", assignment=tuple(assignment),
-                      object_sizes=tuple(sizes))
+    """The shared-object greedy by size (largest first, newest compatible object)."""
+    return greedy_by_size.plan(records)
 
 
 def plan(

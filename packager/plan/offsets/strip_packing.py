@@ -21,9 +21,17 @@ from packager.plan.records import OffsetPlan, UsageRecord, align_up
 NAME = "strip_packing"
 
 
+_NONE = (1, 0, 0)  # the rank of an empty group: worse than any record's (lifetimes are >= 0)
+
+
 class _Unplaced:
     """The records not placed yet, grouped by first operator, each group best-first:
-    longest-lived, then largest, then lowest position."""
+    longest-lived, then largest, then lowest position.
+
+    A segment tree over the first operators holds each group's best rank (its head), so a query
+    visits groups best head first and stops as soon as no head left can beat what it found: a
+    head that does not fit in time is the only reason to look further.
+    """
 
     def __init__(self, records: Sequence[UsageRecord], positions: Sequence[int]) -> None:
         self._records = records
@@ -35,7 +43,18 @@ class _Unplaced:
         self._groups = groups
         # Per group, the negated lifetimes in group order (ascending), to bisect on.
         self._neg_lifetimes = {f: [-self._lifetime(i) for i in g] for f, g in groups.items()}
-        self._firsts = sorted(groups)  # first operators that still have unplaced records
+        self._firsts = sorted(groups)  # every first operator that had records, fixed
+        self._leaf = {f: k for k, f in enumerate(self._firsts)}
+        size = 1
+        while size < len(self._firsts):
+            size *= 2
+        self._size = size
+        tree = [_NONE] * (2 * size)
+        for k, f in enumerate(self._firsts):
+            tree[size + k] = self._rank(groups[f][0])
+        for node in range(size - 1, 0, -1):
+            tree[node] = min(tree[2 * node], tree[2 * node + 1])
+        self._tree = tree
 
     def _lifetime(self, i: int) -> int:
         return self._records[i].last_op - self._records[i].first_op
@@ -45,20 +64,35 @@ class _Unplaced:
 
     def best_inside(self, start: int, stop: int) -> int | None:
         """The best unplaced record living inside operators [start, stop), or None."""
-        best, best_rank = None, None
-        k = bisect.bisect_left(self._firsts, start)
-        while k < len(self._firsts) and self._firsts[k] < stop:
-            first = self._firsts[k]
+        tree, size = self._tree, self._size
+        lo = bisect.bisect_left(self._firsts, start) + size
+        hi = bisect.bisect_left(self._firsts, stop) + size
+        frontier: list[tuple[tuple[int, int, int], int]] = []
+        while lo < hi:  # the canonical nodes covering the range
+            if lo & 1:
+                frontier.append((tree[lo], lo))
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                frontier.append((tree[hi], hi))
+            lo //= 2
+            hi //= 2
+        heapq.heapify(frontier)
+        best, best_rank = None, _NONE
+        while frontier and frontier[0][0] < best_rank:
+            _, node = heapq.heappop(frontier)
+            if node < size:
+                heapq.heappush(frontier, (tree[2 * node], 2 * node))
+                heapq.heappush(frontier, (tree[2 * node + 1], 2 * node + 1))
+                continue
+            first = self._firsts[node - size]
             room = stop - 1 - first  # the longest lifetime that still fits from here
-            if best_rank is not None and room < -best_rank[0]:
-                break  # later first operators leave even less room
             j = bisect.bisect_left(self._neg_lifetimes[first], -room)
             group = self._groups[first]
             if j < len(group):
                 rank = self._rank(group[j])
-                if best_rank is None or rank < best_rank:
+                if rank < best_rank:
                     best, best_rank = group[j], rank
-            k += 1
         return best
 
     def remove(self, i: int) -> None:
@@ -67,8 +101,12 @@ class _Unplaced:
         j = group.index(i)
         del group[j]
         del self._neg_lifetimes[first][j]
-        if not group:
-            del self._firsts[bisect.bisect_left(self._firsts, first)]
+        node = self._leaf[first] + self._size
+        self._tree[node] = self._rank(group[0]) if group else _NONE
+        node //= 2
+        while node:
+            self._tree[node] = min(self._tree[2 * node], self._tree[2 * node + 1])
+            node //= 2
 
 
 class _Skyline:
