@@ -115,3 +115,30 @@ def test_every_output_names_its_semantics_and_says_when_it_is_a_default(tmp_path
     chosen = run_cli("plan", model, "-s", "tflm").stdout
     assert "under tflm semantics" in chosen and "default" not in chosen
     assert "default of inspect" in run_cli("inspect", model).stdout
+
+
+def test_progress_goes_to_stderr_only_when_it_is_a_terminal():
+    import pty
+
+    model = model_file("mobile_block")
+    piped = run_cli("plan", model)
+    assert piped.returncode == 0 and piped.stderr == ""  # a log gets no spinner
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
+    child = subprocess.Popen([sys.executable, str(REPO / "cli.py"), "plan", str(model)], cwd=REPO,
+                             stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed its end
+            break
+        if not chunk:
+            break
+        seen += chunk
+    stdout, _ = child.communicate(timeout=120)
+    os.close(master)
+    assert child.returncode == 0
+    assert b"planning mobile_block.tflite" in seen
+    assert b"\x1b[" not in stdout and b"159,744" in stdout  # the results themselves stay plain
