@@ -271,7 +271,8 @@ def render_summary(s: dict, show_records: bool) -> None:
         out.print("\nsymbols:")
         for sym in s["symbols"]:
             bound = f"[{sym['bound'][0]}, {sym['bound'][1]}]" if sym["bound"] else "unbound (give --dim)"
-            out.print(f"  {sym['name']}: {sym['source']}, pass {sym['pass']}, {bound}")
+            fixed = f" (fixed by the graph: {sym['fixed_by']})" if sym.get("fixed_by") else ""
+            out.print(f"  {sym['name']}: {sym['source']}, pass {sym['pass']}, {bound}{fixed}", markup=False)
     if not show_records:
         out.print("\n(--records lists every usage record; --json gives everything)")
 

@@ -16,7 +16,7 @@ shrink below the bounds and lifetimes do not depend on sizes).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -27,6 +27,7 @@ from packager.model import ELEMENT_BITS, Model, Subgraph
 from packager.plan.offsets._gaps import offset_plan, place_in_order
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, offset_lower_bound
 from packager.semantics import SEMANTICS
+from packager.size_limits import MAX_TENSOR_BYTES, human_bytes
 from packager.dynamic.shape_rules import RULES, VALUE_RULES, Shape
 from packager.plan.validate import check_offset_plan
 from packager.dynamic.symbolic import (Sym, UnboundSymbol, Value, ceildiv, evaluate, floordiv, least_value, mul,
@@ -67,6 +68,7 @@ class DynamicShapes:
     sizes: Mapping[int, Value]  # tensor -> bytes (expression)
     passes: Mapping[int, int]  # tensor -> pass
     constraints: tuple[DimConstraint, ...] = ()
+    names: Mapping[int, str] = field(default_factory=dict)  # tensor -> name, for messages
 
     @property
     def is_dynamic(self) -> bool:
@@ -195,7 +197,7 @@ def analyse(model: Model, subgraph: int = 0, renames: Mapping[str, str] | None =
         sizes[tensor.index] = size
         passes[tensor.index] = max((pass_of[n] for n in symbols(size)), default=0)
     return DynamicShapes(subgraph=subgraph, symbols=tuple(syms), shapes=shapes, sizes=sizes, passes=passes,
-                         constraints=tuple(constraints))
+                         constraints=tuple(constraints), names={t: sg.tensors[t].name for t in sizes})
 
 
 def _reshape_from_file(op, ctx) -> list[Shape] | None:
@@ -324,7 +326,22 @@ def bounds_of(shapes: DynamicShapes, specs: Sequence[DimSpec]) -> dict[str, tupl
         elif s.derived_bound is not None and symbols(s.derived_bound) <= set(out):
             out[s.name] = (0, upper(s.derived_bound, out))
     _check_dimensions(shapes, out, text)
+    _check_sizes(shapes, out, text)
     return out
+
+
+def _check_sizes(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]], text: Mapping[str, str]) -> None:
+    """A bound under which a tensor outgrows what a plan can address is named at once."""
+    for t, size in shapes.sizes.items():
+        names = symbols(size)
+        if not names or not names <= set(bounds):
+            continue
+        largest = upper(size, bounds)
+        if largest > MAX_TENSOR_BYTES:
+            given = ", ".join(f"--dim {n}={text[n]}" for n in sorted(names) if n in text) or "the bounds"
+            raise DimError(f"{given}: tensor {t} '{shapes.names.get(t, t)}' would need {largest:,} B "
+                           f"({human_bytes(largest)}) = {size}; a plan can address at most "
+                           f"{MAX_TENSOR_BYTES:,} B (int32 offsets)")
 
 
 def _check_dimensions(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]], text: Mapping[str, str]) -> None:

@@ -33,3 +33,15 @@ def test_every_command_names_the_absurd_tensor_and_its_size(tmp_path, command):
     assert len(lines) == 1 and lines[0].startswith("error: absurd.tflite: tensor 1 'huge'"), r.stderr
     assert f"{4 * 2**60:,} B (4.6 EB)" in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["absurd.tflite"]  # nothing written
+
+
+@pytest.mark.parametrize("command", ["inspect", "plan", "package"])
+def test_a_bound_that_makes_a_tensor_absurd_is_named(tmp_path, command):
+    from tests.package.support import model_file
+    extra = ["-o", str(tmp_path / "out")] if command == "package" else []
+    r = run_cli(command, str(model_file("dynamic_sequence")), "--dim", "tokens_1=1..100000000", *extra)
+    assert r.returncode == 2, r.stdout
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --dim tokens_1=1..100000000: tensor 0 'tokens' "
+                                                   "would need 6,400,000,000 B (6.4 GB)"), r.stderr
+    assert not (tmp_path / "out").exists()
