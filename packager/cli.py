@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 from typing import Iterator, Optional
-
-from importlib import metadata
 
 import typer
 from rich.console import Console
@@ -27,12 +26,6 @@ from packager.text.tables import print_table
 from packager.package.output_dir import stop_signals_interrupt
 from packager.size_limits import check_tensor_sizes
 
-
-def read_checked(path: Path):
-    """The model, with any tensor too large for a plan named at once (every command)."""
-    model = read_model(path)
-    check_tensor_sizes(model, path.name)
-    return model
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_OVER_BUDGET, EXIT_INTERRUPTED = 0, 2, 3, 130
 EXIT_CODES = ("Exit codes: 0 done; 2 bad input or bad usage (one line on stderr); "
@@ -86,6 +79,13 @@ def resolve_semantics(command: str, given: str | None) -> tuple[str, str]:
     return default, f" (default of {command}: {SEMANTICS_WHY[default]}; -s {other} for {SEMANTICS_WHY[other]})"
 
 
+def read_checked(path: Path):
+    """The model, with any tensor too large for a plan named at once (every command)."""
+    model = read_model(path)
+    check_tensor_sizes(model, path.name)
+    return model
+
+
 @contextmanager
 def working(what: str, quiet: bool = False) -> Iterator[None]:
     """A spinner on stderr for work that can take a while, only when stderr is a terminal."""
@@ -120,7 +120,7 @@ def package_version() -> str:
     try:
         return metadata.version("tflpack")
     except metadata.PackageNotFoundError:  # run from a checkout that is not installed
-        return "0.1.0"
+        return "(not installed: see pyproject.toml)"
 
 
 @app.callback()
@@ -294,13 +294,12 @@ def report(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite fi
            quiet: bool = QuietOption) -> None:
     """Write a one-page HTML report: layout, breadth curve, shared objects and strategies per arena.
     The page and the picture are written together or not at all."""
-    from packager.emit.layout_png import render_layout_png  # Pillow: loaded only when reporting
-    from packager.compare.measured_layout import tflite_layouts
-    from packager.emit.report import render_report_html
-    from packager.emit.report_data import arena_picture
-    from packager.package.output_dir import write_files
-
-    with user_errors():
+    with user_errors():  # (imports inside: an interrupt while loading them is still an interrupt)
+        from packager.emit.layout_png import render_layout_png  # Pillow: loaded only when reporting
+        from packager.compare.measured_layout import tflite_layouts
+        from packager.emit.report import render_report_html
+        from packager.emit.report_data import arena_picture
+        from packager.package.output_dir import write_files
         semantics, said = resolve_semantics("report", semantics)
         m = read_checked(model)
         with working(f"planning {model.name}", quiet):
@@ -348,10 +347,9 @@ def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
     with dynamic shapes needs a bound for every free input dimension (--dim): the plan holds for
     all of them. Files this tool wrote into DIR before and does not write now are removed in the
     same step; other files in DIR are kept."""
-    from packager.text.package_summary import summary_json, summary_lines
-    from packager.package.build import BudgetExceeded, package as package_model, parse_bytes
-
     with user_errors():
+        from packager.text.package_summary import summary_json, summary_lines
+        from packager.package.build import BudgetExceeded, package as package_model, parse_bytes
         semantics, said = resolve_semantics("package", semantics)
         try:
             with working(f"packaging {model.name}", quiet):
@@ -385,14 +383,13 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
     """Measure TFLite's and TFLite Micro's arenas, check our prediction of them byte for byte, and
     show what the best plan saves. Each model runs under tflite, tflm and ideal semantics, and
     every column names the one it uses."""
-    from rich.progress import Progress
-
-    from packager.compare.comparison import compare_model, expand_models, notes
-    from packager.text.compare_view import (TABLE_HEADERS, comparison_json, comparison_row, csv_text,
-                                       markdown_table, table_cells)
-    from packager.emit.atomic_write import write_atomically
-
     with user_errors():
+        from rich.progress import Progress
+
+        from packager.compare.comparison import compare_model, expand_models, notes
+        from packager.text.compare_view import (TABLE_HEADERS, comparison_json, comparison_row, csv_text,
+                                                markdown_table, table_cells)
+        from packager.emit.atomic_write import write_atomically
         paths = expand_models(models)
         if not paths:
             raise PackagerError("no .tflite files in " + ", ".join(map(str, models)))
