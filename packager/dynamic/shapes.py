@@ -345,23 +345,27 @@ def _check_sizes(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]], t
 
 
 def _check_dimensions(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]], text: Mapping[str, str]) -> None:
-    """The plan is made at the largest binding: every dimension must be at least 1 there, or the
-    plan would hold 0 bytes where the runtime needs more."""
+    """Every dimension must be at least 1 across the bounds: at the smallest binding, or the bounds
+    claim sizes the graph cannot take, and above all at the largest, where the plan is made (a
+    0 there would plan 0 bytes where the runtime needs more)."""
     for c in shapes.constraints:
         names = symbols(c.value)
         if c.equals is not None or not names or not names <= set(bounds):
             continue
-        if upper(c.value, bounds) >= 1:
-            continue
-        culprit = next((n for n in sorted(names) if n in text), sorted(names)[0])
-        if len(names) == 1:
-            least = least_value(c.value, culprit, 1)
-            implied = f"the graph implies {culprit} >= {least}" if least else "no value of it works"
-        else:
-            implied = "the graph needs larger values"
-        given = f"--dim {culprit}={text[culprit]}" if culprit in text else f"the bound of {culprit}"
-        raise DimError(f"{given} contradicts the graph: {c.value} would be 0 at {culprit} = "
-                       f"{bounds[culprit][1]} ({c.where.split(' is ')[0]}); {implied}")
+        for end in (1, 0):  # the largest binding first: the plan is made there
+            at = {n: bounds[n][end] for n in names}
+            if evaluate(c.value, at) >= 1:
+                continue
+            culprit = next((n for n in sorted(names) if n in text), sorted(names)[0])
+            if len(names) == 1:
+                least = least_value(c.value, culprit, 1)
+                implied = f"the graph implies {culprit} >= {least}" if least else "no value of it works"
+            else:
+                implied = "the graph needs larger values"
+            given = f"--dim {culprit}={text[culprit]}" if culprit in text else f"the bound of {culprit}"
+            binding = ", ".join(f"{n} = {v}" for n, v in sorted(at.items()))
+            raise DimError(f"{given} contradicts the graph: {c.value} would be 0 at {binding} "
+                           f"({c.where.split(' is ')[0]}); {implied}")
 
 
 def require_bounds(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]]) -> None:

@@ -39,6 +39,10 @@ def test_a_bound_the_graph_contradicts_is_refused_naming_the_implied_range(tmp_p
     assert len(lines) == 1 and lines[0].startswith("error: --dim tokens_1=1..3 contradicts the graph"), r.stderr
     assert "'groups'" in lines[0] and "the graph implies tokens_1 >= 4" in lines[0]
     assert not (tmp_path / "out").exists()
+    # A range whose smallest values the graph cannot take is refused too: the user learns the range.
+    r = run_cli(command, str(path), "--dim", "tokens_1=1..64", *extra)
+    assert r.returncode == 2 and "would be 0 at tokens_1 = 1" in r.stderr
+    assert "the graph implies tokens_1 >= 4" in r.stderr and not (tmp_path / "out").exists()
     assert run_cli(command, str(path), "--dim", "tokens_1=4..64", *extra).returncode == 0
 
 
