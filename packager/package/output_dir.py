@@ -131,14 +131,15 @@ def write_all(out_dir: str | Path, files: Mapping[str, bytes], remove: Iterable[
     remove = sorted(set(remove) - set(names))
     staging_parent = _check_target(out_dir, names)
     stop_signals_interrupt()
+    # Not mkdtemp: its 0700 mode would become DIR's; os.mkdir follows the umask like mkdir(1).
+    staging = staging_parent / f".{out_dir.name}.tflpack-{os.getpid()}-{secrets.token_hex(4)}"
     try:
-        staging_parent.mkdir(parents=True, exist_ok=True)
-        # Not mkdtemp: its 0700 mode would become DIR's; os.mkdir follows the umask like mkdir(1).
-        staging = staging_parent / f".{out_dir.name}.tflpack-{os.getpid()}-{secrets.token_hex(4)}"
-        staging.mkdir()
-    except OSError as e:
-        raise OutputError(f"{out_dir}: cannot write there ({e.strerror or e})") from None
-    try:
+        with signals_deferred():  # no stop between creating the staging folder and owning its removal
+            try:
+                staging_parent.mkdir(parents=True, exist_ok=True)
+                staging.mkdir()
+            except OSError as e:
+                raise OutputError(f"{out_dir}: cannot write there ({e.strerror or e})") from None
         for name in names:
             (staging / name).write_bytes(files[name])
         with signals_deferred():
