@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -21,16 +22,79 @@ from packager.arenas import plan_model, plan_records
 from packager.reader import read_model
 from packager.semantics import SEMANTICS
 from packager.text.inspect_view import CATEGORIES, model_summary
+from packager.text.tables import print_table
+from packager.package.output_dir import stop_signals_interrupt
+from packager.size_limits import check_tensor_sizes
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
+
+EXIT_OK, EXIT_BAD_INPUT, EXIT_OVER_BUDGET, EXIT_INTERRUPTED = 0, 2, 3, 130
+EXIT_CODES = ("Exit codes: 0 done; 2 bad input or bad usage (one line on stderr); "
+              "3 the plan is over --budget (package); 130 interrupted (Ctrl-C, SIGTERM, SIGHUP).")
+# The default semantics of each command, and why it is the default (every output names the one used).
+DEFAULT_SEMANTICS = {"inspect": "tflite", "plan": "tflite", "report": "tflite", "package": "tflm"}
+SEMANTICS_WHY = {"tflite": "TFLite's CPU interpreter", "tflm": "TFLite Micro"}
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
+                  invoke_without_command=True, epilog=EXIT_CODES,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Plan, prove and package the tensor memory of TensorFlow Lite models.")
 out = Console(highlight=False)
-EXIT_BAD_INPUT = 2
 
-DimOption = typer.Option([], "--dim", help="Bind or bound a symbol: NAME=V, NAME=MIN..MAX, "
-                                             "OLD:NEW=MIN..MAX renames it. Repeatable.")
-SemanticsOption = typer.Option("tflite", "--semantics", "-s",
-                               help=f"Runtime rules: {', '.join(SEMANTICS)}.")
+
+def _argument_type_in_words(self, ctx):
+    """Typer prints an argument's Python type (`<list[Path]>`) after its name; where we give the
+    argument a metavar in words (MODEL...), that name says it all."""
+    return None if self.metavar is not None else _typer_argument_type(self, ctx)
+
+
+_typer_argument_type = typer.core.TyperArgument.display_type_rich
+typer.core.TyperArgument.display_type_rich = _argument_type_in_words
+
+
+def dim_option() -> list[str]:
+    return typer.Option([], "--dim", metavar="NAME=MIN..MAX",
+                        help="Bound a free input dimension (NAME=MIN..MAX), bind it (NAME=V) or rename "
+                             "it (OLD:NEW=MIN..MAX). Repeatable.")
+
+
+def semantics_option(command: str):
+    default = DEFAULT_SEMANTICS[command]
+    return typer.Option(None, "--semantics", "-s", metavar="|".join(SEMANTICS),
+                        help=f"Runtime rules. Default: {default} ({SEMANTICS_WHY[default]}; "
+                             + ("the runtime that reads a packaged plan" if default == "tflm" else
+                                "what a .tflite file runs in") + ").")
+
+
+DimOption = dim_option()
+JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON instead of text.")
+QuietOption = typer.Option(False, "--quiet", "-q", help="Print nothing but errors (and --json).")
+
+
+def resolve_semantics(command: str, given: str | None) -> tuple[str, str]:
+    """The semantics to use, and what the output says about it when the user did not choose."""
+    if given is not None:
+        return check_semantics(given), ""
+    default = DEFAULT_SEMANTICS[command]
+    other = next(s for s in DEFAULT_SEMANTICS.values() if s != default)
+    return default, f" (default of {command}: {SEMANTICS_WHY[default]}; -s {other} for {SEMANTICS_WHY[other]})"
+
+
+def read_checked(path: Path):
+    """The model, with any tensor too large for a plan named at once (every command)."""
+    model = read_model(path)
+    check_tensor_sizes(model, path.name)
+    return model
+
+
+@contextmanager
+def working(what: str, quiet: bool = False) -> Iterator[None]:
+    """A spinner on stderr for work that can take a while, only when stderr is a terminal."""
+    err = Console(stderr=True)
+    if quiet or not err.is_terminal:
+        yield
+        return
+    with err.status(what):
+        yield
 
 
 @contextmanager
@@ -43,12 +107,31 @@ def user_errors() -> Iterator[None]:
         raise typer.Exit(EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
-        raise typer.Exit(130)
+        raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"tflpack {package_version()}")
+        raise typer.Exit(EXIT_OK)
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("tflpack")
+    except metadata.PackageNotFoundError:  # run from a checkout that is not installed
+        return "(not installed: see pyproject.toml)"
 
 
 @app.callback()
-def _commands() -> None:
+def _commands(ctx: typer.Context,
+              version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                           help="Print the version and exit.")) -> None:
     """Plan, prove and package the tensor memory of TensorFlow Lite models."""
+    stop_signals_interrupt()  # SIGTERM and SIGHUP stop a run the way Ctrl-C does: nothing half-written
+    if ctx.invoked_subcommand is None:  # the bare command: help, and success
+        typer.echo(ctx.get_help())
+        raise typer.Exit(EXIT_OK)
 
 
 def check_semantics(name: str) -> str:
@@ -61,41 +144,48 @@ def print_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-@app.command()
-def inspect(model: Path = typer.Argument(..., help="A .tflite file."),
-            semantics: str = SemanticsOption,
+@app.command(epilog=EXIT_CODES)
+def inspect(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite file."),
+            semantics: Optional[str] = semantics_option("inspect"),
             dims: list[str] = DimOption,
-            json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+            json_out: bool = JsonOption,
             records: bool = typer.Option(False, "--records", help="Also list every usage record.")) -> None:
     """Summarise a model: subgraphs, ops, which tensors are planned, and their lifetimes."""
     with user_errors():
-        check_semantics(semantics)
-        summary = model_summary(read_model(model), semantics, source=model, dims=tuple(dims))
+        semantics, said = resolve_semantics("inspect", semantics)
+        summary = model_summary(read_checked(model), semantics, source=model, dims=tuple(dims))
     if json_out:
         print_json(summary)
         return
     render_summary(summary, show_records=records)
+    if said:
+        out.print(f"semantics: {semantics}{said}", markup=False, soft_wrap=True)
 
 
-@app.command()
-def plan(model: Optional[Path] = typer.Argument(None, help="A .tflite file (or use --records)."),
-         semantics: str = SemanticsOption,
-         strategy: str = typer.Option("best", "--strategy", help="best, all, or one strategy's name."),
-         records: Optional[Path] = typer.Option(None, "--records",
+@app.command(epilog=EXIT_CODES)
+def plan(model: Optional[Path] = typer.Argument(None, metavar="[MODEL]", help="A .tflite file (or use --records)."),
+         semantics: Optional[str] = semantics_option("plan"),
+         strategy: str = typer.Option("best", "--strategy", metavar="NAME",
+                                      help="best, all, or one strategy's name."),
+         records: Optional[Path] = typer.Option(None, "--records", metavar="FILE.csv",
                                                 help="Plan usage records from a MiniMalloc CSV instead."),
          dims: list[str] = DimOption,
-         json_out: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+         json_out: bool = JsonOption) -> None:
     """Plan every arena with the chosen strategies; print each result beside the lower bound."""
+    said = ""
     with user_errors():
         if (model is None) == (records is None):
             raise PackagerError("give a MODEL or --records FILE.csv (one of the two)")
         if records is not None:
-            result = plan_records(read_records_csv(records), strategy)
+            with working(f"planning {records.name}"):
+                result = plan_records(read_records_csv(records), strategy)
             views = [{"subgraph": None, "inline": False, **result_view(result)}]
             title, results = f"{records.name}: {len(result.problem.records)} records", [result]
         else:
-            check_semantics(semantics)
-            arenas = plan_model(read_model(model), semantics, strategy, dims)
+            semantics, said = resolve_semantics("plan", semantics)
+            m = read_checked(model)
+            with working(f"planning {model.name}"):
+                arenas = plan_model(m, semantics, strategy, dims)
             views = [{"subgraph": a.lifetimes.subgraph, "inline": a.lifetimes.inline,
                       **result_view(a.result), **passes_view(a.passes)} for a in arenas]
             title = f"{model.name} under {semantics} semantics"
@@ -104,7 +194,9 @@ def plan(model: Optional[Path] = typer.Argument(None, help="A .tflite file (or u
         print_json({"source": (records or model).name, "semantics": None if records else semantics,
                     "arenas": views})
         return
-    out.print(f"[bold]{title}[/bold]")
+    out.print(title, style="bold", markup=False)
+    if said:
+        out.print(f"semantics: {semantics}{said}", markup=False, soft_wrap=True)
     for view, result in zip(views, results):
         where = ("all records" if view["subgraph"] is None else
                  "whole model (inline)" if view["inline"] else f"subgraph {view['subgraph']}")
@@ -122,13 +214,12 @@ def render_result(where: str, result: PortfolioResult, timeline: str = "op") -> 
     p = result.problem
     out.print(f"\n{where}: {len(p.records)} planned tensors, alignment {p.alignment} B")
     table = Table("plan", "strategy", "bytes", "lower bound", "over bound", "time")
-    table.columns[1].no_wrap = True
     for o in (*result.offsets, *result.objects, *result.baselines):
         bound = p.object_lower_bound if o.kind == "objects" else p.offset_lower_bound
         is_best = (o is result.best_offsets) or (o is result.best_objects)
         table.add_row(o.kind, ("* " if is_best else "  ") + o.strategy, f"{o.total:,}", f"{bound:,}",
                       f"{overhead_pct(o.total, bound):.1f}%", f"{o.seconds * 1000:.1f} ms")
-    out.print(table)
+    print_table(out, table)
     if result.skipped:
         out.print(f"left out at {len(p.records):,} records (too slow at this size; name one with "
                   f"--strategy to run it): {', '.join(result.skipped)}")
@@ -175,101 +266,139 @@ def render_summary(s: dict, show_records: bool) -> None:
                 table.add_row(str(r["id"]), r["name"][:40], r["type"], str(r["shape"]),
                               str(r["first_op"]), str(r["last_op"]), f"{r['size']:,}", str(r["pass"]),
                               r["size_expr"] if r["pass"] else "")
-            out.print(table)
+            print_table(out, table)
     if s["symbols"]:
         out.print("\nsymbols:")
         for sym in s["symbols"]:
             bound = f"[{sym['bound'][0]}, {sym['bound'][1]}]" if sym["bound"] else "unbound (give --dim)"
-            out.print(f"  {sym['name']}: {sym['source']}, pass {sym['pass']}, {bound}")
+            fixed = f" (fixed by the graph: {sym['fixed_by']})" if sym.get("fixed_by") else ""
+            out.print(f"  {sym['name']}: {sym['source']}, pass {sym['pass']}, {bound}{fixed}", markup=False)
     if not show_records:
         out.print("\n(--records lists every usage record; --json gives everything)")
 
 
-@app.command()
-def report(model: Path = typer.Argument(..., help="A .tflite file."),
-           output: Path = typer.Option(..., "--output", "-o", help="The HTML page to write."),
-           semantics: str = SemanticsOption,
-           strategy: str = typer.Option("best", "--strategy", help="best, or the strategy whose plan to draw."),
+@app.command(epilog=EXIT_CODES)
+def report(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite file."),
+           output: Path = typer.Option(..., "--output", "-o", metavar="FILE.html", help="The HTML page to write."),
+           semantics: Optional[str] = semantics_option("report"),
+           strategy: str = typer.Option("best", "--strategy", metavar="NAME",
+                                        help="best, or the strategy whose plan to draw."),
            dims: list[str] = DimOption,
-           png: Optional[Path] = typer.Option(None, "--png", help="Also write the first arena's layout as a PNG."),
+           png: Optional[Path] = typer.Option(None, "--png", metavar="FILE.png",
+                                              help="Also write the first arena's layout as a PNG."),
            no_times: bool = typer.Option(False, "--no-times",
                                          help="Leave planning times out, so the page is byte-identical."),
            measure: bool = typer.Option(True, "--measure/--no-measure",
-                                        help="Set TFLite's measured layout beside ours (when installed).")) -> None:
-    """Write a one-page HTML report: layout, breadth curve, shared objects and strategies per arena."""
-    from packager.compare.measured_layout import tflite_layouts
-    from packager.emit.layout_png import write_layout_png  # Pillow: loaded only when reporting
-    from packager.emit.report import write_report
-    from packager.pictures import arena_picture
-
-    with user_errors():
-        check_semantics(semantics)
-        m = read_model(model)
-        arenas = plan_model(m, semantics, strategy, dims)
+                                        help="Set TFLite's measured layout beside ours (when installed)."),
+           json_out: bool = JsonOption,
+           quiet: bool = QuietOption) -> None:
+    """Write a one-page HTML report: layout, breadth curve, shared objects and strategies per arena.
+    The page and the picture are written together or not at all."""
+    with user_errors():  # (imports inside: an interrupt while loading them is still an interrupt)
+        from packager.emit.layout_png import render_layout_png  # Pillow: loaded only when reporting
+        from packager.compare.measured_layout import tflite_layouts
+        from packager.emit.report import render_report_html
+        from packager.package.output_dir import write_files
+        from packager.pictures import arena_picture
+        semantics, said = resolve_semantics("report", semantics)
+        m = read_checked(model)
+        with working(f"planning {model.name}", quiet):
+            arenas = plan_model(m, semantics, strategy, dims)
+            measured = tflite_layouts(model, m, arenas, semantics) if measure else None
         pictures = [arena_picture(m, a, strategy) for a in arenas]
-        measured = tflite_layouts(model, m, arenas, semantics) if measure else None
-        written = [write_report(output, pictures, source_name=model.name, semantics=semantics,
-                                strategy=strategy, include_times=not no_times, measured=measured)]
+        html = render_report_html(pictures, source_name=model.name, semantics=semantics, strategy=strategy,
+                                  include_times=not no_times, measured=measured)
+        files = {output: html.encode("utf-8")}
         if png is not None:
-            written.append(write_layout_png(png, pictures[0], f"{model.name} under {semantics} semantics"))
+            files[png] = render_layout_png(pictures[0], f"{model.name} under {semantics} semantics")
+        written = write_files(files)
+    if json_out:
+        print_json({"source": model.name, "semantics": semantics, "strategy": strategy,
+                    "files": [{"path": str(p), "bytes": len(files[p])} for p in written],
+                    "arenas": [{"subgraph": a.lifetimes.subgraph, "inline": a.lifetimes.inline,
+                                **result_view(a.result, with_tensors=False), **passes_view(a.passes)}
+                               for a in arenas]})
+        return
+    if quiet:
+        return
     for path in written:
-        out.print(f"wrote {path}")
+        out.print(f"wrote {path}", markup=False)
+    if said:
+        out.print(f"semantics: {semantics}{said}", markup=False, soft_wrap=True)
 
 
-EXIT_OVER_BUDGET = 3
-
-
-@app.command()
-def package(model: Path = typer.Argument(..., help="A .tflite file."),
-            output: Path = typer.Option(..., "--output", "-o", help="The folder to write (created or updated atomically)."),
-            semantics: str = typer.Option("tflm", "--semantics", "-s",
-                                          help=f"Runtime rules: {', '.join(SEMANTICS)}."),
-            strategy: str = typer.Option("best", "--strategy", help="best, or one offset strategy's name."),
-            budget: Optional[str] = typer.Option(None, "--budget", help="Fail (exit 3) when the arena needs more: bytes, or 256K, 1M."),
-            name: Optional[str] = typer.Option(None, "--name", help="File and C prefix (default: the model's name)."),
+@app.command(epilog=EXIT_CODES)
+def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite file."),
+            output: Path = typer.Option(..., "--output", "-o", metavar="DIR",
+                                        help="The folder to write (created or updated atomically)."),
+            semantics: Optional[str] = semantics_option("package"),
+            strategy: str = typer.Option("best", "--strategy", metavar="NAME",
+                                         help="best, or one offset strategy's name."),
+            budget: Optional[str] = typer.Option(None, "--budget", metavar="BYTES",
+                                                 help="Fail (exit 3) when the arena needs more: bytes, or 256K, 1M."),
+            name: Optional[str] = typer.Option(None, "--name", metavar="PREFIX",
+                                               help="File and C prefix (default: the model's name)."),
             dims: list[str] = DimOption,
-            no_report: bool = typer.Option(False, "--no-report", help="Do not write <prefix>_report.html.")) -> None:
+            no_report: bool = typer.Option(False, "--no-report", help="Do not write <prefix>_report.html."),
+            json_out: bool = JsonOption,
+            quiet: bool = QuietOption) -> None:
     """Plan, prove and write a model's memory plan for a device: sidecar plan (JSON + FlatBuffer),
     C header, model array, report page and, for tflm, the .tflite with its offline plan. A model
-    with dynamic shapes needs a bound for every symbol (--dim): the plan holds for all of them."""
-    from packager.text.package_summary import summary_lines
-    from packager.package.build import BudgetExceeded, package as package_model, parse_bytes
-
+    with dynamic shapes needs a bound for every free input dimension (--dim): the plan holds for
+    all of them. Files this tool wrote into DIR before and does not write now are removed in the
+    same step; other files in DIR are kept."""
     with user_errors():
+        from packager.text.package_summary import summary_json, summary_lines
+        from packager.package.build import BudgetExceeded, package as package_model, parse_bytes
+        semantics, said = resolve_semantics("package", semantics)
         try:
-            result = package_model(model, output, semantics=semantics, strategy=strategy,
-                                   budget=None if budget is None else parse_bytes(budget), name=name,
-                                   dims=dims, report=not no_report)
+            with working(f"packaging {model.name}", quiet):
+                result = package_model(model, output, semantics=semantics, strategy=strategy,
+                                       budget=None if budget is None else parse_bytes(budget), name=name,
+                                       dims=dims, report=not no_report)
         except BudgetExceeded as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(EXIT_OVER_BUDGET)
-    for line in summary_lines(result):
+    if json_out:
+        print_json(summary_json(result))
+        return
+    if quiet:
+        return
+    lines = summary_lines(result)
+    if said:
+        lines.insert(1, f"  semantics: {semantics}{said}")
+    for line in lines:
         typer.echo(line)  # plain: no wrapping, so file lists and notes stay one line each
 
 
-@app.command()
-def compare(models: list[Path] = typer.Argument(..., help=".tflite files or folders of them."),
-            json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
-            csv_file: Optional[Path] = typer.Option(None, "--csv", help="Also write one row per model."),
+@app.command(epilog=EXIT_CODES)
+def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tflite files or folders of them."),
+            json_out: bool = JsonOption,
+            csv_file: Optional[Path] = typer.Option(None, "--csv", metavar="FILE.csv",
+                                                    help="Also write one row per model."),
             markdown: bool = typer.Option(False, "--markdown", help="Print the table as Markdown."),
             no_runtimes: bool = typer.Option(False, "--no-runtimes",
-                                             help="Planned figures only; do not run the runtimes.")) -> None:
+                                             help="Planned figures only; do not run the runtimes."),
+            quiet: bool = QuietOption) -> None:
     """Measure TFLite's and TFLite Micro's arenas, check our prediction of them byte for byte, and
-    show what the best plan saves."""
-    from rich.progress import Progress
-
-    from packager.compare.comparison import compare_model, expand_models, notes
-    from packager.text.compare_view import (TABLE_HEADERS, comparison_json, comparison_row, csv_text,
-                                       markdown_table, table_cells)
-    from packager.emit.atomic_write import write_atomically
-
+    show what the best plan saves. Each model runs under tflite, tflm and ideal semantics, and
+    every column names the one it uses."""
     with user_errors():
+        from rich.progress import Progress
+
+        from packager.compare.comparison import compare_model, expand_models, notes
+        from packager.text.compare_view import (TABLE_HEADERS, comparison_json, comparison_row, csv_text,
+                                                markdown_table, table_cells)
+        from packager.emit.atomic_write import write_atomically
         paths = expand_models(models)
         if not paths:
             raise PackagerError("no .tflite files in " + ", ".join(map(str, models)))
+        for path in paths:  # a size no plan can hold is named before minutes of measuring
+            read_checked(path)
         results = []
-        with Progress(console=Console(stderr=True), transient=True,
-                      disable=json_out or len(paths) < 2) as progress:
+        err = Console(stderr=True)
+        # Progress on stderr, only for a person watching a terminal.
+        with Progress(console=err, transient=True, disable=quiet or not err.is_terminal) as progress:
             task = progress.add_task("measuring", total=len(paths))
             for path in paths:
                 progress.update(task, description=path.name)
@@ -281,13 +410,15 @@ def compare(models: list[Path] = typer.Argument(..., help=".tflite files or fold
     if json_out:
         print_json([comparison_json(r) for r in results])
         return
+    if quiet:
+        return
     if markdown:
         sys.stdout.write(markdown_table(rows))
     else:
         table = Table(*TABLE_HEADERS, title="Arenas in bytes: measured, predicted (✓ byte for byte), best plans")
         for row in rows:
             table.add_row(*table_cells(row))
-        out.print(table)
+        print_table(out, table)
     for line in notes(results, rows):
         out.print(line, markup=False)  # runtime messages and pip extras contain [brackets]
 

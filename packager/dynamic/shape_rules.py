@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Protocol
 
 from packager.model import Operator
-from packager.dynamic.symbolic import Value, add, ceildiv, floordiv, maximum, mul, product
+from packager.dynamic.symbolic import Value, add, ceildiv, divide_exact, floordiv, maximum, mul, product
 
 Shape = tuple[Value, ...]
 SAME, VALID = 0, 1
@@ -160,9 +160,15 @@ def _reshape(op, ctx):
     total = product(ctx.shape(op.inputs[0]))
     if any(isinstance(d, int) and d == -1 for d in target):
         known = product([d for d in target if not (isinstance(d, int) and d == -1)])
-        if not isinstance(known, int) or known <= 0:
-            return None  # dividing by a symbol: not an expression we keep
-        target = [floordiv(total, known) if isinstance(d, int) and d == -1 else d for d in target]
+        if isinstance(known, int):
+            if known <= 0:
+                return None
+            rest = floordiv(total, known)
+        else:  # dividing by a symbol: exact when the symbol is a factor of the element count
+            rest = divide_exact(total, known)
+            if rest is None:
+                return None
+        target = [rest if isinstance(d, int) and d == -1 else d for d in target]
     return [tuple(target)]
 
 

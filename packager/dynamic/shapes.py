@@ -16,7 +16,7 @@ shrink below the bounds and lifetimes do not depend on sizes).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -27,9 +27,11 @@ from packager.model import ELEMENT_BITS, Model, Subgraph
 from packager.plan.offsets._gaps import offset_plan, place_in_order
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, offset_lower_bound
 from packager.semantics import SEMANTICS
+from packager.size_limits import MAX_TENSOR_BYTES, human_bytes
 from packager.dynamic.shape_rules import RULES, VALUE_RULES, Shape
 from packager.plan.validate import check_offset_plan
-from packager.dynamic.symbolic import Sym, UnboundSymbol, Value, ceildiv, evaluate, mul, product, symbols, upper
+from packager.dynamic.symbolic import (Sym, UnboundSymbol, Value, ceildiv, evaluate, floordiv, least_value, mul,
+                                       product, symbols, upper)
 
 MAX_VALUE_ELEMENTS = 64  # small integer tensors (shapes, axes) are read by value
 
@@ -45,6 +47,17 @@ class Symbol:
     data_dependent: bool
     pass_index: int  # 1 for input symbols; 2, 3, ... in the order their ops run
     derived_bound: Value | None = None  # an upper bound following from the op (an expression)
+    pinned: int | None = None  # the one value the graph allows (a fixed-shape RESHAPE of it)
+    pinned_by: str = ""  # the op that fixes it, in words
+
+
+@dataclass(frozen=True)
+class DimConstraint:
+    """What the graph requires of the symbols: `value` >= 1 (a dimension the runtime allocates) or
+    `value` == `equals` (a RESHAPE keeps the element count)."""
+    value: Value
+    equals: int | None
+    where: str  # "dimension 0 of 'r' (op 3, RESHAPE)"
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,8 @@ class DynamicShapes:
     shapes: Mapping[int, Shape]  # tensor -> shape expressions
     sizes: Mapping[int, Value]  # tensor -> bytes (expression)
     passes: Mapping[int, int]  # tensor -> pass
+    constraints: tuple[DimConstraint, ...] = ()
+    names: Mapping[int, str] = field(default_factory=dict)  # tensor -> name, for messages
 
     @property
     def is_dynamic(self) -> bool:
@@ -122,6 +137,7 @@ def analyse(model: Model, subgraph: int = 0, renames: Mapping[str, str] | None =
         ctx.shapes[t] = tuple(dims)
 
     data_ops = 0
+    constraints: list[DimConstraint] = []
     for op in sg.operators:
         if VALUE_RULES.get(op.name) and len(op.outputs) == 1:
             try:
@@ -137,10 +153,13 @@ def analyse(model: Model, subgraph: int = 0, renames: Mapping[str, str] | None =
                 shapes = RULES[op.name](op, ctx)
             except (IndexError, ValueError, ZeroDivisionError, TypeError, KeyError):
                 shapes = None
+        if shapes is None and op.name == "RESHAPE":
+            shapes = _reshape_from_file(op, ctx)
         if shapes is not None and len(shapes) == len(op.outputs):
             for t, s in zip(op.outputs, shapes):
                 if t >= 0:
                     ctx.shapes[t] = tuple(s)
+            constraints += _constraints_of(op, ctx, data_dependent={x.name for x in syms if x.data_dependent})
             continue
         outputs = [t for t in op.outputs if t >= 0]
         resizable = [t for t in outputs if sg.tensors[t].is_dynamic_shape]
@@ -163,6 +182,7 @@ def analyse(model: Model, subgraph: int = 0, renames: Mapping[str, str] | None =
                            derived_bound=bound if axis == 0 else None)
                 if s < 0 else d for axis, (d, s) in enumerate(zip(tensor.shape, sig)))
 
+    syms = _pin(syms, constraints)
     pass_of = {s.name: s.pass_index for s in syms}
     sizes, passes, shapes = {}, {}, {}
     for tensor in sg.tensors:
@@ -176,13 +196,79 @@ def analyse(model: Model, subgraph: int = 0, renames: Mapping[str, str] | None =
         shapes[tensor.index] = shape
         sizes[tensor.index] = size
         passes[tensor.index] = max((pass_of[n] for n in symbols(size)), default=0)
-    return DynamicShapes(subgraph=subgraph, symbols=tuple(syms), shapes=shapes, sizes=sizes, passes=passes)
+    return DynamicShapes(subgraph=subgraph, symbols=tuple(syms), shapes=shapes, sizes=sizes, passes=passes,
+                         constraints=tuple(constraints), names={t: sg.tensors[t].name for t in sizes})
+
+
+def _reshape_from_file(op, ctx) -> list[Shape] | None:
+    """A RESHAPE whose target is computed by ops we do not follow: the file's signature of the
+    output still says which dimensions are fixed, and the element count is the input's. One
+    resizable dimension is then the count over the fixed ones; none means the output is fixed
+    (and pins the input's symbols); two or more stay data-dependent."""
+    if not op.inputs or not op.outputs or op.outputs[0] < 0:
+        return None
+    out = ctx.sg.tensors[op.outputs[0]]
+    sig = out.shape_signature or out.shape
+    free = [k for k, d in enumerate(sig) if d < 0]
+    total = product(list(ctx.shape(op.inputs[0])))
+    if len(free) > 1:
+        return None
+    if not free:
+        return [tuple(sig)]
+    known = product([d for d in sig if d >= 0])
+    if known <= 0:
+        return None
+    return [tuple(floordiv(total, known) if d < 0 else d for d in sig)]
+
+
+def _constraints_of(op, ctx, data_dependent: set[str]) -> list[DimConstraint]:
+    """Every symbolic dimension of the op's outputs is at least 1 (a data-dependent count may be 0,
+    so dimensions that use one are left out); a RESHAPE keeps the element count."""
+    found = []
+    for t in op.outputs:
+        if t < 0:
+            continue
+        shape = ctx.shape(t)
+        for axis, d in enumerate(shape):
+            if symbols(d) and not symbols(d) & data_dependent:
+                found.append(DimConstraint(d, None, f"dimension {axis} of '{ctx.sg.tensors[t].name}' "
+                                                    f"(op {op.index}, {op.name}) is {d}"))
+    if op.name == "RESHAPE" and op.inputs and op.outputs[0] >= 0:
+        total = product(list(ctx.shape(op.inputs[0])))
+        out = product(list(ctx.shape(op.outputs[0])))
+        if isinstance(out, int) and not isinstance(total, int):
+            found.append(DimConstraint(total, out, f"op {op.index} (RESHAPE) makes '{ctx.sg.tensors[op.outputs[0]].name}' "
+                                                   f"{out:,} elements from {total}"))
+    return found
+
+
+def _pin(syms: list[Symbol], constraints: Sequence[DimConstraint]) -> list[Symbol]:
+    """Symbols the graph fixes to one value (a fixed-shape RESHAPE of an input): derived, not asked."""
+    pins: dict[str, tuple[int, str]] = {}
+    by_name = {s.name: s for s in syms}
+    for c in constraints:
+        names = symbols(c.value)
+        if c.equals is None or len(names) != 1:
+            continue
+        (name,) = names
+        if by_name[name].data_dependent or name in pins:
+            continue
+        v = least_value(c.value, name, c.equals)
+        if v is not None and evaluate(c.value, {name: v}) == c.equals:
+            pins[name] = (v, c.where)
+    return [replace(s, pinned=pins[s.name][0], pinned_by=pins[s.name][1]) if s.name in pins else s
+            for s in syms]
 
 
 def _derived_bound(op, ctx) -> Value | None:
     """An upper bound on the data-dependent count an op produces, where the op implies one."""
     if op.name in ("WHERE", "UNIQUE") and op.inputs:
         return product(list(ctx.shape(op.inputs[0])))
+    if op.name == "RESHAPE" and op.inputs and op.outputs and op.outputs[0] >= 0:
+        # No dimension of a reshape is more than the element count over the fixed dimensions.
+        out = ctx.sg.tensors[op.outputs[0]]
+        fixed = product([d for d in (out.shape_signature or out.shape) if d > 0])
+        return floordiv(product(list(ctx.shape(op.inputs[0]))), fixed) if fixed > 0 else None
     return None
 
 
@@ -214,9 +300,11 @@ def parse_dim(text: str) -> DimSpec:
 
 
 def bounds_of(shapes: DynamicShapes, specs: Sequence[DimSpec]) -> dict[str, tuple[int, int]]:
-    """Each symbol's (min, max): from --dim, else from the op's derived bound. Unbound symbols are
-    left out; `require_bounds` names them."""
-    given = {}
+    """Each symbol's (min, max): fixed by the graph, from --dim, else from the op's derived bound.
+    Unbound symbols are left out; `require_bounds` names them. A bound the graph contradicts (a
+    value other than the one the graph fixes, or a largest value at which a dimension would be 0)
+    is a DimError naming the symbol and the range the graph implies."""
+    given, text = {}, {}
     known = {s.name for s in shapes.symbols}
     for spec in specs:
         name = spec.rename or spec.name
@@ -224,13 +312,60 @@ def bounds_of(shapes: DynamicShapes, specs: Sequence[DimSpec]) -> dict[str, tupl
             raise DimError(f"--dim {spec.name}: no such symbol (symbols: {', '.join(sorted(known)) or 'none'})")
         if spec.high is not None:
             given[name] = (spec.low if spec.low is not None else 1, spec.high)
+            text[name] = f"{spec.low if spec.low is not None else 1}..{spec.high}"
     out: dict[str, tuple[int, int]] = {}
     for s in shapes.symbols:  # in order: a derived bound may use earlier symbols
-        if s.name in given:
+        if s.pinned is not None:
+            lo, hi = given.get(s.name, (s.pinned, s.pinned))
+            if (lo, hi) != (s.pinned, s.pinned):  # a range claims sizes the graph cannot take
+                raise DimError(f"--dim {s.name}={text[s.name]} contradicts the graph: {s.pinned_by}, "
+                               f"so {s.name} = {s.pinned}")
+            out[s.name] = (s.pinned, s.pinned)
+        elif s.name in given:
             out[s.name] = given[s.name]
         elif s.derived_bound is not None and symbols(s.derived_bound) <= set(out):
             out[s.name] = (0, upper(s.derived_bound, out))
+    _check_dimensions(shapes, out, text)
+    _check_sizes(shapes, out, text)
     return out
+
+
+def _check_sizes(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]], text: Mapping[str, str]) -> None:
+    """A bound under which a tensor outgrows what a plan can address is named at once."""
+    for t, size in shapes.sizes.items():
+        names = symbols(size)
+        if not names or not names <= set(bounds):
+            continue
+        largest = upper(size, bounds)
+        if largest > MAX_TENSOR_BYTES:
+            given = ", ".join(f"--dim {n}={text[n]}" for n in sorted(names) if n in text) or "the bounds"
+            raise DimError(f"{given}: tensor {t} '{shapes.names.get(t, t)}' would need {largest:,} B "
+                           f"({human_bytes(largest)}) = {size}; a plan can address at most "
+                           f"{MAX_TENSOR_BYTES:,} B (int32 offsets)")
+
+
+def _check_dimensions(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]], text: Mapping[str, str]) -> None:
+    """Every dimension must be at least 1 across the bounds: at the smallest binding, or the bounds
+    claim sizes the graph cannot take, and above all at the largest, where the plan is made (a
+    0 there would plan 0 bytes where the runtime needs more)."""
+    for c in shapes.constraints:
+        names = symbols(c.value)
+        if c.equals is not None or not names or not names <= set(bounds):
+            continue
+        for end in (1, 0):  # the largest binding first: the plan is made there
+            at = {n: bounds[n][end] for n in names}
+            if evaluate(c.value, at) >= 1:
+                continue
+            culprit = next((n for n in sorted(names) if n in text), sorted(names)[0])
+            if len(names) == 1:
+                least = least_value(c.value, culprit, 1)
+                implied = f"the graph implies {culprit} >= {least}" if least else "no value of it works"
+            else:
+                implied = "the graph needs larger values"
+            given = f"--dim {culprit}={text[culprit]}" if culprit in text else f"the bound of {culprit}"
+            binding = ", ".join(f"{n} = {v}" for n, v in sorted(at.items()))
+            raise DimError(f"{given} contradicts the graph: {c.value} would be 0 at {binding} "
+                           f"({c.where.split(' is ')[0]}); {implied}")
 
 
 def require_bounds(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]]) -> None:

@@ -192,3 +192,44 @@ def upper(v: Value, bounds: Mapping[str, tuple[int, int]]) -> int:
 
 def product(vs) -> Value:
     return mul(*vs) if vs else 1
+
+
+def _factors(v: Value) -> tuple[int, list[Value]]:
+    """A value as (constant factor, other factors)."""
+    if isinstance(v, int):
+        return v, []
+    if isinstance(v, _Nary) and v.op == "*":
+        const = v.args[0] if isinstance(v.args[0], int) else 1
+        return const, [a for a in v.args if not isinstance(a, int)]
+    return 1, [v]
+
+
+def divide_exact(num: Value, den: Value) -> Value | None:
+    """num / den when every factor of den is a factor of num (and the constants divide): the
+    quotient of a product by part of itself, e.g. (16 * seq) / seq = 16. None otherwise."""
+    n_const, n_factors = _factors(num)
+    d_const, d_factors = _factors(den)
+    if d_const <= 0 or n_const % d_const:
+        return None
+    rest = list(n_factors)
+    for f in d_factors:
+        if f not in rest:
+            return None
+        rest.remove(f)
+    return mul(n_const // d_const, *rest)
+
+
+def least_value(v: Value, name: str, at_least: int, limit: int = 2**31) -> int | None:
+    """The smallest value of symbol `name` (1..limit) at which the single-symbol expression `v`,
+    non-decreasing in it (products, sums, floors and ceilings of positive terms are), reaches
+    `at_least`; None when it never does."""
+    if evaluate(v, {name: limit}) < at_least:
+        return None
+    lo, hi = 1, limit
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if evaluate(v, {name: mid}) >= at_least:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo

@@ -23,7 +23,7 @@ from packager.emit.report import render_report_html
 from packager.pictures import arena_picture
 from packager.errors import PackagerError, PlanError
 from packager.model import Model
-from packager.package.output_dir import write_all
+from packager.package.output_dir import stale_files, write_all
 from packager.package.notes import model_notes
 from packager.package.assemble import package_plan
 from packager.package.sidecar import TENSOR, PackagePlan, SourceModel
@@ -31,6 +31,7 @@ from packager.package.check import check_offline_model, check_package_plan
 from packager.package.load import parse_plan
 from packager.reader import read_model
 from packager.semantics import SEMANTICS, TFLM
+from packager.size_limits import check_tensor_sizes
 
 
 class BudgetExceeded(PlanError):
@@ -155,6 +156,7 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
         raise PackagerError(f"--name '{prefix}' is not a C identifier (letters, digits, '_'; "
                             "not starting with a digit)")
     model = read_model(model_path)
+    check_tensor_sizes(model, model_path.name)  # a tensor no plan can address, named before planning
     source = SourceModel(model_path.name, hashlib.sha256(model.raw).hexdigest(), len(model.raw),
                          tuple(len(sg.tensors) for sg in model.subgraphs))
     planned = make_plan(model, semantics, strategy, source, bindings_for(model, dims))
@@ -169,6 +171,8 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
     if report:
         files[f"{prefix}_report.html"] = (report_html(planned, model, strategy),
                                           "report: the plan as pictures (open in a browser)")
-    paths = write_all(out_dir, {n: data for n, (data, _) in files.items()})
+    # A re-run into a used folder leaves exactly this run's files of ours (the input model kept).
+    paths = write_all(out_dir, {n: data for n, (data, _) in files.items()},
+                      remove=stale_files(out_dir, files, keep=[model_path]))
     written = tuple(PackagedFile(p, len(files[p.name][0]), files[p.name][1]) for p in paths)
     return PackageResult(plan, written, tuple(notes), out_dir)

@@ -5,21 +5,102 @@ it otherwise: the same file system either way, so the final moves are atomic ren
 every file is complete is the folder renamed to DIR, or, when DIR already exists (and may hold other
 files), each file moved over its target with os.replace. Any failure before that leaves DIR as it
 was and removes the temporary folder.
+
+Files an earlier run of this tool wrote into DIR and the new run does not write (another --name,
+another semantics, --no-report) are stale: they are moved out in the same step, so DIR ends with
+exactly the new run's files beside the user's own. A file is this tool's only when a plan of ours
+(`<prefix>_plan.json`) names its prefix; anything else in DIR is the user's and is kept.
+
+SIGINT, SIGTERM and SIGHUP while writing become KeyboardInterrupt (the temporary folder is removed
+on the way out); during the final moves they wait until the moves are done.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
+import signal
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Iterator, Mapping
 
 from packager.errors import PackagerError
+
+STOP_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP"))
+                     if s is not None)
+# What a run of this tool writes for one prefix; `{}.tflite` only for tflm plans.
+PREFIX_FILES = ("{}_plan.json", "{}_plan.tplan", "{}_plan.h", "{}_model.h", "{}_model.c",
+                "{}_report.html", "{}.tflite")
+PLAN_KEYS = {"alignment", "arenas", "semantics", "source"}
 
 
 class OutputError(PackagerError):
     """The output folder cannot be written (not a folder, no permission, a folder in the way...)."""
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def stop_signals_interrupt() -> None:
+    """Handle SIGTERM and SIGHUP like SIGINT (KeyboardInterrupt), so `finally` blocks clean up
+    whichever way the run is stopped. Only the main thread may set handlers."""
+    try:
+        for s in STOP_SIGNALS:
+            if s != signal.SIGINT and signal.getsignal(s) in (signal.SIG_DFL, None):
+                signal.signal(s, _raise_interrupt)
+    except ValueError:  # not the main thread
+        pass
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM/SIGHUP until the block ends, then act on the first one received."""
+    received: list[int] = []
+    try:
+        previous = {s: signal.signal(s, lambda n, f: received.append(n)) for s in STOP_SIGNALS}
+    except ValueError:  # not the main thread: nothing to defer
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if received:
+            raise KeyboardInterrupt(signal.Signals(received[0]).name)
+
+
+def _our_plan(path: Path) -> dict | None:
+    """The plan JSON at `path` when it is one of ours, else None."""
+    try:
+        data = json.loads(path.read_bytes()[:50_000_000])
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and PLAN_KEYS <= data.keys() else None
+
+
+def stale_files(out_dir: str | Path, new_names: Iterable[str], keep: Iterable[str | Path] = ()) -> list[str]:
+    """Names in out_dir that an earlier run of this tool wrote and the new run does not: every
+    file of PREFIX_FILES for each prefix whose `<prefix>_plan.json` is a plan of ours. Files in
+    `keep` (the input model, when it sits in DIR) are never stale."""
+    out_dir, new = Path(out_dir), set(new_names)
+    if not out_dir.is_dir():
+        return []
+    keep_paths = {Path(p).resolve() for p in keep}
+    stale: set[str] = set()
+    for plan_file in out_dir.glob("*_plan.json"):
+        prefix = plan_file.name[:-len("_plan.json")]
+        if not prefix or _our_plan(plan_file) is None:
+            continue
+        for pattern in PREFIX_FILES:
+            path = out_dir / pattern.format(prefix)
+            if (path.name not in new and path.is_file() and not path.is_symlink()
+                    and path.resolve() not in keep_paths):
+                stale.add(path.name)
+    return sorted(stale)
 
 
 def _check_target(out_dir: Path, names: list[str]) -> Path:
@@ -42,30 +123,81 @@ def _check_target(out_dir: Path, names: list[str]) -> Path:
     return out_dir.parent
 
 
-def write_all(out_dir: str | Path, files: Mapping[str, bytes]) -> list[Path]:
-    """Write `files` (name -> bytes) into out_dir atomically; return the written paths."""
+def write_all(out_dir: str | Path, files: Mapping[str, bytes], remove: Iterable[str] = ()) -> list[Path]:
+    """Write `files` (name -> bytes) into out_dir atomically, and take the names in `remove` out
+    of it in the same step; return the written paths."""
     out_dir = Path(out_dir)
     names = sorted(files)
+    remove = sorted(set(remove) - set(names))
     staging_parent = _check_target(out_dir, names)
+    stop_signals_interrupt()
+    # Not mkdtemp: its 0700 mode would become DIR's; os.mkdir follows the umask like mkdir(1).
+    staging = staging_parent / f".{out_dir.name}.tflpack-{os.getpid()}-{secrets.token_hex(4)}"
     try:
-        staging_parent.mkdir(parents=True, exist_ok=True)
-        # Not mkdtemp: its 0700 mode would become DIR's; os.mkdir follows the umask like mkdir(1).
-        staging = staging_parent / f".{out_dir.name}.tflpack-{os.getpid()}-{secrets.token_hex(4)}"
-        staging.mkdir()
-    except OSError as e:
-        raise OutputError(f"{out_dir}: cannot write there ({e.strerror or e})") from None
-    try:
+        with signals_deferred():  # no stop between creating the staging folder and owning its removal
+            try:
+                staging_parent.mkdir(parents=True, exist_ok=True)
+                staging.mkdir()
+            except OSError as e:
+                raise OutputError(f"{out_dir}: cannot write there ({e.strerror or e})") from None
         for name in names:
             (staging / name).write_bytes(files[name])
-        if staging_parent == out_dir:
-            for name in names:
-                os.replace(staging / name, out_dir / name)
-        else:
-            os.rename(staging, out_dir)
-            staging = out_dir  # nothing left to clean up
+        with signals_deferred():
+            if staging_parent == out_dir:
+                _commit_into(out_dir, staging, names, remove)
+            else:
+                os.rename(staging, out_dir)
+                staging = out_dir  # nothing left to clean up
     except OSError as e:
         raise OutputError(f"{out_dir}: writing failed ({e.strerror or e})") from None
     finally:
         if staging != out_dir:
             shutil.rmtree(staging, ignore_errors=True)
     return [out_dir / name for name in names]
+
+
+def _commit_into(out_dir: Path, staging: Path, names: list[str], remove: list[str]) -> None:
+    """Move stale files into the staging folder (removed with it), then the new files into DIR.
+    If moving a stale file out fails, the ones already moved go back and nothing new lands."""
+    trash = staging / ".stale"
+    trash.mkdir()
+    moved: list[str] = []
+    try:
+        for name in remove:
+            if (out_dir / name).exists():
+                os.rename(out_dir / name, trash / name)
+                moved.append(name)
+    except OSError:
+        for name in moved:
+            os.rename(trash / name, out_dir / name)
+        raise
+    for name in names:
+        os.replace(staging / name, out_dir / name)
+
+
+def write_files(files: Mapping[Path, bytes]) -> list[Path]:
+    """Write files that may sit in different folders (a report page and its picture) all or none:
+    every file goes to a temporary name beside its target first; only when all are complete are
+    they renamed over their targets."""
+    stop_signals_interrupt()
+    temps: dict[Path, Path] = {}
+    try:
+        for path, data in files.items():
+            path = Path(path)
+            if path.is_dir():
+                raise OutputError(f"{path}: a folder is in the way of the file to write")
+            temp = path.with_name(f".{path.name}.tflpack-{os.getpid()}-{secrets.token_hex(4)}")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                temps[path] = temp
+                temp.write_bytes(data)
+            except OSError as e:
+                raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
+        with signals_deferred():
+            for path, temp in temps.items():
+                os.replace(temp, path)
+            temps.clear()
+    finally:
+        for temp in temps.values():
+            temp.unlink(missing_ok=True)
+    return [Path(p) for p in files]

@@ -1,11 +1,13 @@
 """The operator-breadth curve as a few lines of text for the terminal, for people who never open
 the report: a sparkline scaled so that a full block is the arena, carets under the operators that
-reach the lower bound, and a legend. Never wider than `width` columns.
+reach the lower bound, and a legend. The curve is never wider than `width` columns; a longer
+legend line wraps (a figure is never cut).
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Sequence
 
 from packager.plan.portfolio import PortfolioResult
@@ -47,7 +49,13 @@ def breadth_lines(breadths: Sequence[int], lower_bound: int, arena: int | None,
              INDENT + carets,
              f"{INDENT}^ lower bound {lower_bound:,} B, the largest breadth ({step_name} {peak_at})",
              f"{INDENT}{full}; {scale}"]
-    return [(s if len(s) <= width else s[:width - 1] + "…").rstrip() for s in lines]
+    # The curve is already as wide as the columns allow; the legend wraps, never losing a figure.
+    out = [s.rstrip() for s in lines[:2]]
+    for s in lines[2:]:
+        out += textwrap.wrap(s, width, initial_indent="", subsequent_indent=INDENT + "  ",
+                             break_long_words=False, break_on_hyphens=False, drop_whitespace=True) \
+            if len(s) > width else [s.rstrip()]
+    return out
 
 
 def result_breadth_lines(result: PortfolioResult, timeline: str = "op", width: int = 80) -> list[str]:

@@ -70,6 +70,7 @@ def model_summary(model: Model, semantics: str, source: str | Path | None = None
         "arenas": arena_views,
         "symbols": [{"name": s.name, "source": s.source, "data_dependent": s.data_dependent,
                      "pass": s.pass_index, "bound": list(bounds[s.name]) if s.name in bounds else None,
-                     "derived_bound": None if s.derived_bound is None else str(s.derived_bound)}
+                     "derived_bound": None if s.derived_bound is None else str(s.derived_bound),
+                     "fixed_by": s.pinned_by or None}
                     for s in shapes.symbols],
     }

@@ -59,3 +59,30 @@ def arena_breadth_lines(arena: ArenaSection, plan: PackagePlan) -> list[str]:
     return breadth_lines(breadth_by_step(records, num_ops(records)), arena.offsets.lower_bound,
                          arena.offsets.arena_bytes, "scope" if arena.inline else "op",
                          width=WIDTH - len(INDENT))
+
+
+def summary_json(result) -> dict:
+    """`package --json`: the figures of the summary and every file written, as data."""
+    plan = result.plan
+    return {
+        "source": plan.source.file,
+        "semantics": plan.semantics,
+        "alignment": plan.alignment,
+        "out_dir": str(result.out_dir),
+        "arena_bytes": plan.arena_bytes,
+        "lower_bound": plan.lower_bound,
+        "objects_bytes": plan.objects_bytes,
+        "symbols": [{"name": s.name, "min": s.min, "max": s.max} for s in plan.symbols] if plan.is_dynamic else [],
+        "arenas": [{
+            "subgraph": a.subgraph, "inline": a.inline,
+            "arena_bytes": a.offsets.arena_bytes, "lower_bound": a.offsets.lower_bound,
+            "strategy": a.offsets.strategy,
+            "objects_bytes": a.objects.total_bytes, "objects_lower_bound": a.objects.lower_bound,
+            "objects_strategy": a.objects.strategy, "objects": len(a.objects.object_sizes),
+            "multipass_arena_bytes": a.passes.arena_bytes if a.passes is not None else None,
+            "persistent_bytes": a.persistent_bytes,
+        } for a in plan.arenas],
+        "files": [{"name": f.path.name, "path": str(f.path), "bytes": f.size, "what": f.what}
+                  for f in result.files],
+        "notes": list(result.notes),
+    }
