@@ -228,7 +228,9 @@ def package(model: Path = typer.Argument(..., help="A .tflite file."),
             budget: Optional[str] = typer.Option(None, "--budget", help="Fail (exit 3) when the arena needs more: bytes, or 256K, 1M."),
             name: Optional[str] = typer.Option(None, "--name", help="File and C prefix (default: the model's name)."),
             dims: list[str] = DimOption,
-            no_report: bool = typer.Option(False, "--no-report", help="Do not write <prefix>_report.html.")) -> None:
+            no_report: bool = typer.Option(False, "--no-report", help="Do not write <prefix>_report.html."),
+            target: str = typer.Option("host", "--target", help="TFLite Micro build the whole arena is for: host (the pinned 64-bit wheel, measured) or cortex-m (32-bit, modelled)."),
+            no_verify: bool = typer.Option(False, "--no-verify", help="Do not run the packaged model on tflite-micro before writing.")) -> None:
     """Plan, prove and write a model's memory plan for a device: sidecar plan (JSON + FlatBuffer),
     C header, model array, report page and, for tflm, the .tflite with its offline plan. A model
     with dynamic shapes needs a bound for every symbol (--dim): the plan holds for all of them."""
@@ -239,7 +241,8 @@ def package(model: Path = typer.Argument(..., help="A .tflite file."),
         try:
             result = package_model(model, output, semantics=semantics, strategy=strategy,
                                    budget=None if budget is None else parse_bytes(budget), name=name,
-                                   dims=dims, report=not no_report)
+                                   dims=dims, report=not no_report, target=target,
+                                   verify=not no_verify)
         except BudgetExceeded as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(EXIT_OVER_BUDGET)

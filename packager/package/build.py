@@ -24,6 +24,8 @@ from packager.emit.report import render_report_html
 from packager.errors import PackagerError, PlanError
 from packager.model import Model
 from packager.package.output_dir import write_all
+from packager.package.verify import skipped, verify_package
+from packager.package.runtime_arena import check_target, needed_bytes, with_runtime_arena
 from packager.package.notes import OFFLINE_SEMANTICS, model_notes
 from packager.package.sidecar import (TENSOR, ArenaToPlan, DynamicBinding, PackagePlan, SourceModel,
                                    arena_section, arenas_to_plan, symbol_entries)
@@ -203,9 +205,11 @@ def report_html(planned: PlannedModel, model: Model, strategy: str) -> bytes:
 
 def package(model_path: str | Path, out_dir: str | Path, semantics: str = OFFLINE_SEMANTICS,
             strategy: str = "best", budget: int | None = None, name: str | None = None,
-            dims: Sequence[str] = (), report: bool = True) -> PackageResult:
+            dims: Sequence[str] = (), report: bool = True, target: str = "host",
+            verify: bool = False) -> PackageResult:
     """`dims`: --dim specs bounding the symbols of a model with dynamic shapes; `report`: also
-    write `<prefix>_report.html`."""
+    write `<prefix>_report.html`; `target`: the TFLite Micro build the whole arena is for;
+    `verify`: run the packaged model on tflite-micro first (package/verify.py)."""
     model_path, out_dir = Path(model_path), Path(out_dir)
     if semantics not in SEMANTICS:
         raise PackagerError(f"unknown semantics '{semantics}' (choose from {', '.join(SEMANTICS)})")
@@ -217,14 +221,17 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = OFFLIN
     source = SourceModel(model_path.name, hashlib.sha256(model.raw).hexdigest(), len(model.raw),
                          tuple(len(sg.tensors) for sg in model.subgraphs))
     planned = make_plan(model, semantics, strategy, source, dynamic_binding(model, dims))
-    plan = planned.plan
-    if budget is not None and plan.arena_bytes > budget:
-        bound = plan.lower_bound
+    plan = with_runtime_arena(planned.plan, model, check_target(target))
+    needed, bound, what = needed_bytes(plan)
+    if budget is not None and needed > budget:
         why = ("no plan can fit: the lower bound is over the budget" if bound > budget
                else f"the lower bound {bound:,} B would fit; try another --strategy")
-        raise BudgetExceeded(f"{model_path.name}: the plan needs {plan.arena_bytes:,} B of arena, "
-                             f"{plan.arena_bytes - budget:,} B over the budget of {budget:,} B ({why})")
+        raise BudgetExceeded(f"{model_path.name}: the plan needs {needed:,} B {what}, "
+                             f"{needed - budget:,} B over the budget of {budget:,} B ({why})")
     files, notes = build_files(plan, model, prefix, planned.unmodelled_ops)
+    if plan.runtime_arena is not None:
+        packed = files[f"{prefix}.tflite"][0]
+        notes.insert(0, (verify_package(model_path, packed, plan, model) if verify else skipped()).line)
     if report:
         files[f"{prefix}_report.html"] = (report_html(planned, model, strategy),
                                           "report: the plan as pictures (open in a browser)")
