@@ -33,7 +33,7 @@ def scratch_records(model: Model, op_scopes) -> tuple[list[UsageRecord], list[st
         for i, op in enumerate(sg.operators):
             if (s, i) not in op_scopes:
                 continue  # a subgraph no op runs: TFLite Micro never prepares it either
-            wanted, known = tflm_scratch.requests(sg, op)
+            wanted, known = tflm_scratch.requests(sg, op, model, s)
             if not known:
                 uncovered.add(op.name)
             first, last = op_scopes[(s, i)]

@@ -24,6 +24,7 @@ from packager.emit.report import render_report_html
 from packager.errors import PackagerError, PlanError
 from packager.model import Model
 from packager.package.output_dir import write_all
+from packager.package.stored_shapes import stored_batch_note
 from packager.package.verify import skipped, verify_package
 from packager.package.runtime_arena import check_target, needed_bytes, with_runtime_arena
 from packager.package.notes import OFFLINE_SEMANTICS, model_notes
@@ -220,7 +221,9 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = OFFLIN
     model = read_model(model_path)
     source = SourceModel(model_path.name, hashlib.sha256(model.raw).hexdigest(), len(model.raw),
                          tuple(len(sg.tensors) for sg in model.subgraphs))
-    planned = make_plan(model, semantics, strategy, source, dynamic_binding(model, dims))
+    batch_note = stored_batch_note(model, semantics, dims)
+    planned = make_plan(model, semantics, strategy, source,
+                        None if batch_note else dynamic_binding(model, dims))
     plan = with_runtime_arena(planned.plan, model, check_target(target))
     needed, bound, what = needed_bytes(plan)
     if budget is not None and needed > budget:
@@ -229,6 +232,8 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = OFFLIN
         raise BudgetExceeded(f"{model_path.name}: the plan needs {needed:,} B {what}, "
                              f"{needed - budget:,} B over the budget of {budget:,} B ({why})")
     files, notes = build_files(plan, model, prefix, planned.unmodelled_ops)
+    if batch_note:
+        notes.insert(0, batch_note)
     if plan.runtime_arena is not None:
         packed = files[f"{prefix}.tflite"][0]
         notes.insert(0, (verify_package(model_path, packed, plan, model) if verify else skipped()).line)

@@ -11,10 +11,14 @@ OFFLINE_SEMANTICS = "tflm"
 
 def model_notes(plan: PackagePlan, model: Model, unmodelled_ops: tuple[str, ...] = ()) -> list[str]:
     notes = []
+    unmodelled_ops_known = {op.name for sg in model.subgraphs for op in sg.operators
+                            if op.opcode.is_custom and op.name not in unmodelled_ops}
     custom = sorted({op.name for sg in model.subgraphs for op in sg.operators if op.opcode.is_custom})
     if custom:
-        scratch_note = ("; scratch buffers its kernel may request are not in the plan"
-                        if plan.semantics == OFFLINE_SEMANTICS else "")
+        modelled = all(op in unmodelled_ops_known for op in custom)
+        scratch_note = ("" if plan.semantics != OFFLINE_SEMANTICS else
+                        "; their memory is modelled (the TFLite Micro figures hold once registered)"
+                        if modelled else "; scratch buffers its kernel may request are not in the plan")
         notes.append(f"custom op {', '.join(custom)}: TFLite Micro will refuse the model unless you "
                      f"register it (MicroMutableOpResolver::AddCustom); the plan itself is valid"
                      f"{scratch_note}")
