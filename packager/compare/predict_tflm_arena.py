@@ -32,7 +32,9 @@ class WholeArena:
     arena: int  # the smallest arena: a multiple of 16 that works, 16 less does not
     head: int  # the memory plan's size (TFLite Micro's head after set-up)
     tail: int  # persistent memory after set-up, arena end on a 16-byte boundary
-    setup: int  # the arena the planning step needs (tail at that moment + temporaries + planner)
+    setup: int  # the arena set-up needs: the larger of the planning step (tail at that moment,
+    # temporaries, the planner's 40 B per buffer) and each kernel's Prepare (tail, scratch-request
+    # array, the node's tensors as temporaries)
     binding: str  # "head + tail" or "set-up": which of the two sets the arena
     unmodelled: tuple[str, ...]  # kernels whose persistent or scratch memory is not known
     measured_target: bool  # a runtime in CI checks this target's figures
@@ -92,18 +94,42 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
             if data is not None:
                 tail.take(*data)
     requests = 0
+    prepared: list[tuple[int, int, list[int]]] = []  # (subgraph, op, Prepare buffers) in order
     for s, sg in enumerate(model.subgraphs):
         for op in sg.operators:
             buffers = tflm_arena.persistent_buffers(model, s, op, target)
             if buffers is None:
                 unmodelled.add(op.name)
                 buffers = []
-            for size in buffers:
+            first = tflm_arena.init_buffers(op, buffers)
+            for size in buffers[:first]:  # Init runs for every node before any Prepare
                 tail.take(size, ARENA_ALIGNMENT)
-            wanted, known = tflm_scratch.requests(sg, op, model, s)
-            if not known:
-                unmodelled.add(op.name)
-            requests += len(wanted)
+            prepared.append((s, op.index, buffers[first:]))
+    # Prepare, node by node: the head holds the scratch-request array, temp the node's tensors
+    # (a TfLiteTensor each, with its quantization), and temp may not reach the tail.
+    prepare_peak = 0
+    overlap_peak: tuple[int, str] = (0, "")
+    for s, index, buffers in prepared:
+        sg = model.subgraphs[s]
+        op = sg.operators[index]
+        temp = target.scratch_request * (requests + target.max_scratch_per_op)
+        for t in (*op.inputs, *op.outputs):
+            if t >= 0:
+                for size, alignment in tflm_arena.temp_tensor_bytes(sg.tensors[t], target):
+                    temp = align_up(temp, alignment) + size
+        prepare_peak = max(prepare_peak, tail.bytes + temp)
+        for size in buffers:
+            tail.take(size, ARENA_ALIGNMENT)
+        if buffers:
+            # TFLite Micro checks a persistent buffer against the head only, so one taken while
+            # the node's tensors sit in temp memory may overwrite them: safe is no overlap.
+            overlap = tail.bytes + temp
+            if overlap > overlap_peak[0]:
+                overlap_peak = (overlap, op.name)
+        wanted, known = tflm_scratch.requests(sg, op, model, s)
+        if not known:
+            unmodelled.add(op.name)
+        requests += len(wanted)
     for size in tflm_arena.resource_buffers(model):
         tail.take(size, ARENA_ALIGNMENT)
     if requests:
@@ -126,8 +152,15 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
                    + target.allocation_info * (tensors + requests))
     setup = (align_up(at_planning, ARENA_ALIGNMENT) + align_up(temporaries, ARENA_ALIGNMENT)
              + target.planner_per_buffer * planned)
+    setup = max(setup, prepare_peak)
     whole = align_up(head + tail.bytes, ARENA_ALIGNMENT)
     arena = max(whole, align_up(setup, ARENA_ALIGNMENT))
+    if align_up(overlap_peak[0], ARENA_ALIGNMENT) > arena:
+        # Below it the kernel may still work (it depends on which temporaries it reads after
+        # taking the buffer) or crash: the figure is the safe one, not proven the smallest.
+        setup = overlap_peak[0]
+        arena = align_up(setup, ARENA_ALIGNMENT)
+        unmodelled.add(f"{overlap_peak[1]} (Prepare overlaps its buffers with its temporaries)")
     return WholeArena(target.name, arena, head, tail.bytes, setup,
                       "head + tail" if whole >= setup else "set-up", tuple(sorted(unmodelled)),
                       target.measured, target.rule)

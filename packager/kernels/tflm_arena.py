@@ -204,6 +204,20 @@ def persistent_buffers(model: Model, s: int, op: Operator, target: Target) -> li
     return rule(model, model.subgraphs[s], op, target)
 
 
+def init_buffers(op: Operator, buffers: list[int]) -> int:
+    """How many of the op's persistent buffers its kernel takes in Init (the rest in Prepare):
+    the OpData of the builtin kernels, everything for the Signal ops."""
+    if op.opcode.is_custom:
+        return len(buffers)
+    return 1 if op.name in _OPDATA or op.name == "BATCH_MATMUL" else 0
+
+
+def temp_tensor_bytes(tensor, target: Target) -> list[tuple[int, int]]:
+    """What a kernel's GetTensor puts in temp memory for one tensor during Prepare: a TfLiteTensor
+    and, when quantized, its TfLiteAffineQuantization and zero-point array (size, alignment)."""
+    return quantized_io_bytes(tensor, target)
+
+
 def resource_buffers(model: Model) -> list[int]:
     """Bytes of each resource variable's buffer: the first ASSIGN_VARIABLE of a resource asks
     for the value tensor's bytes as a persistent buffer (MicroResourceVariables::Allocate)."""
