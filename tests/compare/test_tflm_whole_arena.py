@@ -88,3 +88,28 @@ def test_cortex_m_is_smaller_and_marked_modelled():
     assert host.measured_target and not device.measured_target
     assert "modelled" in device.rule
     assert HOST_PLAIN_DIFFERENCE == 232
+
+
+def test_compare_shows_the_whole_arena_measured_and_predicted():
+    import json
+
+    from typer.testing import CliRunner
+
+    from packager.cli import app
+    result = CliRunner().invoke(app, ["compare", str(DEFAULT_DIR / "quantized_int8.tflite"), "--json"])
+    assert result.exit_code == 0, result.output
+    (data,) = json.loads(result.output)
+    tflm = data["tflm"]
+    assert tflm["whole_measured"] == tflm["whole_predicted"] == predict_whole_arena(
+        read_model(DEFAULT_DIR / "quantized_int8.tflite")).arena
+    assert tflm["whole_exact"] is True and tflm["exact"] is True
+
+
+def test_a_whole_arena_that_differs_is_not_exact():
+    from dataclasses import replace
+
+    from packager.compare.comparison import compare_model
+    c = compare_model(DEFAULT_DIR / "chain.tflite").tflm
+    assert c.exact and c.whole_exact
+    wrong = replace(c, whole_measured=c.whole_measured + 16)
+    assert wrong.whole_exact is False and wrong.exact is False
