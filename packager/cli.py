@@ -230,7 +230,8 @@ def package(model: Path = typer.Argument(..., help="A .tflite file."),
             dims: list[str] = DimOption,
             no_report: bool = typer.Option(False, "--no-report", help="Do not write <prefix>_report.html."),
             target: str = typer.Option("host", "--target", help="TFLite Micro build the whole arena is for: host (the pinned 64-bit wheel, measured) or cortex-m (32-bit, modelled)."),
-            no_verify: bool = typer.Option(False, "--no-verify", help="Do not run the packaged model on tflite-micro before writing.")) -> None:
+            no_verify: bool = typer.Option(False, "--no-verify", help="Do not run the packaged model on tflite-micro before writing."),
+            keep_offline_plan: bool = typer.Option(False, "--keep-offline-plan", help="Keep an OfflineMemoryAllocation the model already has (e.g. Vela's) instead of replacing it.")) -> None:
     """Plan, prove and write a model's memory plan for a device: sidecar plan (JSON + FlatBuffer),
     C header, model array, report page and, for tflm, the .tflite with its offline plan. A model
     with dynamic shapes needs a bound for every symbol (--dim): the plan holds for all of them."""
@@ -242,7 +243,7 @@ def package(model: Path = typer.Argument(..., help="A .tflite file."),
             result = package_model(model, output, semantics=semantics, strategy=strategy,
                                    budget=None if budget is None else parse_bytes(budget), name=name,
                                    dims=dims, report=not no_report, target=target,
-                                   verify=not no_verify)
+                                   verify=not no_verify, keep_offline_plan=keep_offline_plan)
         except BudgetExceeded as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(EXIT_OVER_BUDGET)

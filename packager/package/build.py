@@ -24,6 +24,7 @@ from packager.emit.report import render_report_html
 from packager.errors import PackagerError, PlanError
 from packager.model import Model
 from packager.package.output_dir import write_all
+from packager.package.existing_plan import existing_plan, existing_plan_note
 from packager.package.stored_shapes import stored_batch_note
 from packager.package.verify import skipped, verify_package
 from packager.package.runtime_arena import check_target, needed_bytes, with_runtime_arena
@@ -159,7 +160,8 @@ def offline_offsets(plan: PackagePlan) -> list[int]:
 
 
 def build_files(plan: PackagePlan, model: Model, prefix: str,
-                unmodelled_ops: tuple[str, ...] = ()) -> tuple[dict[str, tuple[bytes, str]], list[str]]:
+                unmodelled_ops: tuple[str, ...] = (),
+                keep_offline_plan: bool = False) -> tuple[dict[str, tuple[bytes, str]], list[str]]:
     """name -> (bytes, what it is), and notes for the user. Everything in memory, checked."""
     as_json, as_flatbuffer = plan_json.dumps(plan), plan_flatbuffer.dumps(plan)
     # What is written is what was checked: both forms must read back as the checked plan.
@@ -173,7 +175,10 @@ def build_files(plan: PackagePlan, model: Model, prefix: str,
     }
     notes: list[str] = []
     embedded, embedded_note = model.raw, "the input model unchanged"
-    if plan.semantics == OFFLINE_SEMANTICS:
+    if plan.semantics == OFFLINE_SEMANTICS and keep_offline_plan:
+        files[f"{prefix}.tflite"] = (model.raw, "the model unchanged, with its own OfflineMemoryAllocation")
+        embedded, embedded_note = model.raw, "unchanged, with its own OfflineMemoryAllocation"
+    elif plan.semantics == OFFLINE_SEMANTICS:
         packed = with_offline_plan(model.raw, offline_offsets(plan), len(model.subgraphs))
         check_offline_model(packed, plan, model)
         files[f"{prefix}.tflite"] = (packed, "the model with its OfflineMemoryAllocation plan")
@@ -207,10 +212,11 @@ def report_html(planned: PlannedModel, model: Model, strategy: str) -> bytes:
 def package(model_path: str | Path, out_dir: str | Path, semantics: str = OFFLINE_SEMANTICS,
             strategy: str = "best", budget: int | None = None, name: str | None = None,
             dims: Sequence[str] = (), report: bool = True, target: str = "host",
-            verify: bool = False) -> PackageResult:
+            verify: bool = False, keep_offline_plan: bool = False) -> PackageResult:
     """`dims`: --dim specs bounding the symbols of a model with dynamic shapes; `report`: also
     write `<prefix>_report.html`; `target`: the TFLite Micro build the whole arena is for;
-    `verify`: run the packaged model on tflite-micro first (package/verify.py)."""
+    `verify`: run the packaged model on tflite-micro first (package/verify.py);
+    `keep_offline_plan`: keep an OfflineMemoryAllocation the model already has (Vela's)."""
     model_path, out_dir = Path(model_path), Path(out_dir)
     if semantics not in SEMANTICS:
         raise PackagerError(f"unknown semantics '{semantics}' (choose from {', '.join(SEMANTICS)})")
@@ -224,14 +230,20 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = OFFLIN
     batch_note = stored_batch_note(model, semantics, dims)
     planned = make_plan(model, semantics, strategy, source,
                         None if batch_note else dynamic_binding(model, dims))
-    plan = with_runtime_arena(planned.plan, model, check_target(target))
+    existing = existing_plan(model) if semantics == OFFLINE_SEMANTICS else None
+    # Never worse than the original: a smaller plan the model already has is kept.
+    keep = existing is not None and (keep_offline_plan or existing.head < planned.plan.arena_bytes)
+    plan = with_runtime_arena(planned.plan, model, check_target(target),
+                              head=existing.head if keep else None)
     needed, bound, what = needed_bytes(plan)
     if budget is not None and needed > budget:
         why = ("no plan can fit: the lower bound is over the budget" if bound > budget
                else f"the lower bound {bound:,} B would fit; try another --strategy")
         raise BudgetExceeded(f"{model_path.name}: the plan needs {needed:,} B {what}, "
                              f"{needed - budget:,} B over the budget of {budget:,} B ({why})")
-    files, notes = build_files(plan, model, prefix, planned.unmodelled_ops)
+    files, notes = build_files(plan, model, prefix, planned.unmodelled_ops, keep_offline_plan=keep)
+    if existing is not None:
+        notes.insert(0, existing_plan_note(existing, plan.arena_bytes, keep, keep_offline_plan))
     if batch_note:
         notes.insert(0, batch_note)
     if plan.runtime_arena is not None:

@@ -21,20 +21,23 @@ def check_target(name: str) -> str:
     return name
 
 
-def runtime_arena(plan: PackagePlan, model: Model, target: str = "host") -> RuntimeArena | None:
-    """None unless the plan is TFLite Micro's (tflm semantics, one inline arena)."""
+def runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
+                  head: int | None = None) -> RuntimeArena | None:
+    """None unless the plan is TFLite Micro's (tflm semantics, one inline arena). `head`: the
+    head TFLite Micro will have when the model keeps an offline plan of its own."""
     if plan.semantics != "tflm" or len(plan.arenas) != 1 or not plan.arenas[0].inline:
         return None
     rules = TARGETS[target]
-    whole = predict_whole_arena(model, rules, head=plan.arena_bytes)
+    whole = predict_whole_arena(model, rules, head=plan.arena_bytes if head is None else head)
     return RuntimeArena(runtime=RUNTIME, target=target, arena_bytes=whole.arena,
                         head_bytes=whole.head, tail_bytes=whole.tail, setup_bytes=whole.setup,
                         exact=whole.exact, modelled=not rules.measured, rule=rules.rule,
                         reason=whole.why_inexact)
 
 
-def with_runtime_arena(plan: PackagePlan, model: Model, target: str = "host") -> PackagePlan:
-    return replace(plan, runtime_arena=runtime_arena(plan, model, target))
+def with_runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
+                       head: int | None = None) -> PackagePlan:
+    return replace(plan, runtime_arena=runtime_arena(plan, model, target, head))
 
 
 def needed_bytes(plan: PackagePlan) -> tuple[int, int, str]:

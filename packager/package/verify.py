@@ -48,7 +48,8 @@ def verify_package(original: Path, packed: bytes, plan: PackagePlan, model: Mode
     if plan.runtime_arena is None:
         return Verification(UNVERIFIED, "unverified: only a tflm plan runs on TFLite Micro")
     packed_model = parse_model(packed)
-    host = predict_whole_arena(packed_model, HOST, head=plan.arena_bytes)
+    head = plan.runtime_arena.head_bytes  # the plan's, or a kept offline plan's
+    host = predict_whole_arena(packed_model, HOST, head=head)
     before = predict_whole_arena(model, HOST)
     # A plan for dynamic shapes is made at the largest sizes; TFLite Micro runs the stored ones.
     dynamic = plan.is_dynamic
@@ -74,8 +75,8 @@ def verify_package(original: Path, packed: bytes, plan: PackagePlan, model: Mode
     if not first.ok:
         raise VerifyError(f"the packaged model does not run in {first.arena:,} B on TFLite Micro: "
                           f"{first.reason}")
-    if first.head != plan.arena_bytes and not dynamic:
-        raise VerifyError(f"TFLite Micro's head is {first.head:,} B, not the plan's {plan.arena_bytes:,} B "
+    if first.head != head and not dynamic:
+        raise VerifyError(f"TFLite Micro's head is {first.head:,} B, not the plan's {head:,} B "
                           f"(it did not use the offline plan as written)")
     wrong = [k for k, (a, b) in enumerate(zip(first.outputs, reference[0].outputs)) if a != b]
     if wrong or len(first.outputs) != len(reference[0].outputs):

@@ -144,3 +144,37 @@ def test_without_the_runtime_the_plan_is_said_unverified(tmp_path, monkeypatch):
                         lambda *a, **k: Unavailable("missing", "tflite-micro is not installed"))
     result = package(DEFAULT_DIR / "chain.tflite", tmp_path / "o", report=False, verify=True)
     assert result.notes[0] == "unverified: tflite-micro is not installed"
+
+
+def test_ethos_u_scratch_tensors_are_planned_and_vela_plan_is_reported(tmp_path):
+    path = SHARED_MODELS / "tflm" / "person_detect_vela.tflite"
+    if not path.exists():
+        pytest.skip("person_detect_vela.tflite not present (../shared/models is absent)")
+    from packager.lifetimes import model_lifetimes
+    (arena,) = model_lifetimes(read_model(path), "tflm")
+    planned = {r.tensor: r.size for r in arena.records}
+    assert planned[3] == planned[4] == 74464  # the ethos-u op's scratch and fast scratch
+    result = package(path, tmp_path / "o", report=False)
+    note = next(n for n in result.notes if "OfflineMemoryAllocation written by Vela" in n)
+    # Vela's plan (input and output inside its scratch) is smaller: kept, the model unchanged.
+    assert "kept" in note
+    assert (tmp_path / "o" / "person_detect_vela.tflite").read_bytes() == path.read_bytes()
+    assert result.plan.runtime_arena.head_bytes == 74464
+    assert not result.plan.runtime_arena.exact  # the ethos-u kernel's own memory is not modelled
+
+
+def test_a_model_with_a_larger_offline_plan_gets_it_replaced_and_says_so(tmp_path):
+    from packager.package.offline_plan import with_offline_plan
+    model = read_model(DEFAULT_DIR / "chain.tflite")
+    tensors = [t for sg in model.subgraphs for t in sg.tensors]
+    wasteful, at = [], 0
+    for t in tensors:  # every planned tensor on its own: a valid but large plan
+        wasteful.append(-1 if t.is_constant else at)
+        at += 0 if t.is_constant else -(-(t.nbytes or 0) // 16) * 16
+    path = tmp_path / "planned.tflite"
+    path.write_bytes(with_offline_plan(model.raw, wasteful, 1))
+    result = package(path, tmp_path / "o", report=False)
+    assert any("OfflineMemoryAllocation written by another tool" in n and "replaced by this plan" in n
+               for n in result.notes)
+    kept = package(path, tmp_path / "k", report=False, keep_offline_plan=True)
+    assert kept.plan.runtime_arena.head_bytes == at > result.plan.runtime_arena.head_bytes
