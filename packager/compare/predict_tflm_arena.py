@@ -9,8 +9,8 @@ scratch buffer, and the GreedyMemoryPlanner needs 40 bytes per planned buffer fr
 between them and the tail (which then lacks the graph inputs' and outputs' TfLiteTensors).
 
 The figure is the smallest multiple of 16 bytes with which `MicroInterpreter` sets the model up
-and runs it: the larger of head + tail and the planning need (packager/kernels/tflm_arena.py has
-the sizes; ../docs of the project: TFLite Micro's whole arena).
+and runs it: the larger of head + tail and the set-up need (packager/kernels/tflm_arena.py has
+the sizes; the README's section "TFLite Micro's whole arena" the measurements).
 """
 
 from __future__ import annotations
