@@ -115,8 +115,10 @@ def _json_lines(result) -> list[dict]:
 def smallest_arena(path: Path, model: Model, hint: int | None = None,
                    timeout: float = 120.0) -> SmallestArena | Unavailable:
     """Bisection over multiples of 16, one size per child process below the last working size.
-    With a hint (the prediction), two tries settle it when the hint is right."""
+    With a hint (the prediction), two tries settle it when the hint is right; a wrong hint is
+    bracketed by steps that double away from it."""
     path = Path(path)
+    hint = None if hint is None else _align(hint)
     children = 0
     works: ArenaTry | None = None
     fails: ArenaTry | None = None
@@ -132,6 +134,28 @@ def smallest_arena(path: Path, model: Model, hint: int | None = None,
                 fails = tries[1]
         else:
             fails = tries[0]
+    if hint is not None and hint > ARENA_STEP:
+        # A wrong hint is usually near: widen the bracket around it step by doubling step.
+        step = 2 * ARENA_STEP
+        while works is None and hint + step < first_arena_size(model):
+            tries = try_arenas(path, [_align(hint + step)], timeout)
+            children += 1
+            if isinstance(tries, Unavailable):
+                return tries
+            if tries[0].ok:
+                works = tries[0]
+            else:
+                fails, step = tries[0], step * 2
+        step = 2 * ARENA_STEP
+        while works is not None and fails is None and works.arena - step > 0:
+            tries = try_arenas(path, [works.arena - step], timeout)
+            children += 1
+            if isinstance(tries, Unavailable):
+                return tries
+            if tries[0].ok:
+                works, step = tries[0], step * 2
+            else:
+                fails = tries[0]
     if works is None:
         high = first_arena_size(model)
         if fails is not None:

@@ -58,14 +58,6 @@ def check_package_plan(plan: PackagePlan, model: Model) -> None:
         _check_names(section, model)
 
 
-def _stored_batch_note(model, semantics, dims):
-    from packager.package.stored_shapes import stored_batch_note as note
-    return note(model, semantics, dims)
-
-
-stored_batch_note = _stored_batch_note
-
-
 def expected_arenas(plan: PackagePlan, model: Model) -> list[ArenaToPlan]:
     """What the model gives under the plan's semantics, at the bounds the plan states."""
     return arenas_to_plan(model, plan.semantics, dynamic_binding_of(plan, model))
@@ -78,6 +70,7 @@ def dynamic_binding_of(plan: PackagePlan, model: Model) -> DynamicBinding | None
     if not shapes.is_dynamic and not plan.symbols:
         return None
     at_stored_shape = not any(t.size_expr for a in plan.arenas for t in a.offsets.tensors)
+    from packager.package.stored_shapes import stored_batch_note  # it imports the planner's path
     if not plan.symbols and at_stored_shape and stored_batch_note(model, plan.semantics, ()) is not None:
         return None  # a dynamic batch planned at the stored shape, which TFLite Micro runs
     if len(plan.symbols) != len(shapes.symbols):

@@ -65,13 +65,14 @@ def test_small_models_are_bound_by_set_up_not_by_head_plus_tail():
     assert "Too many buffers" in result.below
 
 
-def test_bisection_finds_the_minimum_without_a_hint():
+def test_bisection_finds_the_minimum_from_a_wrong_hint():
     path = DEFAULT_DIR / "quantized_int8.tflite"
     model = read_model(path)
-    result = smallest_arena(path, model)
-    assert isinstance(result, SmallestArena)
-    assert result.arena == predict_whole_arena(model).arena
-    assert result.children > 2
+    predicted = predict_whole_arena(model).arena
+    for hint in (predicted + 160, predicted - 160):
+        result = smallest_arena(path, model, hint=hint)
+        assert isinstance(result, SmallestArena)
+        assert result.arena == predicted and result.children > 2
 
 
 def test_a_crash_counts_as_a_failure_of_the_size_tried():
