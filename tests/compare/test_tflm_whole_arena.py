@@ -114,3 +114,13 @@ def test_a_whole_arena_that_differs_is_not_exact():
     assert c.exact and c.whole_exact
     wrong = replace(c, whole_measured=c.whole_measured + 16)
     assert wrong.whole_exact is False and wrong.exact is False
+
+
+def test_a_model_with_an_offline_plan_is_predicted_with_it(tmp_path):
+    # The packaged model carries its plan: TFLite Micro's head is that plan, not its own.
+    from packager.package.build import package
+    result = package(DEFAULT_DIR / "mobile_block.tflite", tmp_path / "o", report=False)
+    packed = tmp_path / "o" / "mobile_block.tflite"
+    prediction, measured_result = measured(str(packed))
+    assert prediction.head == result.plan.arena_bytes
+    assert measured_result.arena == prediction.arena == result.plan.runtime_arena.arena_bytes
