@@ -340,6 +340,14 @@ def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
                                                help="File and C prefix (default: the model's name)."),
             dims: list[str] = DimOption,
             no_report: bool = typer.Option(False, "--no-report", help="Do not write <prefix>_report.html."),
+            target: str = typer.Option("host", "--target", metavar="host|cortex-m",
+                                       help="The TFLite Micro build the whole arena is for: host (the pinned "
+                                            "64-bit wheel, measured) or cortex-m (32-bit, modelled)."),
+            no_verify: bool = typer.Option(False, "--no-verify",
+                                           help="Do not run the packaged model on tflite-micro before writing."),
+            keep_offline_plan: bool = typer.Option(False, "--keep-offline-plan",
+                                                   help="Keep an OfflineMemoryAllocation the model already has "
+                                                        "(e.g. Vela's) instead of replacing it."),
             json_out: bool = JsonOption,
             quiet: bool = QuietOption) -> None:
     """Plan, prove and write a model's memory plan for a device: sidecar plan (JSON + FlatBuffer),
@@ -355,7 +363,8 @@ def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
             with working(f"packaging {model.name}", quiet):
                 result = package_model(model, output, semantics=semantics, strategy=strategy,
                                        budget=None if budget is None else parse_bytes(budget), name=name,
-                                       dims=dims, report=not no_report)
+                                       dims=dims, report=not no_report, target=target,
+                                       verify=not no_verify, keep_offline_plan=keep_offline_plan)
         except BudgetExceeded as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(EXIT_OVER_BUDGET)

@@ -316,6 +316,10 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
             g = offsets[s] + t.index
             tensor_subgraph[g] = (s, t.index)
             c = cats.get(t.index)
+            if c is None and g not in first and g in last:
+                # Read but never written (an Ethos-U op's scratch tensors): TFLite Micro still
+                # allocates it, alive from before the first scope (-1) to its last reader.
+                first[g] = 0
             if c is None and g not in first:
                 c = UNUSED  # never written, or in a subgraph no op runs
             if c == PERSISTENT:

@@ -33,6 +33,9 @@ class Tensor:
     quantized: bool
     is_variable: bool
     sparse: bool
+    # Scale entries when the quantization has both scales and zero points (TFLite Micro copies the
+    # zero points of such a tensor into its arena); 0 otherwise.
+    quant_channels: int = 0
 
     @property
     def num_elements(self) -> int:

@@ -210,10 +210,12 @@ class _Parser:
         signature = None if t.ShapeSignatureIsNone() else self._ints(t, "ShapeSignature")
         q = t.Quantization()
         quantized = q is not None and (not q.ScaleIsNone() or q.DetailsType() != 0)
+        channels = (q.ScaleLength() if q is not None and q.ScaleLength() > 0
+                    and q.ZeroPointLength() > 0 else 0)
         return Tensor(index=index, name=name, type=type_name, shape=shape,
                       shape_signature=signature, buffer=t.Buffer(), has_data=False,
                       quantized=quantized, is_variable=bool(t.IsVariable()),
-                      sparse=t.Sparsity() is not None)
+                      sparse=t.Sparsity() is not None, quant_channels=channels)
 
     def _subgraph(self, index, sg, opcodes, n_buffers, n_subgraphs) -> Subgraph:
         tensors = tuple(self._tensor(i, t, index) for i, t in enumerate(self._table_vector(sg, "Tensors")))

@@ -48,6 +48,10 @@ class Semantics:
     # interpreter), so its measured layout can be set beside ours, arena by arena
     runtime_tail: str | None = None  # what the runtime keeps beyond the planned head, for users
     arena_note: str | None = None  # how the runtime's whole arena relates to the plan, for users
+    whole_arena_predicted: bool = False  # the runtime's whole arena (head, tail, set-up room) is
+    # predicted from the file (TFLite Micro: packager/compare/predict_tflm_arena.py)
+    runs_stored_shapes: bool = False  # the runtime ignores shape_signature and runs the shapes
+    # stored in the file (TFLite Micro), so a complete stored shape needs no --dim
 
 
 _BINARY = InPlaceRule(inputs=(0, 1))
@@ -103,6 +107,7 @@ TFLM = Semantics(
     inline_subgraphs=True, kernel_scratch_in_arena=True, offline_plan=True,
     runtime_tail="TFLite Micro's persistent tail (print_allocations() reports it)",
     arena_note="TFLite Micro's arena = this head + its tail (print_allocations() reports it)",
+    whole_arena_predicted=True, runs_stored_shapes=True,
 )
 
 IDEAL = Semantics(

@@ -31,6 +31,7 @@ class ProbeResult:
     outcome: str
     data: dict
     reason: str = ""
+    stdout: str = ""  # everything the child printed on stdout (some probes print a line per try)
 
 
 def _describe_exit(code: int) -> str:
@@ -67,13 +68,14 @@ def run_child(command: list[str], timeout: float = DEFAULT_TIMEOUT) -> ProbeResu
         return ProbeResult(FAILED, {}, f"the runtime did not finish within {timeout:.0f} s")
     data = _last_json(done.stdout)
     if done.returncode == 0 and data is not None:
-        return ProbeResult(MEASURED, data)
+        return ProbeResult(MEASURED, data, stdout=done.stdout)
     if done.returncode == EXIT_MISSING and data is not None:
         return ProbeResult(MISSING, data, f"{data.get('missing', 'the runtime')} is not installed")
     if done.returncode == EXIT_REFUSED and data is not None:
         return ProbeResult(REFUSED, data, data.get("reason", "refused"))
     tail = " ".join(done.stderr.strip().splitlines()[-1:])[:200]
-    return ProbeResult(FAILED, data or {}, _describe_exit(done.returncode) + (f": {tail}" if tail else ""))
+    return ProbeResult(FAILED, data or {}, _describe_exit(done.returncode) + (f": {tail}" if tail else ""),
+                       stdout=done.stdout)
 
 
 @lru_cache(maxsize=256)

@@ -23,6 +23,7 @@ from packager.compare.predict_tflite import PredictedArena, predict_tflite
 from packager.kernels.tflite_scratch import LITERT, rules_for
 from packager.plan.records import UsageRecord
 from packager.compare.predict_tflm import PredictedHead, predict_tflm
+from packager.compare.predict_tflm_arena import predict_whole_arena
 from packager.reader import read_model
 from packager.compare.child import MISSING
 from packager.compare import tflite_runtime
@@ -92,6 +93,17 @@ class RuntimeComparison:
     measured_model: int | None = None  # TFLite: span of the model's tensors; TFLM: None
     checks: tuple[ArenaCheck, ...] = ()
     persistent: int | None = None  # TFLite: bytes outside the working arenas; TFLM: the tail
+    # TFLite Micro only: its whole arena (head + tail + set-up room), the smallest multiple of 16
+    # it runs in (bisection in child processes) and as predicted from the file.
+    whole_predicted: int | None = None
+    whole_measured: int | None = None
+    whole_inexact_reason: str = ""  # the prediction names a kernel it does not model
+
+    @property
+    def whole_exact(self) -> bool | None:
+        if self.whole_measured is None:
+            return None
+        return self.whole_measured == self.whole_predicted and not self.whole_inexact_reason
 
     @property
     def partial(self) -> bool:
@@ -105,7 +117,7 @@ class RuntimeComparison:
             return None
         if self.checks:
             return all(c.exact for c in self.checks)
-        return self.measured == self.predicted
+        return self.measured == self.predicted and self.whole_exact is not False
 
     @property
     def saving(self) -> int | None:
@@ -193,15 +205,19 @@ def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True
 
 def compare_tflm(path: Path, model: Model, plan: Planned, measure: bool = True) -> RuntimeComparison:
     prediction: PredictedHead = predict_tflm(model)
+    whole = predict_whole_arena(model)
     common = dict(planned=planned(model, TFLM.name, True), model_only=plan, predicted=prediction.head,
-                  predicted_model=prediction.model_head, uncovered_ops=prediction.uncovered_ops)
+                  predicted_model=prediction.model_head, uncovered_ops=prediction.uncovered_ops,
+                  whole_predicted=whole.arena, whole_inexact_reason=whole.why_inexact)
     result = tflm_runtime.measure_tflm(path, model) if measure else Unavailable(
         MISSING, "not measured")
     if not isinstance(result, TflmMeasurement):
         return RuntimeComparison(TFLM.name, result.outcome, result.reason, result.runtime,
                                  result.version, **common)
+    smallest = tflm_runtime.smallest_arena(path, model, hint=whole.arena)
     return RuntimeComparison(TFLM.name, "measured", "", result.runtime, result.version,
-                             measured=result.head, persistent=result.tail, **common)
+                             measured=result.head, persistent=result.tail, **common,
+                             whole_measured=getattr(smallest, "arena", None))
 
 
 def compare_model(path: Path, measure: bool = True) -> ModelComparison:

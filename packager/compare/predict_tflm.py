@@ -10,7 +10,10 @@ from dataclasses import dataclass
 
 from packager.lifetimes import model_lifetimes
 from packager.model import Model
+from packager.package.offline_plan import read_offline_plan
 from packager.plan.offsets import greedy_by_size_tflm
+from packager.errors import PlanError
+from packager.plan.records import OffsetPlan, align_up
 from packager.kernels.tflm_scratch import scratch_records
 from packager.semantics import TFLM
 
@@ -24,12 +27,36 @@ class PredictedHead:
     uncovered_ops: tuple[str, ...]
 
 
+def _as_given(tensors, scratch, fixed) -> OffsetPlan:
+    extent = max((fixed[i] + align_up(r.size, TFLM.alignment) for i, r in enumerate(tensors) if i in fixed),
+                 default=0)
+    free = [r for i, r in enumerate(tensors) if i not in fixed] + list(scratch)
+    rest = greedy_by_size_tflm.plan(free, TFLM.alignment) if free else None
+    placed = dict(fixed)
+    for k, i in enumerate(i for i in range(len(tensors)) if i not in fixed):
+        placed[i] = extent + rest.offsets[k]
+    offsets = tuple(placed[i] for i in range(len(tensors))) + tuple(
+        extent + o for o in (rest.offsets[len(free) - len(scratch):] if rest else ()))
+    return OffsetPlan("offline", offsets, extent + (rest.arena if rest else 0), TFLM.alignment)
+
+
 def predict_tflm(model: Model) -> PredictedHead:
     (arena,) = model_lifetimes(model, TFLM)
     tensors = [r for r in arena.records if r.size > 0]  # zero-byte tensors are never planned
     scratch, names, uncovered = scratch_records(model, arena.op_scopes, TFLM.size_rounding)
     records = tensors + scratch
-    plan = greedy_by_size_tflm.plan(records, TFLM.alignment)
+    # A model carrying an OfflineMemoryAllocation: TFLite Micro places those tensors where it
+    # says and plans the rest (scratch buffers) around them.
+    offline = read_offline_plan(model.raw)
+    fixed = {} if offline is None else {
+        i: offline[r.tensor] for i, r in enumerate(tensors)
+        if r.tensor < len(offline) and offline[r.tensor] >= 0}
+    try:
+        plan = greedy_by_size_tflm.plan(records, TFLM.alignment, fixed=fixed)
+    except PlanError:
+        # Offsets that overlap live tensors (Vela lets the NPU's scratch hold the input and
+        # output): TFLite Micro takes them as they are; its head is their extent.
+        plan = _as_given(tensors, scratch, fixed)
     offsets = {r.tensor: o for r, o in zip(tensors, plan.offsets)}
     placed_scratch = tuple((name, r.size, o) for name, r, o in
                            zip(names, scratch, plan.offsets[len(tensors):]))

@@ -52,3 +52,147 @@ def measure_tflm(path: Path, model: Model, timeout: float = 120.0) -> TflmMeasur
                            data.get("runtime", "tflite-micro"), data.get("version", ""))
     return TflmMeasurement(data["runtime"], data["version"], data["head"], data["tail"],
                            data["total"], data["arena_bytes"])
+
+
+# -- the smallest whole arena, by trying sizes in child processes --------------------------------
+
+ARENA_STEP = 16  # arenas are tried in multiples of 16 bytes: the tail's padding follows the end
+
+
+@dataclass(frozen=True)
+class ArenaTry:
+    arena: int
+    ok: bool
+    head: int | None = None
+    tail: int | None = None
+    outputs: tuple[str, ...] = ()  # digest of each output, inputs seeded the same way every time
+    reason: str = ""  # why it failed (the runtime's words, or the crash)
+
+
+@dataclass(frozen=True)
+class SmallestArena:
+    """The smallest arena (a multiple of 16) with which TFLite Micro set the model up and ran it,
+    and what happened 16 bytes below."""
+    runtime: str
+    version: str
+    arena: int
+    head: int
+    tail: int
+    outputs: tuple[str, ...]
+    below: str  # the failure at arena - 16
+    children: int  # child processes it took
+
+
+def try_arenas(path: Path, sizes: list[int], timeout: float = 120.0) -> list[ArenaTry] | Unavailable:
+    """Try the sizes in order in one child process, up to the first failure (a crash counts as
+    the failure of the size it was trying)."""
+    import sys
+    from packager.compare.child import MISSING, run_child
+    result = run_child([sys.executable, "-m", "packager.compare.tflm_arena_probe", str(path),
+                        *map(str, sizes)], timeout)
+    if result.outcome == MISSING:
+        return Unavailable(MISSING, result.reason, "tflite-micro", "")
+    tries = [ArenaTry(d["arena"], d["ok"], d.get("head"), d.get("tail"), tuple(d.get("outputs", ())),
+                      d.get("reason", "")) for d in _json_lines(result)]
+    if len(tries) < len(sizes) and (not tries or tries[-1].ok):
+        tries.append(ArenaTry(sizes[len(tries)], False, reason=result.reason or "the runtime crashed"))
+    return tries
+
+
+def _json_lines(result) -> list[dict]:
+    import json
+    out = []
+    for line in result.stdout.splitlines():
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and "arena" in value:
+            out.append(value)
+    return out
+
+
+def smallest_arena(path: Path, model: Model, hint: int | None = None,
+                   timeout: float = 120.0) -> SmallestArena | Unavailable:
+    """Bisection over multiples of 16, one size per child process below the last working size.
+    With a hint (the prediction), two tries settle it when the hint is right; a wrong hint is
+    bracketed by steps that double away from it."""
+    path = Path(path)
+    hint = None if hint is None else _align(hint)
+    children = 0
+    works: ArenaTry | None = None
+    fails: ArenaTry | None = None
+    version = ""
+    if hint is not None and hint > ARENA_STEP:
+        tries = try_arenas(path, [hint, hint - ARENA_STEP], timeout)
+        children += 1
+        if isinstance(tries, Unavailable):
+            return tries
+        if tries[0].ok:
+            works = tries[0]
+            if len(tries) > 1 and not tries[1].ok:
+                fails = tries[1]
+        else:
+            fails = tries[0]
+    if hint is not None and hint > ARENA_STEP:
+        # A wrong hint is usually near: widen the bracket around it step by doubling step.
+        step = 2 * ARENA_STEP
+        while works is None and hint + step < first_arena_size(model):
+            tries = try_arenas(path, [_align(hint + step)], timeout)
+            children += 1
+            if isinstance(tries, Unavailable):
+                return tries
+            if tries[0].ok:
+                works = tries[0]
+            else:
+                fails, step = tries[0], step * 2
+        step = 2 * ARENA_STEP
+        while works is not None and fails is None and works.arena - step > 0:
+            tries = try_arenas(path, [works.arena - step], timeout)
+            children += 1
+            if isinstance(tries, Unavailable):
+                return tries
+            if tries[0].ok:
+                works, step = tries[0], step * 2
+            else:
+                fails = tries[0]
+    if works is None:
+        high = first_arena_size(model)
+        if fails is not None:
+            high = max(high, fails.arena + ARENA_STEP)
+        tries = try_arenas(path, [_align(high)], timeout)
+        children += 1
+        if isinstance(tries, Unavailable):
+            return tries
+        if not tries[0].ok:
+            return Unavailable(REFUSED, tries[0].reason, "tflite-micro", "")
+        works = tries[0]
+    low = fails.arena if fails is not None else 0
+    while works.arena - low > ARENA_STEP:
+        middle = _align((low + works.arena) // 2)
+        if middle <= low:
+            middle = low + ARENA_STEP
+        tries = try_arenas(path, [middle], timeout)
+        children += 1
+        if isinstance(tries, Unavailable):
+            return tries
+        if tries[0].ok:
+            works = tries[0]
+        else:
+            fails, low = tries[0], middle
+    if fails is None or fails.arena != works.arena - ARENA_STEP:
+        fails = ArenaTry(works.arena - ARENA_STEP, False, reason="no arena")
+    return SmallestArena("tflite-micro", version or _version(), works.arena, works.head or 0,
+                         works.tail or 0, works.outputs, fails.reason, children)
+
+
+def _align(n: int) -> int:
+    return -(-n // ARENA_STEP) * ARENA_STEP
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("tflite-micro")
+    except Exception:  # not installed or no metadata: the version is only informative
+        return ""

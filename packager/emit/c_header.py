@@ -145,7 +145,7 @@ def render(plan: PackagePlan, model: Model, prefix: str) -> str:
             f"#define {P}_OBJECTS_BYTES {sum(object_sizes)}", ""]
     if plan.is_dynamic:
         out += _symbol_macros(P, plan)
-    out += _arena_macro(P, plan.semantics)
+    out += _whole_arena_macros(P, plan.runtime_arena) if plan.runtime_arena else _arena_macro(P, plan.semantics)
     out += _io_macros(P, model, rows)
     out += ["/* Each arena's size and its start when the arenas are laid end to end. */",
             f"static const int32_t {P}_ARENA_SIZES[{P}_ARENA_COUNT] = {{", *int_rows(arena_sizes), "};",
@@ -254,6 +254,58 @@ def _arena_macro(P: str, semantics: str) -> list[str]:
         f"    _Alignas({P}_ARENA_ALIGNMENT) uint8_t name[{P}_TOTAL_ARENA_BYTES]",
         "#endif  /* otherwise: declare the arena yourself, aligned as above */",
         "",
+    ]
+
+
+def _declare_macro(P: str, size_macro: str) -> list[str]:
+    return [
+        "#if defined(__GNUC__) || defined(__clang__)",
+        f"#define {P}_DECLARE_ARENA(name, section_name) \\",
+        f"    uint8_t name[{size_macro}] \\",
+        f"        __attribute__((__aligned__({P}_ARENA_ALIGNMENT), __section__(section_name)))",
+        "#elif defined(__cplusplus) && __cplusplus >= 201103L",
+        f"#define {P}_DECLARE_ARENA(name, section_name) \\",
+        f"    alignas({P}_ARENA_ALIGNMENT) uint8_t name[{size_macro}]",
+        "#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L",
+        f"#define {P}_DECLARE_ARENA(name, section_name) \\",
+        f"    _Alignas({P}_ARENA_ALIGNMENT) uint8_t name[{size_macro}]",
+        "#endif  /* otherwise: declare the arena yourself, aligned as above */",
+        "",
+    ]
+
+
+def _whole_arena_macros(P: str, arena) -> list[str]:
+    """TFLite Micro's whole arena: the number to give MicroInterpreter, and its parts."""
+    quality = ["Exact for this build: the smallest arena with which it sets the model up and runs it",
+               "(16 bytes less fails)."]
+    if not arena.exact:
+        quality = [f"NOT EXACT: {arena.reason}; the arena may need more."]
+    quality.append(f"{'Modelled, not measured' if arena.modelled else 'Figures'}: {arena.rule}.")
+    binding = ("the set-up room" if arena.setup_bytes > arena.head_bytes + arena.tail_bytes
+               else "head + tail")
+    return [
+        *block_comment([
+            f"TFLite Micro's whole arena ({arena.runtime}, target {arena.target}):",
+            f"give MicroInterpreter {P}_TENSOR_ARENA_BYTES bytes, starting on a 16-byte boundary.",
+            f"{P}_ARENA_HEAD_BYTES: the head, this plan (tensors and kernel scratch buffers);",
+            f"{P}_ARENA_TAIL_BYTES: the tail, TFLite Micro's persistent memory (its structs, every",
+            "kernel's persistent buffers, variables, the input and output tensors);",
+            f"{P}_ARENA_SETUP_BYTES: the arena TFLite Micro's planning step needs while it sets the",
+            f"model up. {P}_TENSOR_ARENA_BYTES is the larger of head + tail and the set-up room,",
+            f"rounded up to 16 (here: {binding}).",
+            *quality,
+            f"{P}_DECLARE_ARENA(name, section_name) declares `uint8_t name[{P}_TENSOR_ARENA_BYTES]`,",
+            f"aligned to {P}_ARENA_ALIGNMENT bytes, in the linker section `section_name` (a string literal,",
+            'e.g. ".bss.tensor_arena"; ignored by compilers other than GCC and Clang).',
+            "C99 has no standard alignment syntax: GCC/Clang attributes are used, else C11/C++11 alignas.",
+        ]),
+        f"#define {P}_TENSOR_ARENA_BYTES {arena.arena_bytes}",
+        f"#define {P}_ARENA_HEAD_BYTES {arena.head_bytes}",
+        f"#define {P}_ARENA_TAIL_BYTES {arena.tail_bytes}",
+        f"#define {P}_ARENA_SETUP_BYTES {arena.setup_bytes}",
+        f"#define {P}_ARENA_EXACT {1 if arena.exact else 0}",
+        f"#define {P}_TOTAL_ARENA_BYTES {P}_TENSOR_ARENA_BYTES",
+        *_declare_macro(P, f"{P}_TENSOR_ARENA_BYTES"),
     ]
 
 

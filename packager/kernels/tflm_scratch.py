@@ -31,7 +31,8 @@ _NO_REQUESTS = frozenset({
     "AVERAGE_POOL_2D", "CONCATENATION", "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE",
     "STRIDED_SLICE", "SPLIT", "PACK", "UNPACK", "CAST", "GATHER", "RESIZE_BILINEAR",
     "RESIZE_NEAREST_NEIGHBOR", "QUANTIZE", "DEQUANTIZE", "GREATER", "LESS", "IF", "WHILE",
-    "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "BATCH_MATMUL",
+    "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "BATCH_MATMUL", "MAXIMUM",
+    "MINIMUM", "SVDF", "QUANTIZE",
 })
 
 
@@ -46,14 +47,57 @@ def _reduce(sg: Subgraph, op: Operator) -> list[ScratchRequest]:
     return out
 
 
-_RULES = {"MEAN": _reduce, "SUM": _reduce, "REDUCE_MAX": _reduce, "REDUCE_MIN": _reduce}
+def _svdf(sg: Subgraph, op: Operator) -> list[ScratchRequest]:
+    """svdf_common.cc: int8 asks for the filters' and the units' int32 sums, float for the
+    filters' only."""
+    x, weights = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]
+    batch, filters = x.shape[0], weights.shape[0]
+    rank = int(op.options.get("rank", 1) or 1)
+    out = [ScratchRequest(4 * batch * filters, "filter sums")]
+    if x.type == "INT8":
+        out.append(ScratchRequest(4 * batch * (filters // rank), "unit sums"))
+    return out
 
 
-def requests(sg: Subgraph, op: Operator) -> tuple[list[ScratchRequest], bool]:
-    """(the op's requests in order, whether the rule is known)."""
+def _lstm(sg: Subgraph, op: Operator) -> list[ScratchRequest]:
+    """unidirectional_sequence_lstm.cc: four gate buffers of batch x state in the cell state's
+    type (float32, or int16 for quantized models)."""
+    x, hidden, cell = (sg.tensors[op.inputs[i]] for i in (0, 18, 19))
+    batch = x.shape[1] if op.options.get("time_major") else x.shape[0]
+    element = 2 if cell.type == "INT16" else 4
+    return [ScratchRequest(batch * hidden.shape[-1] * element, f"gate buffer {i}") for i in range(4)]
+
+
+def _transpose_conv(sg: Subgraph, op: Operator) -> list[ScratchRequest]:
+    """transpose_conv.cc: int8 accumulates in int32, int16 in int64 (and converts an int16 bias
+    to int64)."""
+    x, y = sg.tensors[op.inputs[2]], sg.tensors[op.outputs[0]]
+    out = []
+    if x.type == "INT16" and len(op.inputs) > 3 and op.inputs[3] >= 0 \
+            and sg.tensors[op.inputs[3]].type == "INT16":
+        out.append(ScratchRequest(8 * math.prod(sg.tensors[op.inputs[3]].shape), "int64 bias"))
+    if x.type == "INT8":
+        out.append(ScratchRequest(4 * math.prod(y.shape), "int32 accumulators"))
+    elif x.type == "INT16":
+        out.append(ScratchRequest(8 * math.prod(y.shape), "int64 accumulators"))
+    return out
+
+
+_RULES = {"MEAN": _reduce, "SUM": _reduce, "REDUCE_MAX": _reduce, "REDUCE_MIN": _reduce,
+          "SVDF": _svdf, "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "TRANSPOSE_CONV": _transpose_conv}
+
+
+def requests(sg: Subgraph, op: Operator, model=None, s: int = 0) -> tuple[list[ScratchRequest], bool]:
+    """(the op's requests in order, whether the rule is known). `model` and `s` (the subgraph's
+    index) are needed for custom ops whose requests depend on their custom options."""
     rule = _RULES.get(op.name)
     if rule is not None:
         return rule(sg, op), True
+    if model is not None and op.opcode.is_custom:
+        from packager.kernels import tflm_signal
+        sizes = tflm_signal.scratch_requests(model, s, op)
+        if sizes is not None:
+            return [ScratchRequest(n, f"{op.name} scratch") for n in sizes], True
     return [], op.name in _NO_REQUESTS
 
 
@@ -65,7 +109,7 @@ def scratch_records(model: Model, op_scopes, size_rounding: int) -> tuple[list[U
         for i, op in enumerate(sg.operators):
             if (s, i) not in op_scopes:
                 continue  # a subgraph no op runs: TFLite Micro never prepares it either
-            wanted, known = requests(sg, op)
+            wanted, known = requests(sg, op, model, s)
             if not known:
                 uncovered.add(op.name)
             first, last = op_scopes[(s, i)]

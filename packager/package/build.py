@@ -24,6 +24,10 @@ from packager.pictures import arena_picture
 from packager.errors import PackagerError, PlanError
 from packager.model import Model
 from packager.package.output_dir import stale_files, write_all
+from packager.package.existing_plan import existing_plan, existing_plan_note
+from packager.package.stored_shapes import stored_batch_note
+from packager.package.verify import skipped, verify_package
+from packager.package.runtime_arena import check_target, needed_bytes, with_runtime_arena
 from packager.package.notes import model_notes
 from packager.package.assemble import package_plan
 from packager.package.sidecar import TENSOR, PackagePlan, SourceModel
@@ -98,7 +102,8 @@ def offline_offsets(plan: PackagePlan) -> list[int]:
 
 
 def build_files(plan: PackagePlan, model: Model, prefix: str,
-                unmodelled_ops: tuple[str, ...] = ()) -> tuple[dict[str, tuple[bytes, str]], list[str]]:
+                unmodelled_ops: tuple[str, ...] = (),
+                keep_offline_plan: bool = False) -> tuple[dict[str, tuple[bytes, str]], list[str]]:
     """name -> (bytes, what it is), and notes for the user. Everything in memory, checked."""
     as_json, as_flatbuffer = plan_json.dumps(plan), plan_flatbuffer.dumps(plan)
     # What is written is what was checked: both forms must read back as the checked plan.
@@ -112,7 +117,10 @@ def build_files(plan: PackagePlan, model: Model, prefix: str,
     }
     notes: list[str] = []
     embedded, embedded_note = model.raw, "the input model unchanged"
-    if SEMANTICS[plan.semantics].offline_plan:
+    if SEMANTICS[plan.semantics].offline_plan and keep_offline_plan:
+        files[f"{prefix}.tflite"] = (model.raw, "the model unchanged, with its own OfflineMemoryAllocation")
+        embedded, embedded_note = model.raw, "unchanged, with its own OfflineMemoryAllocation"
+    elif SEMANTICS[plan.semantics].offline_plan:
         packed = with_offline_plan(model.raw, offline_offsets(plan), len(model.subgraphs))
         check_offline_model(packed, plan, model)
         files[f"{prefix}.tflite"] = (packed, "the model with its OfflineMemoryAllocation plan")
@@ -145,9 +153,12 @@ def report_html(planned: PlannedModel, model: Model, strategy: str) -> bytes:
 
 def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.name,
             strategy: str = "best", budget: int | None = None, name: str | None = None,
-            dims: Sequence[str] = (), report: bool = True) -> PackageResult:
+            dims: Sequence[str] = (), report: bool = True, target: str = "host",
+            verify: bool = False, keep_offline_plan: bool = False) -> PackageResult:
     """`dims`: --dim specs bounding the symbols of a model with dynamic shapes; `report`: also
-    write `<prefix>_report.html`."""
+    write `<prefix>_report.html`; `target`: the TFLite Micro build the whole arena is for;
+    `verify`: run the packaged model on tflite-micro first (package/verify.py);
+    `keep_offline_plan`: keep an OfflineMemoryAllocation the model already has (Vela's)."""
     model_path, out_dir = Path(model_path), Path(out_dir)
     if semantics not in SEMANTICS:
         raise PackagerError(f"unknown semantics '{semantics}' (choose from {', '.join(SEMANTICS)})")
@@ -159,15 +170,28 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
     check_tensor_sizes(model, model_path.name)  # a tensor no plan can address, named before planning
     source = SourceModel(model_path.name, hashlib.sha256(model.raw).hexdigest(), len(model.raw),
                          tuple(len(sg.tensors) for sg in model.subgraphs))
-    planned = make_plan(model, semantics, strategy, source, bindings_for(model, dims))
-    plan = planned.plan
-    if budget is not None and plan.arena_bytes > budget:
-        bound = plan.lower_bound
+    batch_note = stored_batch_note(model, semantics, dims)
+    planned = make_plan(model, semantics, strategy, source,
+                        None if batch_note else bindings_for(model, dims))
+    existing = existing_plan(model) if SEMANTICS[semantics].offline_plan else None
+    # Never worse than the original: a smaller plan the model already has is kept.
+    keep = existing is not None and (keep_offline_plan or existing.head < planned.plan.arena_bytes)
+    plan = with_runtime_arena(planned.plan, model, check_target(target),
+                              head=existing.head if keep else None)
+    needed, bound, what = needed_bytes(plan)
+    if budget is not None and needed > budget:
         why = ("no plan can fit: the lower bound is over the budget" if bound > budget
                else f"the lower bound {bound:,} B would fit; try another --strategy")
-        raise BudgetExceeded(f"{model_path.name}: the plan needs {plan.arena_bytes:,} B of arena, "
-                             f"{plan.arena_bytes - budget:,} B over the budget of {budget:,} B ({why})")
-    files, notes = build_files(plan, model, prefix, planned.unmodelled_ops)
+        raise BudgetExceeded(f"{model_path.name}: the plan needs {needed:,} B {what}, "
+                             f"{needed - budget:,} B over the budget of {budget:,} B ({why})")
+    files, notes = build_files(plan, model, prefix, planned.unmodelled_ops, keep_offline_plan=keep)
+    if existing is not None:
+        notes.insert(0, existing_plan_note(existing, plan.arena_bytes, keep, keep_offline_plan))
+    if batch_note:
+        notes.insert(0, batch_note)
+    if plan.runtime_arena is not None:
+        packed = files[f"{prefix}.tflite"][0]
+        notes.insert(0, (verify_package(model_path, packed, plan, model) if verify else skipped()).line)
     if report:
         files[f"{prefix}_report.html"] = (report_html(planned, model, strategy),
                                           "report: the plan as pictures (open in a browser)")

@@ -18,6 +18,7 @@ from packager.plan.portfolio import validate
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan, arena_of
 from packager.arenas import ArenaToPlan, Bindings, arenas_to_plan, problem_of
+from packager.package.stored_shapes import stored_batch_note
 from packager.package.tflite_patch import patched_payload
 from packager.semantics import SEMANTICS
 
@@ -70,6 +71,9 @@ def bindings_of(plan: PackagePlan, model: Model) -> Bindings | None:
     shapes = analyse(model)
     if not shapes.is_dynamic and not plan.symbols:
         return None
+    at_stored_shape = not any(t.size_expr for a in plan.arenas for t in a.offsets.tensors)
+    if not plan.symbols and at_stored_shape and stored_batch_note(model, plan.semantics, ()) is not None:
+        return None  # a dynamic batch planned at the stored shape, which TFLite Micro runs
     if len(plan.symbols) != len(shapes.symbols):
         found = ", ".join(s.name for s in shapes.symbols) or "none"
         raise _mismatch(f"{len(plan.symbols)} symbols stated, the model has {len(shapes.symbols)} ({found})")

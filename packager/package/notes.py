@@ -10,10 +10,14 @@ from packager.semantics import SEMANTICS
 
 def model_notes(plan: PackagePlan, model: Model, unmodelled_ops: tuple[str, ...] = ()) -> list[str]:
     notes = []
+    unmodelled_ops_known = {op.name for sg in model.subgraphs for op in sg.operators
+                            if op.opcode.is_custom and op.name not in unmodelled_ops}
     custom = sorted({op.name for sg in model.subgraphs for op in sg.operators if op.opcode.is_custom})
     if custom:
-        scratch_note = ("; scratch buffers its kernel may request are not in the plan"
-                        if SEMANTICS[plan.semantics].kernel_scratch_in_arena else "")
+        modelled = all(op in unmodelled_ops_known for op in custom)
+        scratch_note = ("" if not SEMANTICS[plan.semantics].kernel_scratch_in_arena else
+                        "; their memory is modelled (the TFLite Micro figures hold once registered)"
+                        if modelled else "; scratch buffers its kernel may request are not in the plan")
         notes.append(f"custom op {', '.join(custom)}: TFLite Micro will refuse the model unless you "
                      f"register it (MicroMutableOpResolver::AddCustom); the plan itself is valid"
                      f"{scratch_note}")

@@ -13,9 +13,11 @@ import flatbuffers
 
 from packager.errors import PlanError
 from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
-                                   PassSection, PersistentEntry, SourceModel, SymbolEntry, TensorEntry)
+                                   PassSection, PersistentEntry, RuntimeArena, SourceModel, SymbolEntry,
+                                   TensorEntry)
 from schemas.tflpack_plan import (Arena, ObjectAssignment, ObjectPlan, OffsetPlan, PassOffset, PassPlan,
-                                  PersistentTensor, Plan, SourceModel as FbSourceModel, Symbol,
+                                  PersistentTensor, Plan, RuntimeArena as FbRuntimeArena,
+                                  SourceModel as FbSourceModel, Symbol,
                                   TensorEntry as FbTensorEntry)
 
 FILE_IDENTIFIER = b"TPLN"
@@ -32,6 +34,7 @@ def dumps(plan: PackagePlan) -> bytes:
     arena_vec = _offsets_vector(b, Plan.StartArenasVector, arenas)
     symbols = (_offsets_vector(b, Plan.StartSymbolsVector, [_symbol(b, s) for s in plan.symbols])
                if plan.symbols else None)
+    runtime_arena = None if plan.runtime_arena is None else _runtime_arena(b, plan.runtime_arena)
     Plan.Start(b)
     Plan.AddFormat(b, fmt)
     Plan.AddFormatVersion(b, plan.format_version)
@@ -42,8 +45,26 @@ def dumps(plan: PackagePlan) -> bytes:
     Plan.AddArenas(b, arena_vec)
     if symbols is not None:
         Plan.AddSymbols(b, symbols)
+    if runtime_arena is not None:
+        Plan.AddRuntimeArena(b, runtime_arena)
     b.Finish(Plan.End(b), file_identifier=FILE_IDENTIFIER)
     return bytes(b.Output())
+
+
+def _runtime_arena(b: flatbuffers.Builder, r: RuntimeArena) -> int:
+    runtime, target, rule, reason = (b.CreateString(x) for x in (r.runtime, r.target, r.rule, r.reason))
+    FbRuntimeArena.Start(b)
+    FbRuntimeArena.AddRuntime(b, runtime)
+    FbRuntimeArena.AddTarget(b, target)
+    FbRuntimeArena.AddArenaBytes(b, r.arena_bytes)
+    FbRuntimeArena.AddHeadBytes(b, r.head_bytes)
+    FbRuntimeArena.AddTailBytes(b, r.tail_bytes)
+    FbRuntimeArena.AddSetupBytes(b, r.setup_bytes)
+    FbRuntimeArena.AddExact(b, r.exact)
+    FbRuntimeArena.AddModelled(b, r.modelled)
+    FbRuntimeArena.AddRule(b, rule)
+    FbRuntimeArena.AddReason(b, reason)
+    return FbRuntimeArena.End(b)
 
 
 def _offsets_vector(b: flatbuffers.Builder, start, offsets: list[int]) -> int:
@@ -199,7 +220,8 @@ def loads(data: bytes) -> PackagePlan:
             generator=_s(root.Generator()), source=_source_from(root.Source()),
             semantics=_s(root.Semantics()), alignment=root.Alignment(),
             arenas=tuple(_arena_from(_need(root.Arenas(i), "arena")) for i in _n(root.ArenasLength(), data)),
-            symbols=tuple(_symbol_from(_need(root.Symbols(i), "symbol")) for i in _n(root.SymbolsLength(), data)))
+            symbols=tuple(_symbol_from(_need(root.Symbols(i), "symbol")) for i in _n(root.SymbolsLength(), data)),
+            runtime_arena=_runtime_arena_from(root.RuntimeArena()))
     except PlanError:
         raise
     except _CORRUPT as e:
@@ -263,6 +285,13 @@ def _passes_from(p) -> PassSection | None:
         return None
     return PassSection(p.ArenaBytes(), tuple((p.Tensors(i).Index(), p.Tensors(i).Offset())
                                              for i in _n(p.TensorsLength(), p._tab.Bytes)))
+
+
+def _runtime_arena_from(r) -> RuntimeArena | None:
+    if r is None:
+        return None
+    return RuntimeArena(_s(r.Runtime()), _s(r.Target()), r.ArenaBytes(), r.HeadBytes(), r.TailBytes(),
+                        r.SetupBytes(), bool(r.Exact()), bool(r.Modelled()), _s(r.Rule()), _s(r.Reason()))
 
 
 def _symbol_from(s) -> SymbolEntry:

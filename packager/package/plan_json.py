@@ -12,7 +12,11 @@ from typing import Any
 
 from packager.errors import PlanError
 from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
-                                   PassSection, PersistentEntry, SourceModel, SymbolEntry, TensorEntry)
+                                   PassSection, PersistentEntry, RuntimeArena, SourceModel, SymbolEntry,
+                                   TensorEntry)
+
+_RUNTIME_ARENA_FIELDS = ("runtime", "target", "arena_bytes", "head_bytes", "tail_bytes",
+                         "setup_bytes", "exact", "modelled", "rule", "reason")
 
 
 def to_dict(plan: PackagePlan) -> dict[str, Any]:
@@ -29,6 +33,8 @@ def to_dict(plan: PackagePlan) -> dict[str, Any]:
     if plan.symbols:
         doc["symbols"] = [{"name": s.name, "source": s.source, "data_dependent": s.data_dependent,
                            "pass": s.pass_, "min": s.min, "max": s.max} for s in plan.symbols]
+    if plan.runtime_arena is not None:
+        doc["runtime_arena"] = {k: getattr(plan.runtime_arena, k) for k in _RUNTIME_ARENA_FIELDS}
     return doc
 
 
@@ -91,7 +97,14 @@ def from_dict(doc: dict[str, Any]) -> PackagePlan:
         arenas=tuple(_arena_from(a) for a in doc["arenas"]),
         symbols=tuple(SymbolEntry(_str(s["name"]), _str(s["source"]), _bool(s["data_dependent"]),
                                   _int(s["pass"]), _int(s["min"]), _int(s["max"]))
-                      for s in doc.get("symbols", ())))
+                      for s in doc.get("symbols", ())),
+        runtime_arena=None if "runtime_arena" not in doc else _runtime_arena_from(doc["runtime_arena"]))
+
+
+def _runtime_arena_from(r: dict[str, Any]) -> RuntimeArena:
+    return RuntimeArena(_str(r["runtime"]), _str(r["target"]), _int(r["arena_bytes"]),
+                        _int(r["head_bytes"]), _int(r["tail_bytes"]), _int(r["setup_bytes"]),
+                        _bool(r["exact"]), _bool(r["modelled"]), _str(r["rule"]), _str(r["reason"]))
 
 
 def _arena_from(a: dict[str, Any]) -> ArenaSection:

@@ -110,6 +110,22 @@ class SourceModel:
 
 
 @dataclass(frozen=True)
+class RuntimeArena:
+    """TFLite Micro's whole arena for the packaged model: the number to give `MicroInterpreter`
+    (packager/package/runtime_arena.py works it out)."""
+    runtime: str  # the build the figures are for, e.g. "tflite-micro 0.dev20261023182759"
+    target: str  # "host" (the pinned Python wheel, 64-bit) or "cortex-m" (32-bit device build)
+    arena_bytes: int  # the smallest arena (multiple of 16) that sets the model up and runs it
+    head_bytes: int  # the plan: non-persistent memory (tensors and scratch buffers)
+    tail_bytes: int  # persistent memory: TFLite Micro's structs and every kernel's buffers
+    setup_bytes: int  # the arena TFLite Micro's planning step needs while it sets the model up
+    exact: bool  # False: some kernel's memory is not modelled (`reason` names it)
+    modelled: bool  # True: no runtime checks this target's figures (`rule` says how they are made)
+    rule: str
+    reason: str = ""  # why the figure is not exact; "" when it is
+
+
+@dataclass(frozen=True)
 class PackagePlan:
     source: SourceModel
     semantics: str
@@ -119,6 +135,7 @@ class PackagePlan:
     format: str = FORMAT_NAME
     format_version: int = FORMAT_VERSION
     symbols: tuple[SymbolEntry, ...] = ()  # dynamic shapes: the symbols and their bounds
+    runtime_arena: RuntimeArena | None = None  # tflm only: TFLite Micro's whole arena
 
     @property
     def is_dynamic(self) -> bool:

@@ -17,6 +17,7 @@ ROW_FIELDS = (
     "tflite_best_model_tensors_only",
     "tflm_runtime", "tflm_status", "tflm_measured_head", "tflm_predicted_head", "tflm_diff",
     "tflm_exact", "tflm_best", "tflm_lower_bound", "tflm_saving", "tflm_saving_pct",
+    "tflm_measured_arena", "tflm_predicted_arena", "tflm_arena_exact",
     "ideal_best", "ideal_lower_bound", "reasons",
 )
 
@@ -39,6 +40,8 @@ def comparison_row(c: ModelComparison) -> dict:
     reasons = [f"{r.runtime}: {r.reason}" for r in (t, m) if r.reason]
     reasons += [f"{r.runtime}: scratch not modelled for {', '.join(r.uncovered_ops)}"
                 for r in (t, m) if r.uncovered_ops and r.measured is not None and not r.exact]
+    if m.whole_inexact_reason:
+        reasons.append(f"tflm whole arena: {m.whole_inexact_reason}")
     return {
         "model": c.name,
         "tflite_runtime": _runtime_label(t), "tflite_status": t.status,
@@ -54,6 +57,8 @@ def comparison_row(c: ModelComparison) -> dict:
         "tflm_diff": None if m.measured is None else m.measured - m.predicted,
         "tflm_exact": m.exact, "tflm_best": m.planned.best, "tflm_lower_bound": m.planned.bound,
         "tflm_saving": m.saving, "tflm_saving_pct": m.saving_pct,
+        "tflm_measured_arena": m.whole_measured, "tflm_predicted_arena": m.whole_predicted,
+        "tflm_arena_exact": m.whole_exact,
         "ideal_best": c.ideal.best, "ideal_lower_bound": c.ideal.bound,
         "reasons": "; ".join(reasons),
     }
@@ -63,6 +68,8 @@ def comparison_json(c: ModelComparison) -> dict:
     data = asdict(c)
     for key, r in (("tflite", c.tflite), ("tflm", c.tflm)):
         data[key].update(exact=r.exact, saving=r.saving, saving_pct=r.saving_pct)
+        if key == "tflm":
+            data[key].update(whole_exact=r.whole_exact)
         for check, raw in zip(r.checks, data[key]["checks"]):
             raw.update(exact=check.exact, model_diff=check.model_diff,
                        scratch_diff=check.scratch_diff)
@@ -101,7 +108,8 @@ def _saving(row: dict, prefix: str) -> str:
 
 
 TABLE_HEADERS = ("model", "TFLite arena", "predicted", "best tflite plan (bound)", "saving",
-                 "TFLM head", "predicted", "best tflm plan (bound)", "saving", "ideal floor (bound)")
+                 "TFLM head", "predicted", "best tflm plan (bound)", "saving",
+                 "TFLM arena", "predicted", "ideal floor (bound)")
 
 
 def table_cells(row: dict) -> tuple[str, ...]:
@@ -116,6 +124,8 @@ def table_cells(row: dict) -> tuple[str, ...]:
         _predicted(row, "tflm_predicted_head", "tflm_exact"),
         f"{_bytes(row['tflm_best'])} ({_bytes(row['tflm_lower_bound'])})",
         _saving(row, "tflm"),
+        _measured(row, "tflm_measured_arena", "tflm_status"),
+        _predicted(row, "tflm_predicted_arena", "tflm_arena_exact"),
         f"{_bytes(row['ideal_best'])} ({_bytes(row['ideal_lower_bound'])})",
     )
 

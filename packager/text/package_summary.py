@@ -4,6 +4,7 @@ written, and the notes."""
 
 from __future__ import annotations
 
+from packager.package.runtime_arena import declare_lines
 from packager.text.breadth_text import breadth_lines
 from packager.package.sidecar import ArenaSection, PackagePlan, offset_plan_of
 from packager.plan.records import breadth_by_step, num_ops
@@ -19,6 +20,8 @@ def summary_lines(result) -> list[str]:
     plan = result.plan
     lines = [f"{plan.source.file} -> {result.out_dir}/  ({plan.semantics} semantics, "
              f"offsets aligned to {plan.alignment} B)"]
+    if plan.runtime_arena is not None:
+        lines = declare_lines(plan.runtime_arena, lines[0])
     if plan.is_dynamic:
         bounds = ", ".join(f"{s.name} in [{s.min}, {s.max}]" for s in plan.symbols)
         lines.append(f"  dynamic shapes ({bounds}): sizes are the largest, so the plan holds for every binding")
@@ -42,7 +45,7 @@ def summary_lines(result) -> list[str]:
         lines.append(f"  all arenas end to end (aligned): {plan.arena_bytes:,} B; lower bound {plan.lower_bound:,} B "
                      f"(+{overhead_pct(plan.arena_bytes, plan.lower_bound):.1f}%); "
                      f"shared objects {plan.objects_bytes:,} B")
-    if SEMANTICS[plan.semantics].arena_note:
+    if SEMANTICS[plan.semantics].arena_note and plan.runtime_arena is None:
         lines.append(f"  {SEMANTICS[plan.semantics].arena_note}")
     lines.append("files:")
     width = max(len(f.path.name) for f in result.files)

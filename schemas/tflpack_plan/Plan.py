@@ -124,7 +124,18 @@ class Plan(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
         return o == 0
 
-def PlanStart(builder): builder.StartObject(8)
+    # Plan
+    def RuntimeArena(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        if o != 0:
+            x = self._tab.Indirect(o + self._tab.Pos)
+            from .RuntimeArena import RuntimeArena
+            obj = RuntimeArena()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+def PlanStart(builder): builder.StartObject(9)
 def Start(builder):
     return PlanStart(builder)
 def PlanAddFormat(builder, format): builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(format), 0)
@@ -157,6 +168,9 @@ def AddSymbols(builder, symbols):
 def PlanStartSymbolsVector(builder, numElems): return builder.StartVector(4, numElems, 4)
 def StartSymbolsVector(builder, numElems):
     return PlanStartSymbolsVector(builder, numElems)
+def PlanAddRuntimeArena(builder, runtimeArena): builder.PrependUOffsetTRelativeSlot(8, flatbuffers.number_types.UOffsetTFlags.py_type(runtimeArena), 0)
+def AddRuntimeArena(builder, runtimeArena):
+    return PlanAddRuntimeArena(builder, runtimeArena)
 def PlanEnd(builder): return builder.EndObject()
 def End(builder):
     return PlanEnd(builder)

@@ -42,11 +42,25 @@ def invoke(*args: str):
 # -- bounds are required -----------------------------------------------------------------------
 
 def test_without_bounds_it_fails_naming_the_symbol(tmp_path):
-    code, text = invoke(model_file("dynamic_batch"), "-o", tmp_path / "out")
+    # Height and width are dynamic (not only the batch): the stored shape is no plan for them.
+    code, text = invoke(model_file("dynamic_image"), "-o", tmp_path / "out")
     assert code == 2, text
     assert text.startswith("error: ") and len(text.strip().splitlines()) == 1
-    assert "image_0" in text and "--dim image_0=MIN..MAX" in text
+    assert "image_1" in text and "--dim image_1=MIN..MAX" in text
     assert not (tmp_path / "out").exists()
+    # Under other runtime rules a dynamic batch needs its bound too.
+    code, text = invoke(model_file("dynamic_batch"), "-o", tmp_path / "out", "--semantics", "tflite")
+    assert code == 2 and "--dim image_0=MIN..MAX" in text
+
+
+def test_a_dynamic_batch_packages_at_the_stored_shape_for_tflite_micro(tmp_path):
+    # TFLite Micro ignores shape_signature: it runs the stored batch of 1.
+    code, text = invoke(model_file("dynamic_batch"), "-o", tmp_path / "out", "--no-verify")
+    assert code == 0, text
+    assert "dynamic batch (image_0): TFLite Micro runs the stored shape" in text
+    assert "--dim image_0=MIN..MAX" in text
+    plan = json.loads((tmp_path / "out" / "dynamic_batch_plan.json").read_text())
+    assert "symbols" not in plan
 
 
 def test_every_symbol_needs_a_bound_and_a_dim_must_name_one(tmp_path):

@@ -1,0 +1,166 @@
+"""Predict TFLite Micro's whole arena from the model file: the head (the memory plan), the tail
+(persistent memory) and the room TFLite Micro needs while it sets the model up.
+
+The tail is simulated allocation by allocation, as TFLite Micro's buffer allocator takes it from
+the arena's end downwards (`tail = AlignDown(tail - size, alignment)`), with the end on a 16-byte
+boundary (the arena starts on one and its size is a multiple of 16). Set-up room: while planning,
+the head holds the scratch-request array, the temporaries hold one AllocationInfo per tensor and
+scratch buffer, and the GreedyMemoryPlanner needs 40 bytes per planned buffer from what is left
+between them and the tail (which then lacks the graph inputs' and outputs' TfLiteTensors).
+
+The figure is the smallest multiple of 16 bytes with which `MicroInterpreter` sets the model up
+and runs it: the larger of head + tail and the set-up need (packager/kernels/tflm_arena.py has
+the sizes; the README's section "TFLite Micro's whole arena" the measurements).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packager.compare.predict_tflm import predict_tflm
+from packager.kernels import tflm_arena, tflm_scratch
+from packager.kernels.tflm_arena import HOST, Target
+from packager.model import Model
+from packager.plan.records import align_up
+
+ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment: the arena's start and every persistent buffer
+
+
+@dataclass(frozen=True)
+class WholeArena:
+    target: str
+    arena: int  # the smallest arena: a multiple of 16 that works, 16 less does not
+    head: int  # the memory plan's size (TFLite Micro's head after set-up)
+    tail: int  # persistent memory after set-up, arena end on a 16-byte boundary
+    setup: int  # the arena set-up needs: the larger of the planning step (tail at that moment,
+    # temporaries, the planner's 40 B per buffer) and each kernel's Prepare (tail, scratch-request
+    # array, the node's tensors as temporaries)
+    binding: str  # "head + tail" or "set-up": which of the two sets the arena
+    unmodelled: tuple[str, ...]  # kernels whose persistent or scratch memory is not known
+    measured_target: bool  # a runtime in CI checks this target's figures
+    rule: str
+
+    @property
+    def exact(self) -> bool:
+        """The figure is the runtime's, byte for byte (as far as the tests have shown)."""
+        return not self.unmodelled
+
+    @property
+    def why_inexact(self) -> str:
+        if self.unmodelled:
+            return f"the memory of TFLite Micro's {', '.join(self.unmodelled)} kernel(s) is not modelled"
+        return ""
+
+
+class _Tail:
+    """Distance from the arena's (16-aligned) end down to TFLite Micro's tail pointer."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def take(self, size: int, alignment: int) -> None:
+        self.bytes = align_up(self.bytes + size, alignment)
+
+
+def _needs_allocating(tensor) -> bool:
+    return not tensor.has_data and not tensor.is_variable and (tensor.nbytes or 0) > 0
+
+
+def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = None) -> WholeArena:
+    """`head`: the plan's size when the model carries its own offline plan (else TFLite Micro's
+    own planner, predicted)."""
+    if head is None:
+        head = predict_tflm(model).head
+    unmodelled: set[str] = set()
+    tail = _Tail()
+    a = target.struct_align
+    for size in target.allocator_objects:
+        tail.take(size, a)
+    variables = tflm_arena.resource_variable_count(model)
+    if variables:
+        tail.take(target.resource_variables, ARENA_ALIGNMENT)
+        tail.take(target.resource_variable * variables, ARENA_ALIGNMENT)
+    tail.take(target.builtin_allocator, a)
+    tail.take(target.subgraph_allocations * len(model.subgraphs), a)
+    for sg in model.subgraphs:
+        if sg.tensors:
+            tail.take(target.eval_tensor * len(sg.tensors), a)
+    for sg in model.subgraphs:
+        if sg.operators:
+            tail.take(target.node_and_registration * len(sg.operators), a)
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            data = tflm_arena.builtin_data(op, target)
+            if data is not None:
+                tail.take(*data)
+    requests = 0
+    prepared: list[tuple[int, int, list[int]]] = []  # (subgraph, op, Prepare buffers) in order
+    for s, sg in enumerate(model.subgraphs):
+        for op in sg.operators:
+            buffers = tflm_arena.persistent_buffers(model, s, op, target)
+            if buffers is None:
+                unmodelled.add(op.name)
+                buffers = []
+            first = tflm_arena.init_buffers(op, buffers)
+            for size in buffers[:first]:  # Init runs for every node before any Prepare
+                tail.take(size, ARENA_ALIGNMENT)
+            prepared.append((s, op.index, buffers[first:]))
+    # Prepare, node by node: the head holds the scratch-request array, temp the node's tensors
+    # (a TfLiteTensor each, with its quantization), and temp may not reach the tail.
+    prepare_peak = 0
+    overlap_peak: tuple[int, str] = (0, "")
+    for s, index, buffers in prepared:
+        sg = model.subgraphs[s]
+        op = sg.operators[index]
+        temp = target.scratch_request * (requests + target.max_scratch_per_op)
+        for t in (*op.inputs, *op.outputs):
+            if t >= 0:
+                for size, alignment in tflm_arena.temp_tensor_bytes(sg.tensors[t], target):
+                    temp = align_up(temp, alignment) + size
+        prepare_peak = max(prepare_peak, tail.bytes + temp)
+        for size in buffers:
+            tail.take(size, ARENA_ALIGNMENT)
+        if buffers:
+            # TFLite Micro checks a persistent buffer against the head only, so one taken while
+            # the node's tensors sit in temp memory may overwrite them: safe is no overlap.
+            overlap = tail.bytes + temp
+            if overlap > overlap_peak[0]:
+                overlap_peak = (overlap, op.name)
+        wanted, known = tflm_scratch.requests(sg, op, model, s)
+        if not known:
+            unmodelled.add(op.name)
+        requests += len(wanted)
+    for size in tflm_arena.resource_buffers(model):
+        tail.take(size, ARENA_ALIGNMENT)
+    if requests:
+        tail.take(target.scratch_handle * requests, a)
+    for sg in model.subgraphs:
+        for t in sg.tensors:
+            if t.is_variable and (t.nbytes or 0) > 0:
+                tail.take(t.nbytes, ARENA_ALIGNMENT)
+    at_planning = tail.bytes
+    main = model.subgraphs[0]
+    for ids in (main.inputs, main.outputs):
+        tail.take(target.pointer * len(ids), ARENA_ALIGNMENT)
+        for t in ids:
+            for size, alignment in tflm_arena.quantized_io_bytes(main.tensors[t], target):
+                tail.take(size, alignment)
+    tensors = sum(len(sg.tensors) for sg in model.subgraphs)
+    planned = sum(1 for sg in model.subgraphs for t in sg.tensors if _needs_allocating(t)) + requests
+    temporaries = (target.scratch_request * (requests + target.max_scratch_per_op)
+                   + align_up(target.pointer * len(model.subgraphs), a)
+                   + target.allocation_info * (tensors + requests))
+    setup = (align_up(at_planning, ARENA_ALIGNMENT) + align_up(temporaries, ARENA_ALIGNMENT)
+             + target.planner_per_buffer * planned)
+    setup = max(setup, prepare_peak)
+    whole = align_up(head + tail.bytes, ARENA_ALIGNMENT)
+    arena = max(whole, align_up(setup, ARENA_ALIGNMENT))
+    if align_up(overlap_peak[0], ARENA_ALIGNMENT) > arena:
+        # Below it the kernel may still work (it depends on which temporaries it reads after
+        # taking the buffer) or crash: the figure is the safe one, not proven the smallest.
+        setup = overlap_peak[0]
+        arena = align_up(setup, ARENA_ALIGNMENT)
+        unmodelled.add(f"{overlap_peak[1]} (Prepare overlaps its buffers with its temporaries)")
+    return WholeArena(target.name, arena, head, tail.bytes, setup,
+                      "head + tail" if whole >= setup else "set-up", tuple(sorted(unmodelled)),
+                      target.measured, target.rule)

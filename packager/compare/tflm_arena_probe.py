@@ -1,0 +1,96 @@
+"""Child-process entry point: does TFLite Micro set a model up and run it in an arena of N bytes?
+
+    python -m packager.compare.tflm_arena_probe MODEL N [N ...]
+
+Tries each size in the order given (callers pass them largest first): builds the Python
+interpreter (its default recording allocator) with `arena_size=N`, fills every input with the
+same seeded pseudo-random values, invokes once and prints one JSON line per size: the head and
+tail it recorded and a digest of every output, or the reason it failed. It stops at the first
+failure, since a runtime that failed once may be in no state to go on. TFLite Micro can crash
+below its minimum instead of failing: the caller reads the lines printed before the crash.
+
+Imports no planning code: only the runtime, numpy, the standard library and the output capture
+of packager/compare/probe.py.
+Exit codes: 0 done, 3 tflite-micro is not installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+
+EXIT_MISSING = 3
+
+
+def _say(data: dict) -> None:
+    sys.stdout.write(json.dumps(data) + "\n")
+    sys.stdout.flush()
+
+
+def _inputs(details: dict, seed: int):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    dtype, shape = np.dtype(details["dtype"]), tuple(int(d) for d in details["shape"])
+    if dtype.kind == "f":
+        return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, size=shape).astype(dtype)
+    info = np.iinfo(dtype)
+    low, high = max(info.min, -100), min(info.max, 100)
+    return rng.integers(low, high + 1, size=shape, dtype=np.int64).astype(dtype)
+
+
+def _recorded(lines: list[str], what: str) -> int | None:
+    for line in lines:
+        if f"Arena allocation {what} " in line:
+            return int(line.split(f"Arena allocation {what} ")[1].split()[0])
+    return None
+
+
+def main(argv: list[str]) -> None:
+    try:
+        from tflite_micro import runtime
+    except ImportError:
+        _say({"missing": "tflite-micro"})
+        sys.exit(EXIT_MISSING)
+    from packager.compare.probe import captured_output, package_version, reason_of
+    path, sizes = argv[0], [int(a) for a in argv[1:]]
+    version = package_version("tflite-micro")
+    for size in sizes:
+        with captured_output() as output:
+            try:
+                it = runtime.Interpreter.from_file(path, arena_size=size)
+                count = 0
+                while True:
+                    try:
+                        details = it.get_input_details(count)
+                    except Exception:  # past the last input
+                        break
+                    it.set_input(_inputs(details, count), count)
+                    count += 1
+                it.invoke()
+                digests, k = [], 0
+                while True:
+                    try:
+                        out = it.get_output(k)
+                    except Exception:  # past the last output
+                        break
+                    digests.append(hashlib.sha256(out.tobytes()).hexdigest()[:16])
+                    k += 1
+                error = None
+            except Exception as e:  # the runtime refusing the size or the model
+                error = e
+        if error is not None:
+            _say({"arena": size, "ok": False, "reason": reason_of(error, output),
+                  "version": version})
+            return
+        with captured_output() as recording:
+            it.print_allocations()
+        _say({"arena": size, "ok": True, "head": _recorded(recording, "head"),
+              "tail": _recorded(recording, "tail"), "outputs": digests, "version": version})
+        del it
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,256 @@
+"""TFLite Micro's tail, as data: the allocator's own objects, the per-model structs and every
+kernel's builtin data and persistent buffers, per target.
+
+Sources (facts, not code): the tflite-micro sources (micro_allocator.cc, micro_interpreter.cc,
+single_arena_buffer_allocator.cc, the kernels' Init/Prepare) and measurements of the pinned
+`tflite-micro` pip wheel (0.dev20261023182759, built from a commit newer than the public sources,
+with compression support on). Sizes are `sizeof` on each target: x86-64 for the wheel, a 32-bit
+Cortex-M build (4-byte pointers) for `cortex-m`. Every persistent buffer a kernel asks for is
+aligned to 16 bytes at its start; builtin data and structs to their own alignment.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from packager.model import Model, Operator, Subgraph
+
+
+@dataclass(frozen=True)
+class Target:
+    """One build of TFLite Micro: its struct sizes and the allocator the program uses."""
+
+    name: str
+    description: str
+    pointer: int  # bytes of a pointer (and of size_t)
+    allocator_objects: tuple[int, ...]  # buffer allocator, memory planner, micro allocator
+    builtin_allocator: int  # MicroBuiltinDataAllocator
+    subgraph_allocations: int  # SubgraphAllocations, per subgraph
+    eval_tensor: int  # TfLiteEvalTensor
+    node_and_registration: int  # NodeAndRegistration
+    tflite_tensor: int  # TfLiteTensor (static memory build)
+    affine_quantization: int  # TfLiteAffineQuantization
+    scratch_handle: int  # ScratchBufferHandle
+    scratch_request: int  # ScratchBufferRequest (head, during set-up)
+    allocation_info: int  # AllocationInfo (temp, during planning)
+    resource_variables: int  # MicroResourceVariables
+    resource_variable: int  # MicroResourceVariable, per variable
+    fc_builtin: tuple[int, int]  # TfLiteFullyConnectedParams (size, alignment)
+    measured: bool  # a runtime in CI checks these figures
+    rule: str  # how the figures are obtained, said beside a modelled figure
+    struct_align: int = 8  # alignof of the structs holding pointers
+    planner_per_buffer: int = 40  # GreedyMemoryPlanner's bytes per planned buffer
+    max_scratch_per_op: int = 12  # kMaxScratchBuffersPerOp
+    opdata: dict[str, int] = field(default_factory=dict)  # per-kernel OpData sizes that differ
+
+
+# The Python wheel: x86-64, RecordingMicroAllocator and RecordingSingleArenaBufferAllocator (the
+# interpreter's default kAllocationRecording), GreedyMemoryPlanner, compression on.
+HOST = Target(
+    name="host",
+    description="tflite-micro 0.dev20261023182759 Python wheel, x86-64, recording allocator",
+    pointer=8, allocator_objects=(104, 72, 272), builtin_allocator=16, subgraph_allocations=24,
+    eval_tensor=24, node_and_registration=64, tflite_tensor=64, affine_quantization=24,
+    scratch_handle=8, scratch_request=16, allocation_info=32, resource_variables=16,
+    resource_variable=40, fc_builtin=(32, 8), measured=True,
+    rule="measured on the pinned tflite-micro Python wheel (x86-64) with its default recording "
+         "allocator; a plain C++ MicroInterpreter of the same build needs 232 B less tail")
+
+# A plain MicroInterpreter on the same 64-bit build: 232 B less tail (MicroAllocator 72 instead of
+# RecordingMicroAllocator 272, SingleArenaBufferAllocator 72 instead of 104).
+HOST_PLAIN_DIFFERENCE = (104 + 272) - (72 + 72)
+
+# A default device build: 32-bit ARM, reference kernels, a plain MicroInterpreter, compression off.
+CORTEX_M = Target(
+    name="cortex-m",
+    description="32-bit Cortex-M, reference kernels, plain MicroInterpreter, compression off",
+    pointer=4, allocator_objects=(36, 44, 36), builtin_allocator=8, subgraph_allocations=8,
+    eval_tensor=12, node_and_registration=32, tflite_tensor=40, affine_quantization=12,
+    scratch_handle=4, scratch_request=12, allocation_info=24, resource_variables=12,
+    resource_variable=20, fc_builtin=(16, 4), measured=False, struct_align=4,
+    rule="modelled: 32-bit struct sizes of the public tflite-micro sources (4-byte pointers), "
+         "the same allocation order as the measured 64-bit build",
+    opdata={"CONV_2D": 64, "DEPTHWISE_CONV_2D": 64, "FULLY_CONNECTED": 48, "TRANSPOSE_CONV": 80,
+            "UNIDIRECTIONAL_SEQUENCE_LSTM": 680, "SOFTMAX": 56, "QUANTIZE": 24})
+# Checked against the smallest arenas measured on a 32-bit ARM build (compression off) of five
+# TFLite Micro example models: equal on four, 16 B under on keyword_scrambled_8bit (set-up bound).
+# Without compression OpDataFullyConnected loses its pointers (48 B); ARM aligns 64-bit members
+# of OpDataLSTM to 8, unlike i386 (680 B).
+
+TARGETS = {t.name: t for t in (HOST, CORTEX_M)}
+
+
+# -- builtin data: one parsed params struct per builtin op (size, alignment) ----------------------
+
+_BUILTIN_DATA: dict[str, tuple[int, int]] = {
+    "CONV_2D": (28, 4), "DEPTHWISE_CONV_2D": (28, 4), "TRANSPOSE_CONV": (20, 4),
+    "AVERAGE_POOL_2D": (40, 4), "MAX_POOL_2D": (40, 4), "L2_POOL_2D": (40, 4),
+    "RESHAPE": (36, 4), "SQUEEZE": (36, 4), "SOFTMAX": (4, 4), "LEAKY_RELU": (4, 4),
+    "ADD": (8, 4), "SUB": (8, 4), "MUL": (4, 4), "DIV": (4, 4), "CONCATENATION": (8, 4),
+    "SVDF": (12, 4), "UNIDIRECTIONAL_SEQUENCE_LSTM": (16, 4), "CAST": (8, 4),
+    "STRIDED_SLICE": (24, 4), "MEAN": (1, 1), "SUM": (1, 1), "REDUCE_MAX": (1, 1),
+    "REDUCE_MIN": (1, 1), "REDUCE_PROD": (1, 1), "GATHER": (8, 4), "SPLIT": (4, 4),
+    "SPLIT_V": (4, 4), "PACK": (8, 4), "UNPACK": (8, 4), "RESIZE_BILINEAR": (2, 1),
+    "RESIZE_NEAREST_NEIGHBOR": (2, 1), "BATCH_MATMUL": (3, 1), "IF": (8, 4), "WHILE": (8, 4),
+    "CALL_ONCE": (4, 4), "SHAPE": (4, 4), "DEPTH_TO_SPACE": (4, 4), "SPACE_TO_DEPTH": (4, 4),
+    "ARG_MAX": (4, 4), "ARG_MIN": (4, 4), "L2_NORMALIZATION": (4, 4), "MIRROR_PAD": (4, 4),
+    "GELU": (1, 1),
+}
+
+
+def builtin_data(op: Operator, target: Target) -> tuple[int, int] | None:
+    if op.opcode.is_custom:
+        return None
+    if op.name == "FULLY_CONNECTED":
+        return target.fc_builtin
+    if op.name == "VAR_HANDLE":  # two string pointers
+        return 2 * target.pointer, target.pointer
+    return _BUILTIN_DATA.get(op.name)
+
+
+# -- persistent buffers a kernel asks for (Init, then Prepare), in order --------------------------
+
+Rule = Callable[[Model, Subgraph, Operator, Target], list[int]]
+
+# OpData allocated in Init, 64-bit sizes; Target.opdata overrides where 32-bit differs.
+_OPDATA: dict[str, int] = {
+    "CONV_2D": 80, "DEPTHWISE_CONV_2D": 80, "FULLY_CONNECTED": 72, "TRANSPOSE_CONV": 88,
+    "SVDF": 36, "UNIDIRECTIONAL_SEQUENCE_LSTM": 688, "SOFTMAX": 80, "MEAN": 44, "SUM": 44,
+    "REDUCE_MAX": 44, "REDUCE_MIN": 44, "AVERAGE_POOL_2D": 32, "MAX_POOL_2D": 32, "ADD": 60,
+    "MUL": 36, "SUB": 52, "QUANTIZE": 32, "VAR_HANDLE": 4, "ASSIGN_VARIABLE": 4, "CALL_ONCE": 8,
+    "IF": 8, "WHILE": 8, "RELU": 28, "RELU6": 28, "PRELU": 28, "TANH": 16, "LOGISTIC": 16,
+    "LEAKY_RELU": 24, "DIV": 28, "PAD": 56, "PADV2": 56, "STRIDED_SLICE": 84,
+    "CONCATENATION": 80, "GREATER": 32, "GREATER_EQUAL": 32, "LESS": 32, "LESS_EQUAL": 32,
+    "EQUAL": 32, "NOT_EQUAL": 32,
+}
+
+# Kernels that allocate nothing persistent (their OpData, if any, lives nowhere in the arena).
+_NO_PERSISTENT = frozenset({
+    "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "READ_VARIABLE", "CAST", "GATHER", "GATHER_ND", "SPLIT",
+    "SPLIT_V", "PACK", "UNPACK", "TRANSPOSE", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR",
+    "MAXIMUM", "MINIMUM", "SHAPE", "ZEROS_LIKE", "FILL",
+})
+
+
+def _channels(sg: Subgraph, tensor: int, axis: int) -> int:
+    shape = sg.tensors[tensor].shape
+    return shape[axis] if shape else 1
+
+
+def _conv(model, sg, op, target) -> list[int]:
+    c = _channels(sg, op.inputs[1], 0)  # filter [C_out, H, W, C_in]
+    return [target.opdata.get(op.name, _OPDATA[op.name]), 4 * c, 4 * c]
+
+
+def _depthwise(model, sg, op, target) -> list[int]:
+    c = _channels(sg, op.inputs[1], 3)  # filter [1, H, W, C]
+    return [target.opdata.get(op.name, _OPDATA[op.name]), 4 * c, 4 * c]
+
+
+def _transpose_conv(model, sg, op, target) -> list[int]:
+    c = _channels(sg, op.inputs[1], 0)  # filter [C_out, H, W, C_in]
+    return [target.opdata.get(op.name, _OPDATA[op.name]), 4 * c, 4 * c]
+
+
+def _fully_connected(model, sg, op, target) -> list[int]:
+    opdata = target.opdata.get(op.name, _OPDATA[op.name])
+    weights = sg.tensors[op.inputs[1]]
+    if weights.quant_channels > 1:  # per-channel: a multiplier and a shift per output
+        return [opdata, 4 * weights.quant_channels, 4 * weights.quant_channels]
+    return [opdata]
+
+
+def _softmax(model, sg, op, target) -> list[int]:
+    out = [target.opdata.get(op.name, _OPDATA[op.name])]
+    if sg.tensors[op.inputs[0]].type == "INT16":  # the exp and 1/(1+x) lookup tables
+        out += [2 * 513, 2 * 513]
+    return out
+
+
+def _opdata_only(model, sg, op, target) -> list[int]:
+    return [target.opdata.get(op.name, _OPDATA[op.name])]
+
+
+def _batch_matmul(model, sg, op, target) -> list[int] | None:
+    """OpDataBatchMatmul (three pointers, three flags), then what Prepare keeps for a float
+    product with a transposed right-hand side: measured on the wheel as a TfLiteEvalTensor and a
+    rank-2 dims array (the public sources' rule differs). Other variants are not modelled."""
+    lhs = sg.tensors[op.inputs[0]]
+    opdata = 3 * target.pointer + 3
+    opdata = -(-opdata // target.pointer) * target.pointer
+    if lhs.type == "FLOAT32" and not op.options.get("adj_x") and op.options.get("adj_y"):
+        return [opdata, target.eval_tensor, 12]
+    return None
+
+
+RULES: dict[str, Rule] = {
+    "CONV_2D": _conv, "DEPTHWISE_CONV_2D": _depthwise, "TRANSPOSE_CONV": _transpose_conv,
+    "FULLY_CONNECTED": _fully_connected, "SOFTMAX": _softmax, "BATCH_MATMUL": _batch_matmul,
+    **{name: _opdata_only for name in _OPDATA
+       if name not in ("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "FULLY_CONNECTED",
+                       "SOFTMAX")},
+    **{name: (lambda model, sg, op, target: []) for name in _NO_PERSISTENT},
+}
+
+
+def persistent_buffers(model: Model, s: int, op: Operator, target: Target) -> list[int] | None:
+    """Bytes of each persistent buffer the op's kernel asks for; None when not modelled."""
+    rule = RULES.get(op.name)
+    if rule is None:
+        from packager.kernels import tflm_signal  # custom ops of the Signal library
+        return tflm_signal.persistent_buffers(model, s, op, target)
+    return rule(model, model.subgraphs[s], op, target)
+
+
+def init_buffers(op: Operator, buffers: list[int]) -> int:
+    """How many of the op's persistent buffers its kernel takes in Init (the rest in Prepare):
+    the OpData of the builtin kernels, everything for the Signal ops."""
+    if op.opcode.is_custom:
+        return len(buffers)
+    return 1 if op.name in _OPDATA or op.name == "BATCH_MATMUL" else 0
+
+
+def temp_tensor_bytes(tensor, target: Target) -> list[tuple[int, int]]:
+    """What a kernel's GetTensor puts in temp memory for one tensor during Prepare: a TfLiteTensor
+    and, when quantized, its TfLiteAffineQuantization and zero-point array (size, alignment)."""
+    return quantized_io_bytes(tensor, target)
+
+
+def resource_buffers(model: Model) -> list[int]:
+    """Bytes of each resource variable's buffer: the first ASSIGN_VARIABLE of a resource asks
+    for the value tensor's bytes as a persistent buffer (MicroResourceVariables::Allocate)."""
+    seen, out = set(), []
+    for s, sg in enumerate(model.subgraphs):
+        names = {o: str(op.options.get("shared_name", "")) for op in sg.operators
+                 if op.name == "VAR_HANDLE" for o in op.outputs}
+        for op in sg.operators:
+            if op.name != "ASSIGN_VARIABLE" or len(op.inputs) < 2:
+                continue
+            resource = names.get(op.inputs[0], (s, op.inputs[0]))
+            if resource not in seen:
+                seen.add(resource)
+                out.append(sg.tensors[op.inputs[1]].nbytes or 0)
+    return out
+
+
+def resource_variable_count(model: Model) -> int:
+    """Distinct shared names of VAR_HANDLE ops: what the Python wrapper counts before it creates
+    the resource-variable table."""
+    names = {str(op.options.get("shared_name", "")) for sg in model.subgraphs
+             for op in sg.operators if op.name == "VAR_HANDLE"}
+    return len(names)
+
+
+def quantized_io_bytes(tensor, target: Target) -> list[tuple[int, int]]:
+    """The tail allocations of one graph input or output: its TfLiteTensor and, when quantized,
+    its TfLiteAffineQuantization and zero-point array (size, alignment)."""
+    out = [(target.tflite_tensor, target.struct_align)]
+    if tensor.quant_channels:
+        out += [(target.affine_quantization, target.struct_align), (4 + 4 * tensor.quant_channels, 4)]
+    return out
+
+
+def elements(shape) -> int:
+    return math.prod(shape)

@@ -1,0 +1,64 @@
+"""TFLite Micro's whole arena for a packaged plan: the plan is TFLite Micro's head (the packaged
+model carries it as OfflineMemoryAllocation, scratch buffers placed where TFLite Micro puts
+them), and the tail and the set-up room come from the file (compare/predict_tflm_arena.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from packager.compare.predict_tflm_arena import predict_whole_arena
+from packager.kernels.tflm_arena import TARGETS
+from packager.errors import PackagerError
+from packager.model import Model
+from packager.package.sidecar import PackagePlan, RuntimeArena
+from packager.semantics import SEMANTICS
+
+RUNTIME = "tflite-micro 0.dev20261023182759"  # the pinned build the host figures are measured on
+
+
+def check_target(name: str) -> str:
+    if name not in TARGETS:
+        raise PackagerError(f"unknown target '{name}' (choose from {', '.join(TARGETS)})")
+    return name
+
+
+def runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
+                  head: int | None = None) -> RuntimeArena | None:
+    """None unless the plan is TFLite Micro's (tflm semantics, one inline arena). `head`: the
+    head TFLite Micro will have when the model keeps an offline plan of its own."""
+    if not SEMANTICS[plan.semantics].whole_arena_predicted or len(plan.arenas) != 1 or not plan.arenas[0].inline:
+        return None
+    rules = TARGETS[target]
+    whole = predict_whole_arena(model, rules, head=plan.arena_bytes if head is None else head)
+    return RuntimeArena(runtime=RUNTIME, target=target, arena_bytes=whole.arena,
+                        head_bytes=whole.head, tail_bytes=whole.tail, setup_bytes=whole.setup,
+                        exact=whole.exact, modelled=not rules.measured, rule=rules.rule,
+                        reason=whole.why_inexact)
+
+
+def with_runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
+                       head: int | None = None) -> PackagePlan:
+    return replace(plan, runtime_arena=runtime_arena(plan, model, target, head))
+
+
+def needed_bytes(plan: PackagePlan) -> tuple[int, int, str]:
+    """(bytes the runtime needs, the least any plan could need, what they are) for --budget: the
+    whole arena for TFLite Micro, else the plan's arenas."""
+    arena = plan.runtime_arena
+    if arena is None:
+        return plan.arena_bytes, plan.lower_bound, "of arena"
+    least = -(-max(plan.lower_bound + arena.tail_bytes, arena.setup_bytes) // 16) * 16
+    return (arena.arena_bytes, least,
+            f"of TFLite Micro arena (head {arena.head_bytes:,} + tail {arena.tail_bytes:,})")
+
+
+def declare_lines(arena: RuntimeArena, first_line: str) -> list[str]:
+    """The summary's first figure, on its first line, then the split."""
+    # The notes name the kernels (custom ops have a note of their own).
+    quality = "" if arena.exact else "; NOT EXACT: a kernel's memory is not modelled (see the notes)"
+    if arena.modelled:
+        quality += f"; modelled, not measured ({arena.rule})"
+    bound = "set-up room" if arena.setup_bytes > arena.head_bytes + arena.tail_bytes else "head + tail"
+    return [f"declare {arena.arena_bytes:,} bytes of TFLite Micro arena ({arena.target}): {first_line}",
+            f"  = head {arena.head_bytes:,} (the plan) + tail {arena.tail_bytes:,} (persistent), "
+            f"16-aligned; set-up needs {arena.setup_bytes:,}; set by {bound}{quality}"]

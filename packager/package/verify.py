@@ -1,0 +1,101 @@
+"""Run the packaged model on TFLite Micro before anything is written (in child processes, so a
+crash cannot take the packager down), and check what the outputs promise:
+
+- it sets up and runs in exactly the predicted whole arena of the host build, and not in 16
+  bytes less;
+- TFLite Micro's head equals the plan (the offline plan is used as written);
+- its outputs equal the original model's, inputs seeded the same way;
+- it never needs more than the original model would.
+
+A mismatch raises VerifyError with one line; the caller writes nothing. Without the runtime, or
+when TFLite Micro does not run the original model either, the plan is reported unverified.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from packager.compare.predict_tflm_arena import predict_whole_arena
+from packager.compare.tflite_runtime import Unavailable
+from packager.compare.tflm_runtime import ARENA_STEP, first_arena_size, try_arenas
+from packager.errors import PlanError
+from packager.kernels.tflm_arena import HOST
+from packager.model import Model
+from packager.package.sidecar import PackagePlan
+from packager.reader import parse_model
+
+VERIFIED, UNVERIFIED, SKIPPED = "verified", "unverified", "skipped"
+
+
+class VerifyError(PlanError):
+    """The packaged model does not do on TFLite Micro what the outputs say."""
+
+
+@dataclass(frozen=True)
+class Verification:
+    status: str  # verified | unverified | skipped
+    line: str  # what the summary says
+
+
+def skipped() -> Verification:
+    return Verification(SKIPPED, "not verified on TFLite Micro (--no-verify)")
+
+
+def verify_package(original: Path, packed: bytes, plan: PackagePlan, model: Model,
+                   timeout: float = 300.0) -> Verification:
+    if plan.runtime_arena is None:
+        return Verification(UNVERIFIED, "unverified: only a tflm plan runs on TFLite Micro")
+    packed_model = parse_model(packed)
+    head = plan.runtime_arena.head_bytes  # the plan's, or a kept offline plan's
+    host = predict_whole_arena(packed_model, HOST, head=head)
+    before = predict_whole_arena(model, HOST)
+    # A plan for dynamic shapes is made at the largest sizes; TFLite Micro runs the stored ones.
+    dynamic = plan.is_dynamic
+    if host.arena > before.arena and not dynamic:
+        raise VerifyError(f"the packaged model would need {host.arena:,} B of TFLite Micro arena, "
+                          f"more than the original's {before.arena:,} B")
+    reference = try_arenas(Path(original), [max(first_arena_size(model), host.arena)], timeout)
+    if isinstance(reference, Unavailable):
+        return Verification(UNVERIFIED, f"unverified: {reference.reason}")
+    if not reference[0].ok:
+        return Verification(UNVERIFIED, "unverified: TFLite Micro does not run the original model "
+                                        f"({reference[0].reason})")
+    with tempfile.TemporaryDirectory(prefix="tflpack-verify-") as folder:
+        path = Path(folder) / "packaged.tflite"
+        path.write_bytes(packed)
+        # An arena the prediction cannot vouch for (a kernel not modelled) is tried generously.
+        sizes = ([host.arena, host.arena - ARENA_STEP] if host.exact and not dynamic
+                 else [max(first_arena_size(model), host.arena)])
+        tries = try_arenas(path, sizes, timeout)
+    if isinstance(tries, Unavailable):
+        return Verification(UNVERIFIED, f"unverified: {tries.reason}")
+    first = tries[0]
+    if not first.ok:
+        raise VerifyError(f"the packaged model does not run in {first.arena:,} B on TFLite Micro: "
+                          f"{first.reason}")
+    if first.head != head and not dynamic:
+        raise VerifyError(f"TFLite Micro's head is {first.head:,} B, not the plan's {head:,} B "
+                          f"(it did not use the offline plan as written)")
+    wrong = [k for k, (a, b) in enumerate(zip(first.outputs, reference[0].outputs)) if a != b]
+    if wrong or len(first.outputs) != len(reference[0].outputs):
+        k = wrong[0] if wrong else min(len(first.outputs), len(reference[0].outputs))
+        raise VerifyError(f"output {k} of the packaged model differs from the original's on TFLite Micro")
+    if len(tries) > 1 and tries[1].ok:
+        raise VerifyError(f"the packaged model also runs in {host.arena - ARENA_STEP:,} B: the predicted "
+                          f"arena of {host.arena:,} B is not the smallest")
+    if dynamic:
+        where = f"runs at its stored shapes in {first.arena:,} B (head {first.head:,} B)"
+    elif host.exact:
+        where = f"runs in {host.arena:,} B and not in 16 B less; head {first.head:,} B = the plan"
+    else:
+        where = (f"runs, head {first.head:,} B = the plan (its whole arena is not verified: "
+                 f"{host.why_inexact})")
+    return Verification(VERIFIED, f"verified on {first_version(reference)}: the packaged model {where}; "
+                                  "outputs identical to the original's")
+
+
+def first_version(tries) -> str:
+    from packager.compare.tflm_runtime import _version
+    return f"tflite-micro {_version()}".strip()

@@ -1,0 +1,76 @@
+"""Every kernel family that takes persistent or scratch memory of its own in TFLite Micro (SVDF,
+LSTM, TRANSPOSE_CONV, reductions, int16 SOFTMAX, the Signal ops): one small fixture each, whose
+predicted whole arena equals the smallest arena the runtime runs it in, and whose packaged model
+runs in exactly the declared arena."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from fixtures.tflm_kernels import KERNEL_BUILDERS
+from packager.compare.predict_tflm_arena import predict_whole_arena
+from packager.compare.tflm_runtime import SmallestArena, smallest_arena, try_arenas
+from packager.package.build import package
+from packager.reader import read_model
+
+pytest.importorskip("tflite_micro", reason="tflite-micro is not installed (pip install '.[runtimes]')")
+
+EXACT = sorted(set(KERNEL_BUILDERS) - {"softmax_int16"})
+
+
+@functools.cache
+def written(name: str, folder: str) -> Path:
+    path = Path(folder) / f"{name}.tflite"
+    path.write_bytes(KERNEL_BUILDERS[name]().build())
+    return path
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("kernels"))
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_kernel_fixture_whole_arena_is_predicted_exactly(name, folder):
+    path = written(name, folder)
+    model = read_model(path)
+    prediction = predict_whole_arena(model)
+    assert prediction.exact, prediction.why_inexact
+    result = smallest_arena(path, model, hint=prediction.arena)
+    assert isinstance(result, SmallestArena), result
+    assert (result.arena, result.head, result.tail) == (prediction.arena, prediction.head, prediction.tail)
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_packaged_kernel_fixture_runs_in_exactly_the_declared_arena(name, folder, tmp_path):
+    path = written(name, folder)
+    result = package(path, tmp_path / "out", report=False, verify=True)
+    assert result.notes[0].startswith("verified on tflite-micro"), result.notes
+    arena = result.plan.runtime_arena.arena_bytes
+    tries = try_arenas(tmp_path / "out" / f"{name}.tflite", [arena, arena - 16])
+    assert [t.ok for t in tries] == [True, False]
+    assert tries[0].head == result.plan.arena_bytes
+
+
+def test_scratch_and_persistent_memory_of_each_family_is_in_the_figures(folder):
+    def whole(name):
+        return predict_whole_arena(read_model(written(name, folder)))
+    # int8 SVDF: two scratch buffers; float: one; the variable state in the tail.
+    assert whole("svdf_int8").exact and whole("svdf_float").exact
+    # The Signal ops: kiss_fftr's state (Rfft), a work area (FilterBank), noise estimates.
+    signal = whole("signal_front_end")
+    assert signal.exact and signal.tail > 2000
+
+
+def test_int16_softmax_is_safe_but_said_inexact(folder):
+    path = written("softmax_int16", folder)
+    model = read_model(path)
+    prediction = predict_whole_arena(model)
+    assert not prediction.exact and "SOFTMAX" in prediction.why_inexact
+    result = smallest_arena(path, model, hint=prediction.arena)
+    assert isinstance(result, SmallestArena)
+    assert result.arena <= prediction.arena  # the declared arena always works
+    assert try_arenas(path, [prediction.arena])[0].ok

@@ -1,0 +1,126 @@
+"""TFLite Micro's whole arena, predicted from the file, against the smallest arena the runtime
+sets the model up and runs in (tried in child processes, multiples of 16 bytes): equal, and 16
+bytes less fails. The Python interpreter's default recording allocator is what is measured; the
+host target's figures include its 232 bytes (HOST_PLAIN_DIFFERENCE)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from fixtures.catalog import RUNS_IN_TFLM
+from fixtures.write_models import DEFAULT_DIR
+from packager.compare.predict_tflm_arena import predict_whole_arena
+from packager.compare.tflm_runtime import SmallestArena, smallest_arena, try_arenas
+from packager.kernels.tflm_arena import CORTEX_M, HOST, HOST_PLAIN_DIFFERENCE
+from packager.reader import read_model
+from tests.conftest import SHARED_MODELS
+
+pytest.importorskip("tflite_micro",
+                    reason="tflite-micro is not installed (pip install '.[runtimes]')")
+
+# The shared models TFLite Micro runs (the others: float16 DEQUANTIZE, custom ops).
+SHARED_RUNNABLE = ("hand_recrop", "iris_landmark", "tflm/audio_preprocessor_int8",
+                   "tflm/hello_world_int8", "tflm/keyword_scrambled_8bit",
+                   "tflm/micro_speech_quantized", "tflm/mobilenet_v2_quantized_1x3x224x224",
+                   "tflm/person_detect", "tflm/trained_lstm_int8")
+
+
+@functools.cache
+def measured(path: str):
+    model = read_model(path)
+    prediction = predict_whole_arena(model)
+    return prediction, smallest_arena(Path(path), model, hint=prediction.arena)
+
+
+def _check(path: Path) -> None:
+    prediction, result = measured(str(path))
+    assert isinstance(result, SmallestArena), result
+    assert prediction.exact, prediction.why_inexact
+    assert result.arena == prediction.arena, (result, prediction)
+    assert result.below  # 16 bytes less was tried and failed
+    assert (result.head, result.tail) == (prediction.head, prediction.tail)
+
+
+@pytest.mark.parametrize("name", sorted(RUNS_IN_TFLM))
+def test_fixture_whole_arena_is_predicted_exactly(name):
+    _check(DEFAULT_DIR / f"{name}.tflite")
+
+
+@pytest.mark.parametrize("name", SHARED_RUNNABLE)
+def test_shared_model_whole_arena_is_predicted_exactly(name):
+    path = SHARED_MODELS / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"{name}.tflite not present (../shared/models is absent)")
+    _check(path)
+
+
+def test_small_models_are_bound_by_set_up_not_by_head_plus_tail():
+    # hello_world's head is 32 B: planning needs more room than the head and tail after it.
+    prediction, result = measured(str(DEFAULT_DIR / "variable_tensor.tflite"))
+    assert prediction.binding == "set-up"
+    assert result.arena == prediction.arena > prediction.head + prediction.tail
+    assert "Too many buffers" in result.below
+
+
+def test_bisection_finds_the_minimum_from_a_wrong_hint():
+    path = DEFAULT_DIR / "quantized_int8.tflite"
+    model = read_model(path)
+    predicted = predict_whole_arena(model).arena
+    for hint in (predicted + 160, predicted - 160):
+        result = smallest_arena(path, model, hint=hint)
+        assert isinstance(result, SmallestArena)
+        assert result.arena == predicted and result.children > 2
+
+
+def test_a_crash_counts_as_a_failure_of_the_size_tried():
+    path = DEFAULT_DIR / "chain.tflite"
+    tries = try_arenas(path, [1 << 20, 64])
+    assert [t.ok for t in tries] == [True, False]
+    assert tries[1].reason
+
+
+def test_cortex_m_is_smaller_and_marked_modelled():
+    model = read_model(DEFAULT_DIR / "mobile_block.tflite")
+    host, device = predict_whole_arena(model, HOST), predict_whole_arena(model, CORTEX_M)
+    assert device.head == host.head and device.tail < host.tail
+    assert host.measured_target and not device.measured_target
+    assert "modelled" in device.rule
+    assert HOST_PLAIN_DIFFERENCE == 232
+
+
+def test_compare_shows_the_whole_arena_measured_and_predicted():
+    import json
+
+    from typer.testing import CliRunner
+
+    from packager.cli import app
+    result = CliRunner().invoke(app, ["compare", str(DEFAULT_DIR / "quantized_int8.tflite"), "--json"])
+    assert result.exit_code == 0, result.output
+    (data,) = json.loads(result.output)
+    tflm = data["tflm"]
+    assert tflm["whole_measured"] == tflm["whole_predicted"] == predict_whole_arena(
+        read_model(DEFAULT_DIR / "quantized_int8.tflite")).arena
+    assert tflm["whole_exact"] is True and tflm["exact"] is True
+
+
+def test_a_whole_arena_that_differs_is_not_exact():
+    from dataclasses import replace
+
+    from packager.compare.comparison import compare_model
+    c = compare_model(DEFAULT_DIR / "chain.tflite").tflm
+    assert c.exact and c.whole_exact
+    wrong = replace(c, whole_measured=c.whole_measured + 16)
+    assert wrong.whole_exact is False and wrong.exact is False
+
+
+def test_a_model_with_an_offline_plan_is_predicted_with_it(tmp_path):
+    # The packaged model carries its plan: TFLite Micro's head is that plan, not its own.
+    from packager.package.build import package
+    result = package(DEFAULT_DIR / "mobile_block.tflite", tmp_path / "o", report=False)
+    packed = tmp_path / "o" / "mobile_block.tflite"
+    prediction, measured_result = measured(str(packed))
+    assert prediction.head == result.plan.arena_bytes
+    assert measured_result.arena == prediction.arena == result.plan.runtime_arena.arena_bytes
