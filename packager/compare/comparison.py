@@ -57,6 +57,7 @@ class ArenaCheck:
     scratch_equal: bool  # the temporaries in the arena: same (offset, size) multiset
     anchored: bool  # False: offsets compared up to one common shift (offset 0 was not visible)
     unknown: tuple[int, ...] = field(default=())  # tensors whose address Python hides
+    resized: tuple[int, ...] = field(default=())  # model tensors whose bytes differ from the file's
 
     @property
     def model_diff(self) -> int:
@@ -73,8 +74,30 @@ class ArenaCheck:
         return self.measured == self.predicted
 
     @property
+    def lower_bound(self) -> bool:
+        """The measured arena is only a lower bound: a tensor whose address is hidden may lie
+        above every tensor that can be seen."""
+        return bool(self.unknown)
+
+    @property
     def exact(self) -> bool:
-        return not self.mismatched and self.scratch_equal and self.arena_matches
+        """Every tensor seen at the predicted offset with the predicted size, the same
+        temporaries, and the same arena, with nothing hidden that could change it."""
+        return (not self.mismatched and not self.resized and self.scratch_equal
+                and not self.lower_bound and self.measured == self.predicted)
+
+    @property
+    def why_not_exact(self) -> str:
+        if self.exact:
+            return ""
+        if self.mismatched or self.resized:
+            return (f"{len(set(self.mismatched) | set(self.resized))} tensors at another offset "
+                    "or size")
+        if not self.scratch_equal:
+            return "the runtime's temporaries differ"
+        if self.lower_bound:
+            return f"{len(self.unknown)} 0-d tensors hidden (Python hands them out as copies)"
+        return "the arena sizes differ"
 
 
 @dataclass(frozen=True)
@@ -97,8 +120,18 @@ class RuntimeComparison:
     @property
     def partial(self) -> bool:
         """The measured arena is a lower bound: some tensors' addresses are hidden (0-d tensors
-        reach Python as copies) and the visible ones do not reach the predicted top."""
-        return any(c.unknown and c.measured < c.predicted for c in self.checks)
+        reach Python as copies), so one of them may lie above every visible one."""
+        return any(c.lower_bound for c in self.checks)
+
+    @property
+    def why_not_exact(self) -> str:
+        """Empty when exact; else the first reason, per subgraph arena."""
+        if self.measured is None or self.exact:
+            return ""
+        if not self.checks:
+            return "the measured and predicted heads differ"
+        return "; ".join(f"subgraph {c.subgraph}: {c.why_not_exact}" for c in self.checks
+                         if not c.exact)
 
     @property
     def exact(self) -> bool | None:
@@ -173,11 +206,13 @@ def check_arena(measured: MeasuredArena, predicted: PredictedArena) -> ArenaChec
              or measured.offsets[t] + shift != predicted.offsets[t]))
     scratch_measured = sorted((o + shift, n) for o, n in measured.scratch.values())
     scratch_predicted = sorted((s.offset, s.nbytes) for s in predicted.scratch if s.offset is not None)
+    resized = tuple(sorted(t for t, n in measured.sizes.items()
+                           if t in predicted.sizes and predicted.sizes[t] != n))
     return ArenaCheck(measured.subgraph, measured.arena + shift if measured.arena else 0,
                       predicted.arena, measured.model_arena + shift if measured.offsets else 0,
                       predicted.model_arena, len(common), tuple(mismatched),
                       scratch_measured == scratch_predicted, measured.anchored,
-                      tuple(measured.unknown))
+                      tuple(measured.unknown), resized)
 
 
 def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True) -> RuntimeComparison:
@@ -245,12 +280,16 @@ def notes(results: list[ModelComparison], rows: list[dict]) -> list[str]:
     if measured:
         out.append("measured with " + ", ".join(measured))
     for row in rows:
-        if row["tflite_diff_model_tensors"] or row["tflite_diff_runtime_scratch"]:
+        if (row["tflite_diff_model_tensors"] or row["tflite_diff_runtime_scratch"]) \
+                and not row.get("tflite_measured_partial"):
             out.append(f"{row['model']}: TFLite's arena differs from the prediction by "
                        f"{row['tflite_diff_model_tensors']:,} B on the model's tensors and "
                        f"{row['tflite_diff_runtime_scratch']:,} B of runtime scratch")
         if row["reasons"]:
             out.append(f"{row['model']}: {row['reasons']}")
+        if row.get("tflite_measured_partial"):
+            out.append(f"{row['model']}: TFLite's measured arena is a lower bound (≥, prediction "
+                       f"marked ?): {row['tflite_not_exact_because']}")
     if any(r.status == "missing" for c in results for r in (c.tflite, c.tflm)):
         out.append("a runtime is not installed, so only planned figures are shown for it; install "
                    f"both with: {tflite_runtime.INSTALL_HINT}")

@@ -70,6 +70,7 @@ class PredictedArena:
     scratch: tuple[PredictedScratch, ...]
     prepared_ops: int  # ops prepared by allocate_tensors (all, unless a dynamic output stops it)
     uncovered_ops: tuple[str, ...] = field(default=())  # ops whose scratch rule is unknown
+    sizes: dict[int, int] = field(default_factory=dict)  # model tensor -> bytes, as placed
 
 
 def _less(a: Candidate, b: Candidate) -> bool:
@@ -193,7 +194,7 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules) -
         arena=max((end for _, end, _, _ in placed), default=0),
         model_arena=max((model_offsets[t] + sizes[t] for t in model_offsets), default=0),
         offsets=model_offsets, scratch=predicted_scratch, prepared_ops=prepared,
-        uncovered_ops=uncovered)
+        uncovered_ops=uncovered, sizes=sizes)
 
 
 def predict_tflite(model: Model, rules: ScratchRules) -> list[PredictedArena]:

@@ -18,6 +18,7 @@ ROW_FIELDS = (
     "tflm_runtime", "tflm_status", "tflm_measured_head", "tflm_predicted_head", "tflm_diff",
     "tflm_exact", "tflm_best", "tflm_lower_bound", "tflm_saving", "tflm_saving_pct",
     "ideal_best", "ideal_lower_bound", "reasons",
+    "tflite_not_exact_because", "tflm_not_exact_because",
 )
 
 
@@ -56,15 +57,19 @@ def comparison_row(c: ModelComparison) -> dict:
         "tflm_saving": m.saving, "tflm_saving_pct": m.saving_pct,
         "ideal_best": c.ideal.best, "ideal_lower_bound": c.ideal.bound,
         "reasons": "; ".join(reasons),
+        "tflite_not_exact_because": t.why_not_exact, "tflm_not_exact_because": m.why_not_exact,
     }
 
 
 def comparison_json(c: ModelComparison) -> dict:
     data = asdict(c)
     for key, r in (("tflite", c.tflite), ("tflm", c.tflm)):
-        data[key].update(exact=r.exact, saving=r.saving, saving_pct=r.saving_pct)
+        data[key].update(exact=r.exact, measured_lower_bound=r.partial,
+                         not_exact_because=r.why_not_exact, saving=r.saving,
+                         saving_pct=r.saving_pct)
         for check, raw in zip(r.checks, data[key]["checks"]):
-            raw.update(exact=check.exact, model_diff=check.model_diff,
+            raw.update(exact=check.exact, measured_lower_bound=check.lower_bound,
+                       not_exact_because=check.why_not_exact, model_diff=check.model_diff,
                        scratch_diff=check.scratch_diff)
     return data
 
@@ -91,6 +96,8 @@ def _measured(row: dict, key: str, status_key: str) -> str:
 
 
 def _predicted(row: dict, key: str, exact_key: str) -> str:
+    if row[exact_key] is False and row.get(f"{key.replace('_predicted', '_measured')}_partial"):
+        return _bytes(row[key]) + " ?"  # cannot be verified: the measurement is a lower bound
     return _bytes(row[key]) + {True: " ✓", False: " ✗", None: ""}[row[exact_key]]
 
 
