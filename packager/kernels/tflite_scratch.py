@@ -203,7 +203,13 @@ LITERT = ScratchRules(
 TFLITE_EIGEN = ScratchRules(
     name="tflite-eigen",
     description="tflite-runtime <= 2.14 kernels (multithreaded Eigen CONV_2D)",
-    rules={"CONV_2D": _conv_eigen, "DEPTHWISE_CONV_2D": _depthwise},
+    # Reductions and matrix products are the same kernel code in both builds (checked against
+    # tflite-runtime 2.14.0 on the fixtures, tests/compare/test_compare_tflite214.py).
+    rules={"CONV_2D": _conv_eigen, "DEPTHWISE_CONV_2D": _depthwise, "MEAN": lambda o: _reduce(o, True),
+           "SUM": lambda o: _reduce(o, True), "REDUCE_PROD": lambda o: _reduce(o, True),
+           "REDUCE_MAX": lambda o: _reduce(o, False), "REDUCE_MIN": lambda o: _reduce(o, False),
+           "REDUCE_ANY": lambda o: _reduce(o, False), "FULLY_CONNECTED": _fully_connected,
+           "BATCH_MATMUL": _batch_matmul},
     no_temporaries=_NO_TEMPORARIES - {"FULLY_CONNECTED", "MEAN", "SUM", "BATCH_MATMUL"},
 )
 
