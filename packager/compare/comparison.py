@@ -161,6 +161,7 @@ class ModelComparison:
     tflite: RuntimeComparison
     tflm: RuntimeComparison
     ideal: Planned
+    tflite_also: tuple[RuntimeComparison, ...] = ()  # the other TFLite versions asked for (--runtime)
 
 
 def planned(model: Model, semantics: str) -> Planned:
@@ -215,11 +216,15 @@ def check_arena(measured: MeasuredArena, predicted: PredictedArena) -> ArenaChec
                       tuple(measured.unknown), resized)
 
 
-def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True) -> RuntimeComparison:
-    result = tflite_runtime.measure_tflite(path, model) if measure else Unavailable(
+def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True,
+                   runtime: str | None = None) -> RuntimeComparison:
+    """`runtime`: litert or tflite-runtime (tflite_versions.py); None: this environment's."""
+    result = tflite_runtime.measure_tflite(path, model, runtime=runtime) if measure else Unavailable(
         MISSING, "not measured")
     if isinstance(result, TfliteMeasurement):
         predictions = predict_tflite(model, rules_for(result.runtime, result.version))
+    elif runtime == "tflite-runtime":
+        predictions = predict_tflite(model, rules_for("tflite-runtime", ""))
     else:
         predictions = predict_tflite(model, LITERT)  # the runtime CI installs
     uncovered = tuple(sorted({op for p in predictions for op in p.uncovered_ops}))
@@ -253,14 +258,20 @@ def compare_tflm(path: Path, model: Model, plan: Planned, measure: bool = True) 
                              measured=result.head, persistent=result.tail, **common)
 
 
-def compare_model(path: Path, measure: bool = True) -> ModelComparison:
+def compare_model(path: Path, measure: bool = True,
+                  tflite_runtimes: tuple[str, ...] | None = None) -> ModelComparison:
+    """`tflite_runtimes`: the TFLite versions to measure and predict (tflite_versions.CHOICES),
+    the first in `tflite`, the others in `tflite_also`; None: this environment's one."""
     path = Path(path)
     model = read_model(path)
+    model_only = planned(model, "tflite")
+    names = tflite_runtimes or (None,)
+    tflite = [compare_tflite(path, model, model_only, measure, name) for name in names]
     return ModelComparison(
         name=path.stem, path=str(path),
-        tflite=compare_tflite(path, model, planned(model, "tflite"), measure),
+        tflite=tflite[0],
         tflm=compare_tflm(path, model, planned(model, "tflm"), measure),
-        ideal=planned(model, "ideal"))
+        ideal=planned(model, "ideal"), tflite_also=tuple(tflite[1:]))
 
 
 def expand_models(paths: list[Path]) -> list[Path]:
@@ -275,8 +286,8 @@ def expand_models(paths: list[Path]) -> list[Path]:
 def notes(results: list[ModelComparison], rows: list[dict]) -> list[str]:
     """The lines under the table: which runtimes measured, remaining differences, reasons."""
     out = []
-    measured = sorted({f"{r.package} {r.version}" for c in results for r in (c.tflite, c.tflm)
-                       if r.status == "measured"})
+    measured = sorted({f"{r.package} {r.version}" for c in results
+                       for r in (c.tflite, c.tflm, *c.tflite_also) if r.status == "measured"})
     if measured:
         out.append("measured with " + ", ".join(measured))
     for row in rows:
@@ -288,9 +299,9 @@ def notes(results: list[ModelComparison], rows: list[dict]) -> list[str]:
         if row["reasons"]:
             out.append(f"{row['model']}: {row['reasons']}")
         if row.get("tflite_measured_partial"):
-            out.append(f"{row['model']}: TFLite's measured arena is a lower bound (≥, prediction "
+            out.append(f"{row['model']} ({row['tflite_runtime']}): TFLite's measured arena is a lower bound (≥, prediction "
                        f"marked ?): {row['tflite_not_exact_because']}")
-    if any(r.status == "missing" for c in results for r in (c.tflite, c.tflm)):
+    if any(r.status == "missing" for c in results for r in (c.tflite, c.tflm, *c.tflite_also)):
         out.append("a runtime is not installed, so only planned figures are shown for it; install "
                    f"both with: {tflite_runtime.INSTALL_HINT}")
     return out

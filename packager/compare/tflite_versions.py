@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 import sys
+from functools import lru_cache
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +44,19 @@ def _second_python() -> Path:
     return SECOND_ENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
+@lru_cache(maxsize=8)
+def _has_tflite_runtime(python: str) -> bool:
+    """That interpreter exists and imports tflite_runtime (a half-made environment does not count)."""
+    if not Path(python).is_file():
+        return False
+    try:
+        done = subprocess.run([python, "-c", "import tflite_runtime.interpreter"],
+                              capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
 def choice(name: str) -> TfliteChoice:
     if name == LITERT:
         ok = importlib.util.find_spec("ai_edge_litert") is not None
@@ -50,7 +65,7 @@ def choice(name: str) -> TfliteChoice:
                             "(pip install 'tflpack[runtimes]')")
     if name == TFLITE_RUNTIME:
         python = _second_python()
-        ok = python.is_file()
+        ok = _has_tflite_runtime(str(python))
         return TfliteChoice(TFLITE_RUNTIME, "tflite-runtime", str(python) if ok else sys.executable,
                             ok, "" if ok else f"tflite-runtime 2.14 has no environment here (it "
                             f"needs numpy<2): {SETUP_214}, or set {ENV_VAR}")

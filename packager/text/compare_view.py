@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from packager.compare.comparison import ModelComparison, RuntimeComparison
 
@@ -61,13 +61,21 @@ def comparison_row(c: ModelComparison) -> dict:
     }
 
 
+def comparison_rows(c: ModelComparison) -> list[dict]:
+    """One row per TFLite version compared (--runtime): the TFLite columns change, the rest repeat."""
+    return [comparison_row(c)] + [comparison_row(replace(c, tflite=t, tflite_also=()))
+                                  for t in c.tflite_also]
+
+
 def comparison_json(c: ModelComparison) -> dict:
     data = asdict(c)
-    for key, r in (("tflite", c.tflite), ("tflm", c.tflm)):
-        data[key].update(exact=r.exact, measured_lower_bound=r.partial,
+    pairs = [(data["tflite"], c.tflite), (data["tflm"], c.tflm)]
+    pairs += list(zip(data["tflite_also"], c.tflite_also))
+    for raw_runtime, r in pairs:
+        raw_runtime.update(exact=r.exact, measured_lower_bound=r.partial,
                          not_exact_because=r.why_not_exact, saving=r.saving,
                          saving_pct=r.saving_pct)
-        for check, raw in zip(r.checks, data[key]["checks"]):
+        for check, raw in zip(r.checks, raw_runtime["checks"]):
             raw.update(exact=check.exact, measured_lower_bound=check.lower_bound,
                        not_exact_because=check.why_not_exact, model_diff=check.model_diff,
                        scratch_diff=check.scratch_diff)
@@ -107,7 +115,7 @@ def _saving(row: dict, prefix: str) -> str:
     return f"{_bytes(row[f'{prefix}_saving'])} ({row[f'{prefix}_saving_pct']}%)"
 
 
-TABLE_HEADERS = ("model", "TFLite arena", "predicted", "best tflite plan (bound)", "saving",
+TABLE_HEADERS = ("model", "TFLite", "TFLite arena", "predicted", "best tflite plan (bound)", "saving",
                  "TFLM head", "predicted", "best tflm plan (bound)", "saving", "ideal floor (bound)")
 
 
@@ -115,6 +123,7 @@ def table_cells(row: dict) -> tuple[str, ...]:
     """One model's cells, in TABLE_HEADERS order: the CLI's Rich table and the Markdown table."""
     return (
         row["model"],
+        row["tflite_runtime"] or "-",
         _measured(row, "tflite_measured", "tflite_status"),
         _predicted(row, "tflite_predicted", "tflite_exact"),
         f"{_bytes(row['tflite_best'])} ({_bytes(row['tflite_lower_bound'])})",

@@ -104,11 +104,11 @@ def test_a_lower_bound_measurement_is_never_called_exact():
     assert not resized.exact and "size" in resized.why_not_exact
     from packager.text import compare_view
     row = {k: None for k in compare_view.ROW_FIELDS} | {
-        "model": "m", "tflite_measured": 192, "tflite_measured_partial": True,
+        "model": "m", "tflite_runtime": "ai-edge-litert 2", "tflite_measured": 192, "tflite_measured_partial": True,
         "tflite_predicted": 257, "tflite_exact": False, "tflite_status": "measured",
         "tflm_status": "missing"}
     cells = table_cells(row)
-    assert cells[1] == "≥ 192" and cells[2] == "257 ?"
+    assert cells[1:4] == ("ai-edge-litert 2", "≥ 192", "257 ?")
 
 
 def test_compare_json_flags_the_lower_bound():
@@ -125,3 +125,19 @@ def test_compare_json_flags_the_lower_bound():
         assert check["exact"] == (check["not_exact_because"] == "")
     assert t["exact"] == all(c["exact"] for c in t["checks"])
     assert t["measured_lower_bound"] == any(c["measured_lower_bound"] for c in t["checks"])
+
+
+def test_runtime_option_rejects_an_unknown_version_in_one_line():
+    result = runner.invoke(app, ["compare", str(DEFAULT_DIR / "chain.tflite"), "--runtime", "tf3"])
+    assert result.exit_code == 2 and "litert, tflite-runtime" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_missing_second_environment_is_reported_with_its_setup(monkeypatch):
+    monkeypatch.setenv("TFLPACK_TFLITE214_PYTHON", "/nonexistent/python")
+    result = runner.invoke(app, ["compare", str(DEFAULT_DIR / "chain.tflite"), "--runtime",
+                                 "tflite-runtime", "--json"])
+    assert result.exit_code == 0, result.output
+    (data,) = json.loads(result.output)
+    assert data["tflite"]["status"] == "missing" and "numpy<2" in data["tflite"]["reason"]
+    assert data["tflite"]["predicted"] > 0 and data["tflite"]["exact"] is None
