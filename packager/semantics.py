@@ -40,6 +40,9 @@ class Semantics:
     caller_owned_inputs: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     # control-flow op -> positions in its subgraph list whose inputs the op supplies itself: the
     # child's input tensors point at the caller's buffers (kTfLiteCustom) and take no arena space
+    children_alternate: bool = False
+    # the arenas of a control-flow op's children are alternatives over the caller's arena (one
+    # child runs at a time), not a sum (TFLite allocates them all): plan/control_flow.py
 
 
 _BINARY = InPlaceRule(inputs=(0, 1))
@@ -101,7 +104,7 @@ IDEAL = Semantics(
     alignment=16, size_rounding=1, pin_inputs=False, unread_to_end=False,
     persistent_variables=True, persistent_dequantized_constants=False,
     inplace=_IDEAL_INPLACE, inplace_needs_single_reader=False, inplace_allows_graph_io=True,
-    inline_subgraphs=False,
+    inline_subgraphs=False, children_alternate=True,
 )
 
 # The setting of Pisarchyk & Lee 2020, whose tables our benchmark reproduces (benchmarks/bench.py):

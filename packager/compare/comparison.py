@@ -19,7 +19,9 @@ from pathlib import Path
 
 from packager.model import Model
 from packager.lifetimes import model_lifetimes
+from packager.plan.control_flow import model_total
 from packager.plan.portfolio import run_portfolio
+from packager.semantics import SEMANTICS
 from packager.arenas import problem_of
 from packager.compare.predict_tflite import PredictedArena, predict_tflite
 from packager.kernels.tflite_scratch import LITERT, rules_for
@@ -167,11 +169,15 @@ class ModelComparison:
 def planned(model: Model, semantics: str) -> Planned:
     """Every strategy on the records the runtimes plan: the shapes stored in the file, which is
     what both runtimes allocate when nobody resizes an input (no --dim bounds here)."""
-    results = [run_portfolio(problem_of(a), baselines=False) for a in model_lifetimes(model, semantics)]
+    arenas = model_lifetimes(model, semantics)
+    results = [run_portfolio(problem_of(a), baselines=False) for a in arenas]
     best = [r.best_offsets for r in results if r.best_offsets is not None]
-    return Planned(semantics, sum(o.total for o in best),
-                   sum(r.problem.offset_lower_bound for r in results),
-                   tuple(o.strategy for o in best))
+    # IF branches, WHILE condition and body: alternatives where the semantics allows it.
+    total = model_total(arenas, {a.subgraph: r.best_offsets.total for a, r in zip(arenas, results)
+                                 if r.best_offsets is not None},
+                        {a.subgraph: r.problem.offset_lower_bound for a, r in zip(arenas, results)},
+                        SEMANTICS[semantics].children_alternate)
+    return Planned(semantics, total.best, total.bound, tuple(o.strategy for o in best))
 
 
 def planned_with_scratch(model: Model, semantics: str,

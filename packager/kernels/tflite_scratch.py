@@ -172,6 +172,29 @@ def _batch_matmul(o: _Op) -> OpScratch:
     return OpScratch(7, (lhs_t, rhs_t))
 
 
+# -- fused LSTM ------------------------------------------------------------------------------------
+
+def _sequence_lstm(o: _Op) -> OpScratch:
+    """unidirectional_sequence_lstm.cc: Init reserves twelve indices; Prepare uses one float
+    scratch buffer of [batch, cells x 5 + 16] (x 4 + 16 without an input gate, CIFG) for float,
+    and six [batch, cells] buffers (four int16, one int8, one int32) for the 8x8->16 integer
+    kernel. The hybrid kernel (float input, integer weights) is not modelled."""
+    x, w_out = o.input(0), o.input(4)  # input, input_to_output weights
+    if x is None or w_out is None or len(x.shape) < 3:
+        return UNKNOWN
+    n_batch = x.shape[1] if o.option("time_major", 0) else x.shape[0]
+    n_cell = w_out.shape[0]
+    if x.type == "FLOAT32" and w_out.type == "FLOAT32":
+        gates = 4 if o.input(1) is None else 5
+        return OpScratch(12, (Temporary(0, _bytes("FLOAT32", n_batch * (n_cell * gates + 16)),
+                                        ARENA, "scratch_buffer"),))
+    if x.type == "INT8" and w_out.type == "INT8":
+        kinds = ("INT16",) * 4 + ("INT8", "INT32")
+        return OpScratch(12, tuple(Temporary(k, _bytes(t, n_batch * n_cell), ARENA,
+                                             f"scratch_{k}") for k, t in enumerate(kinds)))
+    return UNKNOWN
+
+
 Rule = Callable[[_Op], OpScratch]
 
 
@@ -196,7 +219,7 @@ LITERT = ScratchRules(
            "SUM": lambda o: _reduce(o, True), "REDUCE_PROD": lambda o: _reduce(o, True),
            "REDUCE_MAX": lambda o: _reduce(o, False), "REDUCE_MIN": lambda o: _reduce(o, False),
            "REDUCE_ANY": lambda o: _reduce(o, False), "FULLY_CONNECTED": _fully_connected,
-           "BATCH_MATMUL": _batch_matmul},
+           "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm},
     no_temporaries=_NO_TEMPORARIES,
 )
 
@@ -209,7 +232,7 @@ TFLITE_EIGEN = ScratchRules(
            "SUM": lambda o: _reduce(o, True), "REDUCE_PROD": lambda o: _reduce(o, True),
            "REDUCE_MAX": lambda o: _reduce(o, False), "REDUCE_MIN": lambda o: _reduce(o, False),
            "REDUCE_ANY": lambda o: _reduce(o, False), "FULLY_CONNECTED": _fully_connected,
-           "BATCH_MATMUL": _batch_matmul},
+           "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm},
     no_temporaries=_NO_TEMPORARIES - {"FULLY_CONNECTED", "MEAN", "SUM", "BATCH_MATMUL"},
 )
 
