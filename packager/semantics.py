@@ -40,6 +40,15 @@ class Semantics:
     caller_owned_inputs: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     # control-flow op -> positions in its subgraph list whose inputs the op supplies itself: the
     # child's input tensors point at the caller's buffers (kTfLiteCustom) and take no arena space
+    prepare_time_outputs: frozenset[str] = frozenset()
+    # ops whose integer outputs the runtime computes once, at Prepare, into a persistent read-only
+    # buffer (kTfLitePersistentRo) when every input is constant or so computed; SHAPE always
+    # (its input's shape is known at Prepare). Such outputs take no place in the working arena,
+    # and an op reading them as its shape input is not dynamic.
+    while_prunes_unread: bool = False
+    # WHILE's Prepare drops the condition's inputs no condition op reads, and the outputs of loop
+    # variables the body passes through unchanged when no op of the caller reads them: neither
+    # gets a buffer (tflite/kernels/while.cc, RemoveUnusedInputs and the read-only input check).
     children_alternate: bool = False
     # the arenas of a control-flow op's children are alternatives over the caller's arena (one
     # child runs at a time), not a sum (TFLite allocates them all): plan/control_flow.py
@@ -87,6 +96,11 @@ TFLITE = Semantics(
     dynamic_output_rules=_TFLITE_DYNAMIC_OUTPUTS,
     # tflite/kernels/if.cc and while.cc (Prepare): branch and body inputs become kTfLiteCustom.
     caller_owned_inputs={"IF": (0, 1), "WHILE": (1,)},
+    # Measured with ai-edge-litert 2.3 and tflite-runtime 2.14 on SHAPE arithmetic
+    # (tests/compare/test_runtime_cases.py): ADD, SUB, SLICE, PACK, FLOOR_DIV... stay in the arena.
+    while_prunes_unread=True,
+    prepare_time_outputs=frozenset({"SHAPE", "STRIDED_SLICE", "CONCATENATION", "GATHER", "MUL",
+                                    "TILE", "RESHAPE"}),
 )
 
 TFLM = Semantics(

@@ -23,6 +23,7 @@ from packager.plan.control_flow import model_total
 from packager.plan.portfolio import run_portfolio
 from packager.semantics import SEMANTICS
 from packager.arenas import problem_of
+from packager.compare.like_with_like import placed_tensors, set_apart
 from packager.compare.predict_tflite import PredictedArena, predict_tflite
 from packager.kernels.tflite_scratch import LITERT, rules_for
 from packager.plan.records import UsageRecord
@@ -118,6 +119,7 @@ class RuntimeComparison:
     measured_model: int | None = None  # TFLite: span of the model's tensors; TFLM: None
     checks: tuple[ArenaCheck, ...] = ()
     persistent: int | None = None  # TFLite: bytes outside the working arenas; TFLM: the tail
+    set_apart: tuple[str, ...] = ()  # tensors outside the measured arena (and the best plan), why
 
     @property
     def partial(self) -> bool:
@@ -181,13 +183,19 @@ def planned(model: Model, semantics: str) -> Planned:
 
 
 def planned_with_scratch(model: Model, semantics: str,
-                         scratch: list[list[UsageRecord]]) -> Planned:
+                         scratch: list[list[UsageRecord]],
+                         keep: list[set[int]] | None = None) -> Planned:
     """The best plan of the records the runtime really places: the model's tensors plus the
-    runtime's predicted scratch buffers (per arena), so that it compares with the measured arena."""
+    runtime's predicted scratch buffers (per arena), so that it compares with the measured arena.
+    `keep`: per arena, the model tensors the runtime's arena holds (like_with_like.py)."""
     results = []
-    for arena, extra in zip(model_lifetimes(model, semantics), scratch):
+    arenas = model_lifetimes(model, semantics)
+    for k, (arena, extra) in enumerate(zip(arenas, scratch)):
         problem = problem_of(arena)
-        results.append(run_portfolio(replace(problem, records=problem.records + tuple(extra)),
+        records = problem.records
+        if keep is not None:
+            records = tuple(r for r in records if r.tensor in keep[k])
+        results.append(run_portfolio(replace(problem, records=records + tuple(extra)),
                                      baselines=False))
     best = [r.best_offsets for r in results if r.best_offsets is not None]
     return Planned(semantics, sum(o.total for o in best),
@@ -234,9 +242,11 @@ def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True
     else:
         predictions = predict_tflite(model, LITERT)  # the runtime CI installs
     uncovered = tuple(sorted({op for p in predictions for op in p.uncovered_ops}))
-    common = dict(planned=planned_with_scratch(model, "tflite", _tflite_scratch(predictions)),
+    common = dict(planned=planned_with_scratch(model, "tflite", _tflite_scratch(predictions),
+                                               keep=placed_tensors(predictions)),
                   model_only=plan, predicted=sum(p.arena for p in predictions),
-                  predicted_model=sum(p.model_arena for p in predictions), uncovered_ops=uncovered)
+                  predicted_model=sum(p.model_arena for p in predictions), uncovered_ops=uncovered,
+                  set_apart=set_apart(model, model_lifetimes(model, "tflite"), predictions))
     if not isinstance(result, TfliteMeasurement):
         return RuntimeComparison("tflite", result.outcome, result.reason, result.runtime,
                                  result.version, **common)
@@ -304,6 +314,9 @@ def notes(results: list[ModelComparison], rows: list[dict]) -> list[str]:
                        f"{row['tflite_diff_runtime_scratch']:,} B of runtime scratch")
         if row["reasons"]:
             out.append(f"{row['model']}: {row['reasons']}")
+        if row.get("tflite_set_apart"):
+            out.append(f"{row['model']} ({row['tflite_runtime']}): left out of TFLite's arena and "
+                       f"of the best plan: {row['tflite_set_apart']}")
         if row.get("tflite_measured_partial"):
             out.append(f"{row['model']} ({row['tflite_runtime']}): TFLite's measured arena is a lower bound (≥, prediction "
                        f"marked ?): {row['tflite_not_exact_because']}")

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from packager.lifetimes import (ALIAS, DYNAMIC, PERSISTENT, ArenaLifetimes,
-                                model_lifetimes)
+                                computed_at_prepare, model_lifetimes)
 from packager.model import Model
 from packager.plan.offsets.greedy_by_size_tflite import arena_offset
 from packager.kernels import tflite_scratch
@@ -113,7 +113,10 @@ def _model_candidates(model: Model, arena: ArenaLifetimes) -> dict[int, Candidat
         out[r.tensor] = Candidate(r.tensor, r.size, r.first_op, dealloc, placed=True)
     producers = {o: i for i, op in enumerate(sg.operators) for o in op.outputs if o >= 0}
     last_read, outputs = _readers_and_outputs(model, arena.subgraph)
+    read_only = computed_at_prepare(sg, TFLITE)  # kTfLitePersistentRo: not in the planner at all
     for t, cat in arena.category.items():
+        if t in read_only:
+            continue
         size = sg.tensors[t].nbytes or 0
         if cat == ALIAS:
             # Its own reference count is never dropped (reads count against its owner).
@@ -183,6 +186,12 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules) -
     for alias, root in arena.aliases.items():
         if root in model_offsets:
             model_offsets[alias] = model_offsets[root]
+    if rules.dynamic_views_share_input:
+        for op in sg.operators[:prepared]:
+            rule = TFLITE.inplace.get(op.name)
+            if rule and rule.data_unmodified and op.outputs and op.inputs \
+                    and arena.category.get(op.outputs[0]) == DYNAMIC and op.inputs[0] in model_offsets:
+                model_offsets[op.outputs[0]] = model_offsets[op.inputs[0]]
     sizes = {t: sg.tensors[t].nbytes or 0 for t in model_offsets}
     predicted_scratch = tuple(
         PredictedScratch(index, op, sg.operators[op].name, tmp.what, tmp.nbytes, offsets.get(index))

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from packager.lifetimes import pruned_by_while
 from packager.model import Model
 from packager.compare.child import MEASURED, MISSING, ProbeResult, probe
 
@@ -118,9 +119,12 @@ def classify_subgraph(model: Model, subgraph: int, rows: list,
     sg = model.subgraphs[subgraph]
     n_model = len(sg.tensors)
     buffers, unallocated, unknown = [], [], []
+    pruned = pruned_by_while(model, sg)  # no buffer of their own: whatever they point at is not the arena
     for index, ptr, nbytes in rows:
         is_model = index < n_model
         if is_model and sg.tensors[index].is_constant:
+            continue
+        if is_model and index in pruned:
             continue
         if ptr is None or not isinstance(nbytes, int) or nbytes == 0:
             if is_model:

@@ -204,6 +204,9 @@ class ScratchRules:
     description: str
     rules: Mapping[str, Rule]
     no_temporaries: frozenset[str]
+    # A view op (RESHAPE...) whose output is dynamic still points its output at its input's
+    # buffer when prepared (ai-edge-litert); tflite-runtime 2.14 leaves it unallocated.
+    dynamic_views_share_input: bool = False
 
     def for_op(self, sg: Subgraph, op: Operator) -> OpScratch:
         rule = self.rules.get(op.name)
@@ -221,6 +224,7 @@ LITERT = ScratchRules(
            "REDUCE_ANY": lambda o: _reduce(o, False), "FULLY_CONNECTED": _fully_connected,
            "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm},
     no_temporaries=_NO_TEMPORARIES,
+    dynamic_views_share_input=True,
 )
 
 TFLITE_EIGEN = ScratchRules(

@@ -18,7 +18,7 @@ ROW_FIELDS = (
     "tflm_runtime", "tflm_status", "tflm_measured_head", "tflm_predicted_head", "tflm_diff",
     "tflm_exact", "tflm_best", "tflm_lower_bound", "tflm_saving", "tflm_saving_pct",
     "ideal_best", "ideal_lower_bound", "reasons",
-    "tflite_not_exact_because", "tflm_not_exact_because",
+    "tflite_not_exact_because", "tflm_not_exact_because", "tflite_set_apart",
 )
 
 
@@ -58,6 +58,7 @@ def comparison_row(c: ModelComparison) -> dict:
         "ideal_best": c.ideal.best, "ideal_lower_bound": c.ideal.bound,
         "reasons": "; ".join(reasons),
         "tflite_not_exact_because": t.why_not_exact, "tflm_not_exact_because": m.why_not_exact,
+        "tflite_set_apart": "; ".join(t.set_apart),
     }
 
 
