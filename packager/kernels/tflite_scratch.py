@@ -59,6 +59,7 @@ _NO_TEMPORARIES = frozenset({
     "MAXIMUM", "MINIMUM", "IF", "WHILE", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE",
     "ASSIGN_VARIABLE", "WHERE", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5", "ABS",
     "NEG", "EXP", "SQRT", "RSQRT", "SQUARE", "SQUARED_DIFFERENCE", "SELECT_V2", "FLOOR",
+    "SHAPE", "FLOOR_DIV",  # measured on fixtures/runtime_cases.py
 })
 
 
