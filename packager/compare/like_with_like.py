@@ -26,7 +26,8 @@ def set_apart(model: Model, arenas: list[ArenaLifetimes],
     for arena, p in zip(arenas, predictions):
         sg = model.subgraphs[arena.subgraph]
         later = [r for r in arena.records if r.tensor not in p.offsets]
-        dynamic = arena.ids(DYNAMIC)
+        dynamic = [t for t in arena.ids(DYNAMIC)
+                   if sg.tensors[t].type not in ("RESOURCE", "VARIANT")]  # handles: no buffer
         if not later and not dynamic:
             continue
         parts = []
