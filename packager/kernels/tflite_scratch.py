@@ -196,6 +196,25 @@ def _sequence_lstm(o: _Op) -> OpScratch:
     return UNKNOWN
 
 
+# -- SVDF ------------------------------------------------------------------------------------------
+
+def _svdf(o: _Op) -> OpScratch:
+    """svdf.cc: six indices reserved; float uses one [batch, filters] float scratch, the integer
+    kernel a [batch, filters] int32 scratch and a [units, batch] int32 output buffer (measured on
+    keyword_scrambled_8bit). The hybrid kernel (float input, int8 weights) is not modelled."""
+    x, w = o.input(0), o.input(1)  # input [batch, input], weights_feature [filters, input]
+    if x is None or w is None or len(x.shape) != 2 or len(w.shape) != 2:
+        return UNKNOWN
+    batch, filters = x.shape[0], w.shape[0]
+    rank = max(o.option("rank", 1), 1)
+    if x.type == "FLOAT32" and w.type == "FLOAT32":
+        return OpScratch(6, (Temporary(0, 4 * batch * filters, ARENA, "scratch"),))
+    if x.type == "INT8" and w.type == "INT8":
+        return OpScratch(6, (Temporary(0, 4 * batch * filters, ARENA, "scratch"),
+                             Temporary(1, 4 * (filters // rank) * batch, ARENA, "output_temp")))
+    return UNKNOWN
+
+
 Rule = Callable[[_Op], OpScratch]
 
 
@@ -223,7 +242,8 @@ LITERT = ScratchRules(
            "SUM": lambda o: _reduce(o, True), "REDUCE_PROD": lambda o: _reduce(o, True),
            "REDUCE_MAX": lambda o: _reduce(o, False), "REDUCE_MIN": lambda o: _reduce(o, False),
            "REDUCE_ANY": lambda o: _reduce(o, False), "FULLY_CONNECTED": _fully_connected,
-           "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm},
+           "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm,
+           "SVDF": _svdf},
     no_temporaries=_NO_TEMPORARIES,
     dynamic_views_share_input=True,
 )
@@ -237,7 +257,8 @@ TFLITE_EIGEN = ScratchRules(
            "SUM": lambda o: _reduce(o, True), "REDUCE_PROD": lambda o: _reduce(o, True),
            "REDUCE_MAX": lambda o: _reduce(o, False), "REDUCE_MIN": lambda o: _reduce(o, False),
            "REDUCE_ANY": lambda o: _reduce(o, False), "FULLY_CONNECTED": _fully_connected,
-           "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm},
+           "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm,
+           "SVDF": _svdf},
     no_temporaries=_NO_TEMPORARIES - {"FULLY_CONNECTED", "MEAN", "SUM", "BATCH_MATMUL"},
 )
 

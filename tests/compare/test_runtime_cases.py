@@ -61,6 +61,28 @@ def test_every_case_is_predicted_exactly(name, runtime):
         assert not p.uncovered_ops and not m.unknown  # nothing hidden, every rule known
 
 
+# The TFLite Micro example models that TFLite runs too: fused LSTM int8, SVDF, quantized convs.
+TFLM_FOLDER_MODELS = ("hello_world_int8", "keyword_scrambled_8bit", "micro_speech_quantized",
+                      "mobilenet_v2_quantized_1x3x224x224", "trained_lstm_int8")
+
+
+@pytest.mark.parametrize("runtime", [LITERT, TFLITE_RUNTIME])
+@pytest.mark.parametrize("name", TFLM_FOLDER_MODELS)
+def test_shared_tflm_models_are_predicted_exactly(name, runtime):
+    _runtime(runtime)
+    from tests.conftest import SHARED_MODELS
+
+    path = SHARED_MODELS / "tflm" / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"real model tflm/{name}.tflite not present (../shared/models is absent)")
+    model = read_model(path)
+    result = measure_tflite(path, model, runtime=runtime)
+    assert isinstance(result, TfliteMeasurement), result
+    for m, p in zip(result.arenas, predict_tflite(model, rules_for(result.runtime, result.version))):
+        check = check_arena(m, p)
+        assert check.exact and not p.uncovered_ops, (name, runtime, check.why_not_exact)
+
+
 def test_lstm_temporaries_are_the_kernels():
     model = read_model(path_of("lstm_float"))
     (p,) = predict_tflite(model, rules_for("ai-edge-litert", ""))
