@@ -175,14 +175,18 @@ class PlannedArena:
 
 def plan_arenas(model: Model, semantics: str, bindings: Bindings | None = None, strategy: str = "best", *,
                 to_ship: bool = False, kernel_scratch: bool = True,
-                extra_records: Sequence[Sequence[UsageRecord]] | None = None) -> list[PlannedArena]:
+                extra_records: Sequence[Sequence[UsageRecord]] | None = None,
+                only_tensors: Sequence[set[int]] | None = None) -> list[PlannedArena]:
     """Plan every arena of the model. `to_ship`: the plans a package writes (an offset and a
     shared-object plan, no baselines); `extra_records[i]`: buffers a runtime places in arena i
-    beside the model's tensors (TFLite's predicted kernel temporaries, for comparing with it)."""
+    beside the model's tensors (TFLite's predicted kernel temporaries, for comparing with it);
+    `only_tensors[i]`: the model tensors of arena i to plan (those a runtime's arena holds)."""
     choice = choose(strategy, to_ship=to_ship)
     planned = []
     for i, arena in enumerate(arenas_to_plan(model, semantics, bindings, kernel_scratch)):
         problem = problem_of(arena.lifetimes)
+        if only_tensors is not None:
+            problem = replace(problem, records=tuple(r for r in problem.records if r.tensor in only_tensors[i]))
         if extra_records is not None:
             problem = replace(problem, records=problem.records + tuple(extra_records[i]))
         result = run_portfolio(problem, offset_names=choice.offsets, object_names=choice.objects,

@@ -388,6 +388,10 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
             markdown: bool = typer.Option(False, "--markdown", help="Print the table as Markdown."),
             no_runtimes: bool = typer.Option(False, "--no-runtimes",
                                              help="Planned figures only; do not run the runtimes."),
+            runtime: Optional[str] = typer.Option(
+                None, "--runtime", metavar="litert|tflite-runtime|all",
+                help="TFLite version: litert (ai-edge-litert), tflite-runtime (2.14, in its own "
+                     "environment), or all: every one installed, a row each. Default: this environment's."),
             quiet: bool = QuietOption) -> None:
     """Measure TFLite's and TFLite Micro's arenas, check our prediction of them byte for byte, and
     show what the best plan saves. Each model runs under tflite, tflm and ideal semantics, and
@@ -396,9 +400,13 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
         from rich.progress import Progress
 
         from packager.compare.comparison import compare_model, expand_models, notes
-        from packager.text.compare_view import (TABLE_HEADERS, comparison_json, comparison_row, csv_text,
+        from packager.compare.tflite_versions import ALL, CHOICES, chosen
+        from packager.text.compare_view import (TABLE_HEADERS, comparison_json, comparison_rows, csv_text,
                                                 markdown_table, table_cells)
         from packager.emit.atomic_write import write_atomically
+        if runtime is not None and runtime not in (*CHOICES, ALL):
+            raise PackagerError(f"--runtime {runtime}: choose one of {', '.join(CHOICES)}, or {ALL}")
+        tflite_runtimes = None if runtime is None else tuple(c.name for c in chosen(runtime))
         paths = expand_models(models)
         if not paths:
             raise PackagerError("no .tflite files in " + ", ".join(map(str, models)))
@@ -411,9 +419,10 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
             task = progress.add_task("measuring", total=len(paths))
             for path in paths:
                 progress.update(task, description=path.name)
-                results.append(compare_model(path, measure=not no_runtimes))
+                results.append(compare_model(path, measure=not no_runtimes,
+                                             tflite_runtimes=tflite_runtimes))
                 progress.advance(task)
-        rows = [comparison_row(r) for r in results]
+        rows = [row for r in results for row in comparison_rows(r)]
         if csv_file is not None:
             write_atomically(csv_file, csv_text(rows).encode())
     if json_out:

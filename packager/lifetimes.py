@@ -72,6 +72,30 @@ def model_lifetimes(model: Model, semantics: str | Semantics,
 
 # -- classification shared by both timelines --------------------------------------------------
 
+_INTEGER = ("INT32", "INT64")
+
+
+def computed_at_prepare(sg: Subgraph, sem: Semantics) -> set[int]:
+    """Outputs the runtime computes at Prepare into persistent read-only buffers (shape
+    arithmetic: SHAPE, then ops over constants and such outputs); see Semantics."""
+    known = {t.index for t in sg.tensors if t.is_constant}
+    out: set[int] = set()
+    if not sem.prepare_time_outputs:
+        return out
+    for op in sg.operators:
+        if op.name not in sem.prepare_time_outputs or not op.outputs:
+            continue
+        outputs = [o for o in op.outputs if o >= 0]
+        if not outputs or any(sg.tensors[o].type not in _INTEGER or sg.tensors[o].nbytes is None
+                              for o in outputs):
+            continue
+        inputs = [i for i in op.inputs if i >= 0]
+        if op.name == "SHAPE" or (inputs and all(i in known for i in inputs)):
+            known.update(outputs)
+            out.update(outputs)
+    return out
+
+
 def _classify(model: Model, sg: Subgraph, sem: Semantics, plan_dynamic: bool = False) -> dict[int, str]:
     """Categories of the tensors that cannot be planned; planned candidates are left out."""
     out: dict[int, str] = {}
@@ -82,6 +106,9 @@ def _classify(model: Model, sg: Subgraph, sem: Semantics, plan_dynamic: bool = F
             out[t.index] = CONSTANT
         elif t.nbytes is None:
             out[t.index] = DYNAMIC
+    prepared = computed_at_prepare(sg, sem)
+    for t in prepared:
+        out.setdefault(t, PERSISTENT)
     for op in sg.operators:
         inputs = [i for i in op.inputs if i >= 0]
         if (sem.persistent_dequantized_constants and op.name == "DEQUANTIZE" and inputs
@@ -90,14 +117,39 @@ def _classify(model: Model, sg: Subgraph, sem: Semantics, plan_dynamic: bool = F
                 out.setdefault(o, PERSISTENT)
         rule = sem.dynamic_output_rules.get(op.name)
         if rule and any(k < len(op.inputs) and op.inputs[k] >= 0
-                        and not sg.tensors[op.inputs[k]].is_constant for k in rule):
+                        and not sg.tensors[op.inputs[k]].is_constant
+                        and op.inputs[k] not in prepared for k in rule):
             for o in op.outputs:
                 if not (plan_dynamic and sg.tensors[o].nbytes is not None):
                     out.setdefault(o, DYNAMIC)
+    if sem.while_prunes_unread:
+        for t in pruned_by_while(model, sg):
+            out.setdefault(t, UNUSED)
     if _inputs_owned_by_caller(model, sg.index, sem):
         for t in sg.inputs:
             if t >= 0 and sg.tensors[t].type not in ("RESOURCE", "VARIANT"):
                 out.setdefault(t, CALLER)
+    return out
+
+
+def pruned_by_while(model: Model, sg: Subgraph) -> set[int]:
+    """Tensors of `sg` a WHILE leaves without a buffer (Semantics.while_prunes_unread)."""
+    out: set[int] = set()
+    read = {i for op in sg.operators for i in op.inputs if i >= 0}
+    for caller in model.subgraphs:
+        for op in caller.operators:
+            if op.name != "WHILE" or len(op.subgraphs) < 2:
+                continue
+            cond, body = (model.subgraphs[i] if 0 <= i < len(model.subgraphs) else None
+                          for i in op.subgraphs[:2])
+            if cond is sg:
+                out.update(t for t in sg.inputs if t >= 0 and t not in read)
+            if caller is sg and body is not None:
+                for k, o in enumerate(op.outputs):
+                    passes = (k < len(body.inputs) and k < len(body.outputs)
+                              and body.inputs[k] == body.outputs[k])
+                    if o >= 0 and passes and o not in read:
+                        out.add(o)
     return out
 
 

@@ -52,6 +52,18 @@ class Semantics:
     # predicted from the file (TFLite Micro: packager/compare/predict_tflm_arena.py)
     runs_stored_shapes: bool = False  # the runtime ignores shape_signature and runs the shapes
     # stored in the file (TFLite Micro), so a complete stored shape needs no --dim
+    prepare_time_outputs: frozenset[str] = frozenset()
+    # ops whose integer outputs the runtime computes once, at Prepare, into a persistent read-only
+    # buffer (kTfLitePersistentRo) when every input is constant or so computed; SHAPE always
+    # (its input's shape is known at Prepare). Such outputs take no place in the working arena,
+    # and an op reading them as its shape input is not dynamic.
+    while_prunes_unread: bool = False
+    # WHILE's Prepare drops the condition's inputs no condition op reads, and the outputs of loop
+    # variables the body passes through unchanged when no op of the caller reads them: neither
+    # gets a buffer (tflite/kernels/while.cc, RemoveUnusedInputs and the read-only input check).
+    children_alternate: bool = False
+    # the arenas of a control-flow op's children are alternatives over the caller's arena (one
+    # child runs at a time), not a sum (TFLite allocates them all): control_flow.py
 
 
 _BINARY = InPlaceRule(inputs=(0, 1))
@@ -96,6 +108,11 @@ TFLITE = Semantics(
     dynamic_output_rules=_TFLITE_DYNAMIC_OUTPUTS, layout_measurable=True,
     # tflite/kernels/if.cc and while.cc (Prepare): branch and body inputs become kTfLiteCustom.
     caller_owned_inputs={"IF": (0, 1), "WHILE": (1,)},
+    # Measured with ai-edge-litert 2.3 and tflite-runtime 2.14 on SHAPE arithmetic
+    # (tests/compare/test_runtime_cases.py): ADD, SUB, SLICE, PACK, FLOOR_DIV... stay in the arena.
+    while_prunes_unread=True,
+    prepare_time_outputs=frozenset({"SHAPE", "STRIDED_SLICE", "CONCATENATION", "GATHER", "MUL",
+                                    "TILE", "RESHAPE"}),
 )
 
 TFLM = Semantics(
@@ -116,7 +133,7 @@ IDEAL = Semantics(
     alignment=16, size_rounding=1, pin_inputs=False, unread_to_end=False,
     persistent_variables=True, persistent_dequantized_constants=False,
     inplace=_IDEAL_INPLACE, inplace_needs_single_reader=False, inplace_allows_graph_io=True,
-    inline_subgraphs=False,
+    inline_subgraphs=False, children_alternate=True,
 )
 
 # The setting of Pisarchyk & Lee 2020, whose tables our benchmark reproduces (benchmarks/bench.py):

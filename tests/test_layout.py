@@ -16,7 +16,7 @@ STAGES = (
     ("read", ("packager", "packager.errors", "packager.model", "packager.reader")),
     ("records", ("packager.plan.records",)),
     ("rules", ("packager.semantics", "packager.kernels")),
-    ("lifetimes", ("packager.lifetimes",)),
+    ("lifetimes", ("packager.lifetimes", "packager.control_flow")),
     ("plan", ("packager.plan",)),
     ("dynamic", ("packager.dynamic",)),
     ("arenas", ("packager.arenas",)),

@@ -53,8 +53,11 @@ def _last_json(stdout: str) -> dict | None:
     return None
 
 
-def run_probe(args: tuple[str, ...], timeout: float = DEFAULT_TIMEOUT) -> ProbeResult:
-    return run_child([sys.executable, "-m", "packager.compare.probe", *args], timeout)
+def run_probe(args: tuple[str, ...], timeout: float = DEFAULT_TIMEOUT,
+              python: str | None = None) -> ProbeResult:
+    """`python`: another environment's interpreter (a runtime that needs other libraries, such as
+    tflite-runtime 2.14 with numpy<2); the probe imports only the runtime and the standard library."""
+    return run_child([python or sys.executable, "-m", "packager.compare.probe", *args], timeout)
 
 
 def run_child(command: list[str], timeout: float = DEFAULT_TIMEOUT) -> ProbeResult:
@@ -79,11 +82,14 @@ def run_child(command: list[str], timeout: float = DEFAULT_TIMEOUT) -> ProbeResu
 
 
 @lru_cache(maxsize=256)
-def _cached(args: tuple[str, ...], stamp: tuple[int, int], timeout: float) -> ProbeResult:
-    return run_probe(args, timeout)
+def _cached(args: tuple[str, ...], stamp: tuple[int, int], timeout: float,
+            python: str | None = None) -> ProbeResult:
+    return run_probe(args, timeout, python)
 
 
-def probe(kind: str, path: Path, *extra: str, timeout: float = DEFAULT_TIMEOUT) -> ProbeResult:
-    """Measure once per (file contents stamp, arguments) for the life of this process."""
+def probe(kind: str, path: Path, *extra: str, timeout: float = DEFAULT_TIMEOUT,
+          python: str | None = None) -> ProbeResult:
+    """Measure once per (file contents stamp, arguments, interpreter) for the life of this process."""
     stat = path.stat()
-    return _cached((kind, str(path.resolve()), *extra), (stat.st_mtime_ns, stat.st_size), timeout)
+    return _cached((kind, str(path.resolve()), *extra), (stat.st_mtime_ns, stat.st_size), timeout,
+                   python)

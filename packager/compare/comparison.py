@@ -19,6 +19,10 @@ from pathlib import Path
 
 from packager.arenas import plan_arenas
 from packager.model import Model
+from packager.compare.like_with_like import placed_tensors, set_apart
+from packager.control_flow import model_total
+from packager.lifetimes import model_lifetimes
+from packager.semantics import SEMANTICS
 from packager.compare.predict_tflite import PredictedArena, predict_tflite
 from packager.kernels.tflite_scratch import LITERT, rules_for
 from packager.plan.records import UsageRecord
@@ -57,6 +61,7 @@ class ArenaCheck:
     scratch_equal: bool  # the temporaries in the arena: same (offset, size) multiset
     anchored: bool  # False: offsets compared up to one common shift (offset 0 was not visible)
     unknown: tuple[int, ...] = field(default=())  # tensors whose address Python hides
+    resized: tuple[int, ...] = field(default=())  # model tensors whose bytes differ from the file's
 
     @property
     def model_diff(self) -> int:
@@ -73,8 +78,30 @@ class ArenaCheck:
         return self.measured == self.predicted
 
     @property
+    def lower_bound(self) -> bool:
+        """The measured arena is only a lower bound: a tensor whose address is hidden may lie
+        above every tensor that can be seen."""
+        return bool(self.unknown)
+
+    @property
     def exact(self) -> bool:
-        return not self.mismatched and self.scratch_equal and self.arena_matches
+        """Every tensor seen at the predicted offset with the predicted size, the same
+        temporaries, and the same arena, with nothing hidden that could change it."""
+        return (not self.mismatched and not self.resized and self.scratch_equal
+                and not self.lower_bound and self.measured == self.predicted)
+
+    @property
+    def why_not_exact(self) -> str:
+        if self.exact:
+            return ""
+        if self.mismatched or self.resized:
+            return (f"{len(set(self.mismatched) | set(self.resized))} tensors at another offset "
+                    "or size")
+        if not self.scratch_equal:
+            return "the runtime's temporaries differ"
+        if self.lower_bound:
+            return f"{len(self.unknown)} 0-d tensors hidden (Python hands them out as copies)"
+        return "the arena sizes differ"
 
 
 @dataclass(frozen=True)
@@ -98,6 +125,7 @@ class RuntimeComparison:
     whole_predicted: int | None = None
     whole_measured: int | None = None
     whole_inexact_reason: str = ""  # the prediction names a kernel it does not model
+    set_apart: tuple[str, ...] = ()  # tensors outside the measured arena (and the best plan), why
 
     @property
     def whole_exact(self) -> bool | None:
@@ -108,8 +136,18 @@ class RuntimeComparison:
     @property
     def partial(self) -> bool:
         """The measured arena is a lower bound: some tensors' addresses are hidden (0-d tensors
-        reach Python as copies) and the visible ones do not reach the predicted top."""
-        return any(c.unknown and c.measured < c.predicted for c in self.checks)
+        reach Python as copies), so one of them may lie above every visible one."""
+        return any(c.lower_bound for c in self.checks)
+
+    @property
+    def why_not_exact(self) -> str:
+        """Empty when exact; else the first reason, per subgraph arena."""
+        if self.measured is None or self.exact:
+            return ""
+        if not self.checks:
+            return "the measured and predicted heads differ"
+        return "; ".join(f"subgraph {c.subgraph}: {c.why_not_exact}" for c in self.checks
+                         if not c.exact)
 
     @property
     def exact(self) -> bool | None:
@@ -139,20 +177,28 @@ class ModelComparison:
     tflite: RuntimeComparison
     tflm: RuntimeComparison
     ideal: Planned
+    tflite_also: tuple[RuntimeComparison, ...] = ()  # the other TFLite versions asked for (--runtime)
 
 
 def planned(model: Model, semantics: str, with_runtime_buffers: bool = False,
-            extra_records: list[list[UsageRecord]] | None = None) -> Planned:
-    """The best offset plan of every arena on the one path, summed: the shapes stored in the file,
-    which is what both runtimes allocate when nobody resizes an input (no --dim bounds here).
+            extra_records: list[list[UsageRecord]] | None = None,
+            keep: list[set[int]] | None = None) -> Planned:
+    """The best offset plan of every arena on the one path: the shapes stored in the file, which
+    is what both runtimes allocate when nobody resizes an input (no --dim bounds here).
     `with_runtime_buffers`: also the buffers the runtime really places beside the model's tensors
-    (TFLite Micro's kernel scratch, or TFLite's predicted temporaries in `extra_records`), so that
-    the plan compares with the measured arena."""
-    arenas = plan_arenas(model, semantics, kernel_scratch=with_runtime_buffers, extra_records=extra_records)
+    (TFLite Micro's kernel scratch, or TFLite's predicted temporaries in `extra_records`), and
+    `keep`: per arena, only the model tensors the runtime's arena holds (like_with_like.py), so
+    that the plan compares with the measured arena. Arenas add up as the semantics says
+    (control_flow.py: IF branches and WHILE's condition and body are alternatives under ideal)."""
+    arenas = plan_arenas(model, semantics, kernel_scratch=with_runtime_buffers,
+                         extra_records=extra_records, only_tensors=keep)
     best = [a.result.best_offsets for a in arenas if a.result.best_offsets is not None]
-    return Planned(semantics, sum(o.total for o in best),
-                   sum(a.result.problem.offset_lower_bound for a in arenas),
-                   tuple(o.strategy for o in best))
+    total = model_total([a.lifetimes for a in arenas],
+                        {a.lifetimes.subgraph: a.result.best_offsets.total for a in arenas
+                         if a.result.best_offsets is not None},
+                        {a.lifetimes.subgraph: a.result.problem.offset_lower_bound for a in arenas},
+                        SEMANTICS[semantics].children_alternate)
+    return Planned(semantics, total.best, total.bound, tuple(o.strategy for o in best))
 
 
 def _tflite_scratch(predictions: list[PredictedArena]) -> list[list[UsageRecord]]:
@@ -173,24 +219,32 @@ def check_arena(measured: MeasuredArena, predicted: PredictedArena) -> ArenaChec
              or measured.offsets[t] + shift != predicted.offsets[t]))
     scratch_measured = sorted((o + shift, n) for o, n in measured.scratch.values())
     scratch_predicted = sorted((s.offset, s.nbytes) for s in predicted.scratch if s.offset is not None)
+    resized = tuple(sorted(t for t, n in measured.sizes.items()
+                           if t in predicted.sizes and predicted.sizes[t] != n))
     return ArenaCheck(measured.subgraph, measured.arena + shift if measured.arena else 0,
                       predicted.arena, measured.model_arena + shift if measured.offsets else 0,
                       predicted.model_arena, len(common), tuple(mismatched),
                       scratch_measured == scratch_predicted, measured.anchored,
-                      tuple(measured.unknown))
+                      tuple(measured.unknown), resized)
 
 
-def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True) -> RuntimeComparison:
-    result = tflite_runtime.measure_tflite(path, model) if measure else Unavailable(
+def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True,
+                   runtime: str | None = None) -> RuntimeComparison:
+    """`runtime`: litert or tflite-runtime (tflite_versions.py); None: this environment's."""
+    result = tflite_runtime.measure_tflite(path, model, runtime=runtime) if measure else Unavailable(
         MISSING, "not measured")
     if isinstance(result, TfliteMeasurement):
         predictions = predict_tflite(model, rules_for(result.runtime, result.version))
+    elif runtime == "tflite-runtime":
+        predictions = predict_tflite(model, rules_for("tflite-runtime", ""))
     else:
         predictions = predict_tflite(model, LITERT)  # the runtime CI installs
     uncovered = tuple(sorted({op for p in predictions for op in p.uncovered_ops}))
-    common = dict(planned=planned(model, TFLITE.name, True, _tflite_scratch(predictions)),
+    common = dict(planned=planned(model, TFLITE.name, True, _tflite_scratch(predictions),
+                                  keep=placed_tensors(predictions)),
                   model_only=plan, predicted=sum(p.arena for p in predictions),
-                  predicted_model=sum(p.model_arena for p in predictions), uncovered_ops=uncovered)
+                  predicted_model=sum(p.model_arena for p in predictions), uncovered_ops=uncovered,
+                  set_apart=set_apart(model, model_lifetimes(model, TFLITE.name), predictions))
     if not isinstance(result, TfliteMeasurement):
         return RuntimeComparison(TFLITE.name, result.outcome, result.reason, result.runtime,
                                  result.version, **common)
@@ -220,14 +274,20 @@ def compare_tflm(path: Path, model: Model, plan: Planned, measure: bool = True) 
                              whole_measured=getattr(smallest, "arena", None))
 
 
-def compare_model(path: Path, measure: bool = True) -> ModelComparison:
+def compare_model(path: Path, measure: bool = True,
+                  tflite_runtimes: tuple[str, ...] | None = None) -> ModelComparison:
+    """`tflite_runtimes`: the TFLite versions to measure and predict (tflite_versions.CHOICES),
+    the first in `tflite`, the others in `tflite_also`; None: this environment's one."""
     path = Path(path)
     model = read_model(path)
+    model_only = planned(model, TFLITE.name)
+    names = tflite_runtimes or (None,)
+    tflite = [compare_tflite(path, model, model_only, measure, name) for name in names]
     return ModelComparison(
         name=path.stem, path=str(path),
-        tflite=compare_tflite(path, model, planned(model, TFLITE.name), measure),
+        tflite=tflite[0],
         tflm=compare_tflm(path, model, planned(model, TFLM.name), measure),
-        ideal=planned(model, IDEAL.name))
+        ideal=planned(model, IDEAL.name), tflite_also=tuple(tflite[1:]))
 
 
 def expand_models(paths: list[Path]) -> list[Path]:
@@ -242,18 +302,25 @@ def expand_models(paths: list[Path]) -> list[Path]:
 def notes(results: list[ModelComparison], rows: list[dict]) -> list[str]:
     """The lines under the table: which runtimes measured, remaining differences, reasons."""
     out = []
-    measured = sorted({f"{r.package} {r.version}" for c in results for r in (c.tflite, c.tflm)
-                       if r.status == "measured"})
+    measured = sorted({f"{r.package} {r.version}" for c in results
+                       for r in (c.tflite, c.tflm, *c.tflite_also) if r.status == "measured"})
     if measured:
         out.append("measured with " + ", ".join(measured))
     for row in rows:
-        if row["tflite_diff_model_tensors"] or row["tflite_diff_runtime_scratch"]:
+        if (row["tflite_diff_model_tensors"] or row["tflite_diff_runtime_scratch"]) \
+                and not row.get("tflite_measured_partial"):
             out.append(f"{row['model']}: TFLite's arena differs from the prediction by "
                        f"{row['tflite_diff_model_tensors']:,} B on the model's tensors and "
                        f"{row['tflite_diff_runtime_scratch']:,} B of runtime scratch")
         if row["reasons"]:
             out.append(f"{row['model']}: {row['reasons']}")
-    if any(r.status == "missing" for c in results for r in (c.tflite, c.tflm)):
+        if row.get("tflite_set_apart"):
+            out.append(f"{row['model']} ({row['tflite_runtime']}): left out of TFLite's arena and "
+                       f"of the best plan: {row['tflite_set_apart']}")
+        if row.get("tflite_measured_partial"):
+            out.append(f"{row['model']} ({row['tflite_runtime']}): TFLite's measured arena is a lower bound (≥, prediction "
+                       f"marked ?): {row['tflite_not_exact_because']}")
+    if any(r.status == "missing" for c in results for r in (c.tflite, c.tflm, *c.tflite_also)):
         out.append("a runtime is not installed, so only planned figures are shown for it; install "
                    f"both with: {tflite_runtime.INSTALL_HINT}")
     return out

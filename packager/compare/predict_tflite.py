@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from packager.lifetimes import (ALIAS, DYNAMIC, PERSISTENT, ArenaLifetimes,
-                                model_lifetimes)
+                                computed_at_prepare, model_lifetimes)
 from packager.model import Model
 from packager.plan.offsets.greedy_by_size_tflite import arena_offset
 from packager.kernels import tflite_scratch
@@ -70,6 +70,7 @@ class PredictedArena:
     scratch: tuple[PredictedScratch, ...]
     prepared_ops: int  # ops prepared by allocate_tensors (all, unless a dynamic output stops it)
     uncovered_ops: tuple[str, ...] = field(default=())  # ops whose scratch rule is unknown
+    sizes: dict[int, int] = field(default_factory=dict)  # model tensor -> bytes, as placed
 
 
 def _less(a: Candidate, b: Candidate) -> bool:
@@ -112,7 +113,10 @@ def _model_candidates(model: Model, arena: ArenaLifetimes) -> dict[int, Candidat
         out[r.tensor] = Candidate(r.tensor, r.size, r.first_op, dealloc, placed=True)
     producers = {o: i for i, op in enumerate(sg.operators) for o in op.outputs if o >= 0}
     last_read, outputs = _readers_and_outputs(model, arena.subgraph)
+    read_only = computed_at_prepare(sg, TFLITE)  # kTfLitePersistentRo: not in the planner at all
     for t, cat in arena.category.items():
+        if t in read_only:
+            continue
         size = sg.tensors[t].nbytes or 0
         if cat == ALIAS:
             # Its own reference count is never dropped (reads count against its owner).
@@ -182,6 +186,12 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules) -
     for alias, root in arena.aliases.items():
         if root in model_offsets:
             model_offsets[alias] = model_offsets[root]
+    if rules.dynamic_views_share_input:
+        for op in sg.operators[:prepared]:
+            rule = TFLITE.inplace.get(op.name)
+            if rule and rule.data_unmodified and op.outputs and op.inputs \
+                    and arena.category.get(op.outputs[0]) == DYNAMIC and op.inputs[0] in model_offsets:
+                model_offsets[op.outputs[0]] = model_offsets[op.inputs[0]]
     sizes = {t: sg.tensors[t].nbytes or 0 for t in model_offsets}
     predicted_scratch = tuple(
         PredictedScratch(index, op, sg.operators[op].name, tmp.what, tmp.nbytes, offsets.get(index))
@@ -193,7 +203,7 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules) -
         arena=max((end for _, end, _, _ in placed), default=0),
         model_arena=max((model_offsets[t] + sizes[t] for t in model_offsets), default=0),
         offsets=model_offsets, scratch=predicted_scratch, prepared_ops=prepared,
-        uncovered_ops=uncovered)
+        uncovered_ops=uncovered, sizes=sizes)
 
 
 def predict_tflite(model: Model, rules: ScratchRules) -> list[PredictedArena]:

@@ -1,6 +1,6 @@
 """Child-process entry point: load a model in a real runtime and print what it allocated, as JSON.
 
-    python -m packager.compare.probe tflite MODEL
+    python -m packager.compare.probe tflite MODEL [ai-edge-litert|tflite-runtime]
     python -m packager.compare.probe tflm MODEL ARENA_BYTES
 
 Runs in its own process so that a runtime that aborts or crashes cannot take the packager down.
@@ -79,14 +79,17 @@ def package_version(name: str) -> str:
 
 # -- TFLite / LiteRT ------------------------------------------------------------------------------
 
-def _tflite_module():
-    try:
-        from ai_edge_litert import interpreter
-        import ai_edge_litert
-        return interpreter, "ai-edge-litert", getattr(ai_edge_litert, "__version__", None) \
-            or package_version("ai-edge-litert")
-    except ImportError:
-        pass
+def _tflite_module(package: str | None = None):
+    """The interpreter module: `package` when given, else ai-edge-litert, else tflite-runtime."""
+    if package in (None, "ai-edge-litert"):
+        try:
+            from ai_edge_litert import interpreter
+            import ai_edge_litert
+            return interpreter, "ai-edge-litert", getattr(ai_edge_litert, "__version__", None) \
+                or package_version("ai-edge-litert")
+        except ImportError:
+            if package is not None:
+                return None, None, None
     try:
         from tflite_runtime import interpreter
         import tflite_runtime
@@ -117,10 +120,30 @@ def _tensor_row(wrapper, index: int, subgraph: int) -> list:
     return [index, array.__array_interface__["data"][0], int(array.nbytes)]
 
 
-def probe_tflite(path: str) -> None:
-    interpreter, package, version = _tflite_module()
+def _file_subgraphs(path: str) -> int:
+    """The length of Model.subgraphs (field 2 of the root table), read from the flatbuffer: the
+    wrapper of tflite-runtime 2.14 has no NumSubgraphs, and asking past the last one crashes it."""
+    import struct
+
+    with open(path, "rb") as f:
+        data = f.read()
+    root = struct.unpack_from("<I", data, 0)[0]
+    vtable = root - struct.unpack_from("<i", data, root)[0]
+    vtable_bytes = struct.unpack_from("<H", data, vtable)[0]
+    field = 4 + 2 * 2
+    if field + 2 > vtable_bytes:
+        return 0
+    slot = struct.unpack_from("<H", data, vtable + field)[0]
+    if slot == 0:
+        return 0
+    vector = root + slot + struct.unpack_from("<I", data, root + slot)[0]
+    return struct.unpack_from("<I", data, vector)[0]
+
+
+def probe_tflite(path: str, wanted: str | None = None) -> None:
+    interpreter, package, version = _tflite_module(wanted)
     if interpreter is None:
-        emit({"missing": "ai-edge-litert (or tflite-runtime)"}, EXIT_MISSING)
+        emit({"missing": wanted or "ai-edge-litert (or tflite-runtime)"}, EXIT_MISSING)
     with captured_output() as output:
         try:
             it = interpreter.Interpreter(
@@ -134,8 +157,9 @@ def probe_tflite(path: str) -> None:
         emit({"runtime": package, "version": version, "reason": reason_of(error, output)},
              EXIT_REFUSED)
     wrapper = it._interpreter  # the tensor views need the wrapper's per-subgraph accessors
+    count = wrapper.NumSubgraphs() if hasattr(wrapper, "NumSubgraphs") else _file_subgraphs(path)
     subgraphs = [[_tensor_row(wrapper, i, s) for i in range(wrapper.NumTensors(s))]
-                 for s in range(wrapper.NumSubgraphs())]
+                 for s in range(count)]
     emit({"runtime": package, "version": version, "subgraphs": subgraphs})
 
 
@@ -174,7 +198,7 @@ def probe_tflm(path: str, arena_bytes: int) -> None:
 
 def main(argv: list[str]) -> None:
     if len(argv) >= 2 and argv[0] == "tflite":
-        probe_tflite(argv[1])
+        probe_tflite(argv[1], argv[2] if len(argv) >= 3 else None)
     elif len(argv) >= 3 and argv[0] == "tflm":
         probe_tflm(argv[1], int(argv[2]))
     else:

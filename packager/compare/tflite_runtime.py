@@ -22,8 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from packager.lifetimes import pruned_by_while
 from packager.model import Model
-from packager.compare.child import MEASURED, ProbeResult, probe
+from packager.compare.child import MEASURED, MISSING, ProbeResult, probe
 
 ALIGNMENT_HOLE = 64  # a gap this large cannot be alignment padding inside one arena
 INSTALL_HINT = "pip install 'tflpack[runtimes]' (ai-edge-litert and tflite-micro)"
@@ -113,13 +114,17 @@ def _base(sg, buffers: list[tuple[int, int, int]], unknown: list[int],
     return min(p for p, _, _ in busiest), False
 
 
-def classify_subgraph(model: Model, subgraph: int, rows: list) -> MeasuredArena:
+def classify_subgraph(model: Model, subgraph: int, rows: list,
+                      persistent_temporaries: frozenset[int] = frozenset()) -> MeasuredArena:
     sg = model.subgraphs[subgraph]
     n_model = len(sg.tensors)
     buffers, unallocated, unknown = [], [], []
+    pruned = pruned_by_while(model, sg)  # no buffer of their own: whatever they point at is not the arena
     for index, ptr, nbytes in rows:
         is_model = index < n_model
         if is_model and sg.tensors[index].is_constant:
+            continue
+        if is_model and index in pruned:
             continue
         if ptr is None or not isinstance(nbytes, int) or nbytes == 0:
             if is_model:
@@ -135,6 +140,8 @@ def classify_subgraph(model: Model, subgraph: int, rows: list) -> MeasuredArena:
     for region in regions:
         if base is None or any(i in persistent for _, _, i in region):
             continue
+        if persistent_temporaries and all(i >= n_model for _, _, i in region):
+            continue  # only temporaries, where kernels keep some persistent: that arena
         working.update(i for p, _, i in region if base <= p < base + window)
     offsets, sizes, scratch, elsewhere, scratch_elsewhere = {}, {}, {}, {}, {}
     for ptr, n, i in buffers:
@@ -152,19 +159,46 @@ def classify_subgraph(model: Model, subgraph: int, rows: list) -> MeasuredArena:
                          scratch_elsewhere, tuple(unallocated), tuple(unknown), anchored)
 
 
+def _persistent_temporaries(model: Model, runtime: str, version: str) -> dict[int, frozenset[int]]:
+    """Per subgraph, the temporaries whose kernel asks for kTfLiteArenaRwPersistent (tflite-runtime
+    2.14's float CONV_2D transposed weights...). Their indices are only predicted, so they serve as
+    a hint: in such a subgraph, a block of buffers holding temporaries alone is the persistent
+    arena (the working arena always holds the model's tensors, and has no holes of 64 bytes)."""
+    from packager.compare.predict_tflite import predict_tflite
+    from packager.kernels.tflite_scratch import rules_for
+
+    try:
+        predictions = predict_tflite(model, rules_for(runtime, version))
+    except Exception:  # a model the predictor cannot read: classify without the hint
+        return {}
+    return {p.subgraph: frozenset(s.index for s in p.scratch if s.offset is None)
+            for p in predictions}
+
+
 def measurement_from_probe(model: Model, result: ProbeResult) -> TfliteMeasurement | Unavailable:
     data = result.data
     if result.outcome != MEASURED:
         return Unavailable(result.outcome, result.reason, data.get("runtime", ""),
                            data.get("version", ""))
-    arenas = tuple(classify_subgraph(model, s, rows) for s, rows in enumerate(data["subgraphs"])
-                   if s < len(model.subgraphs))
+    persistent = _persistent_temporaries(model, data["runtime"], data["version"])
+    arenas = tuple(classify_subgraph(model, s, rows, persistent.get(s, frozenset()))
+                   for s, rows in enumerate(data["subgraphs"]) if s < len(model.subgraphs))
     return TfliteMeasurement(data["runtime"], data["version"], arenas)
 
 
-def measure_tflite(path: Path, model: Model, timeout: float = 120.0) -> TfliteMeasurement | Unavailable:
-    """TFLite's arenas for the model at `path` (already read as `model`), measured in a child."""
-    return measurement_from_probe(model, probe("tflite", Path(path), timeout=timeout))
+def measure_tflite(path: Path, model: Model, timeout: float = 120.0,
+                   runtime: str | None = None) -> TfliteMeasurement | Unavailable:
+    """TFLite's arenas for the model at `path` (already read as `model`), measured in a child.
+    `runtime`: litert or tflite-runtime (tflite_versions.py); None: whichever this environment has."""
+    if runtime is None:
+        return measurement_from_probe(model, probe("tflite", Path(path), timeout=timeout))
+    from packager.compare.tflite_versions import choice
+
+    which = choice(runtime)
+    if not which.installed:
+        return Unavailable(MISSING, which.missing_reason, which.package)
+    return measurement_from_probe(model, probe("tflite", Path(path), which.package,
+                                               timeout=timeout, python=which.python))
 
 
 @dataclass(frozen=True)

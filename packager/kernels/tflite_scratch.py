@@ -59,6 +59,7 @@ _NO_TEMPORARIES = frozenset({
     "MAXIMUM", "MINIMUM", "IF", "WHILE", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE",
     "ASSIGN_VARIABLE", "WHERE", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5", "ABS",
     "NEG", "EXP", "SQRT", "RSQRT", "SQUARE", "SQUARED_DIFFERENCE", "SELECT_V2", "FLOOR",
+    "SHAPE", "FLOOR_DIV",  # measured on fixtures/runtime_cases.py
 })
 
 
@@ -172,6 +173,48 @@ def _batch_matmul(o: _Op) -> OpScratch:
     return OpScratch(7, (lhs_t, rhs_t))
 
 
+# -- fused LSTM ------------------------------------------------------------------------------------
+
+def _sequence_lstm(o: _Op) -> OpScratch:
+    """unidirectional_sequence_lstm.cc: Init reserves twelve indices; Prepare uses one float
+    scratch buffer of [batch, cells x 5 + 16] (x 4 + 16 without an input gate, CIFG) for float,
+    and six [batch, cells] buffers (four int16, one int8, one int32) for the 8x8->16 integer
+    kernel. The hybrid kernel (float input, integer weights) is not modelled."""
+    x, w_out = o.input(0), o.input(4)  # input, input_to_output weights
+    if x is None or w_out is None or len(x.shape) < 3:
+        return UNKNOWN
+    n_batch = x.shape[1] if o.option("time_major", 0) else x.shape[0]
+    n_cell = w_out.shape[0]
+    if x.type == "FLOAT32" and w_out.type == "FLOAT32":
+        gates = 4 if o.input(1) is None else 5
+        return OpScratch(12, (Temporary(0, _bytes("FLOAT32", n_batch * (n_cell * gates + 16)),
+                                        ARENA, "scratch_buffer"),))
+    if x.type == "INT8" and w_out.type == "INT8":
+        kinds = ("INT16",) * 4 + ("INT8", "INT32")
+        return OpScratch(12, tuple(Temporary(k, _bytes(t, n_batch * n_cell), ARENA,
+                                             f"scratch_{k}") for k, t in enumerate(kinds)))
+    return UNKNOWN
+
+
+# -- SVDF ------------------------------------------------------------------------------------------
+
+def _svdf(o: _Op) -> OpScratch:
+    """svdf.cc: six indices reserved; float uses one [batch, filters] float scratch, the integer
+    kernel a [batch, filters] int32 scratch and a [units, batch] int32 output buffer (measured on
+    keyword_scrambled_8bit). The hybrid kernel (float input, int8 weights) is not modelled."""
+    x, w = o.input(0), o.input(1)  # input [batch, input], weights_feature [filters, input]
+    if x is None or w is None or len(x.shape) != 2 or len(w.shape) != 2:
+        return UNKNOWN
+    batch, filters = x.shape[0], w.shape[0]
+    rank = max(o.option("rank", 1), 1)
+    if x.type == "FLOAT32" and w.type == "FLOAT32":
+        return OpScratch(6, (Temporary(0, 4 * batch * filters, ARENA, "scratch"),))
+    if x.type == "INT8" and w.type == "INT8":
+        return OpScratch(6, (Temporary(0, 4 * batch * filters, ARENA, "scratch"),
+                             Temporary(1, 4 * (filters // rank) * batch, ARENA, "output_temp")))
+    return UNKNOWN
+
+
 Rule = Callable[[_Op], OpScratch]
 
 
@@ -181,6 +224,9 @@ class ScratchRules:
     description: str
     rules: Mapping[str, Rule]
     no_temporaries: frozenset[str]
+    # A view op (RESHAPE...) whose output is dynamic still points its output at its input's
+    # buffer when prepared (ai-edge-litert); tflite-runtime 2.14 leaves it unallocated.
+    dynamic_views_share_input: bool = False
 
     def for_op(self, sg: Subgraph, op: Operator) -> OpScratch:
         rule = self.rules.get(op.name)
@@ -196,14 +242,23 @@ LITERT = ScratchRules(
            "SUM": lambda o: _reduce(o, True), "REDUCE_PROD": lambda o: _reduce(o, True),
            "REDUCE_MAX": lambda o: _reduce(o, False), "REDUCE_MIN": lambda o: _reduce(o, False),
            "REDUCE_ANY": lambda o: _reduce(o, False), "FULLY_CONNECTED": _fully_connected,
-           "BATCH_MATMUL": _batch_matmul},
+           "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm,
+           "SVDF": _svdf},
     no_temporaries=_NO_TEMPORARIES,
+    dynamic_views_share_input=True,
 )
 
 TFLITE_EIGEN = ScratchRules(
     name="tflite-eigen",
     description="tflite-runtime <= 2.14 kernels (multithreaded Eigen CONV_2D)",
-    rules={"CONV_2D": _conv_eigen, "DEPTHWISE_CONV_2D": _depthwise},
+    # Reductions and matrix products are the same kernel code in both builds (checked against
+    # tflite-runtime 2.14.0 on the fixtures, tests/compare/test_compare_tflite214.py).
+    rules={"CONV_2D": _conv_eigen, "DEPTHWISE_CONV_2D": _depthwise, "MEAN": lambda o: _reduce(o, True),
+           "SUM": lambda o: _reduce(o, True), "REDUCE_PROD": lambda o: _reduce(o, True),
+           "REDUCE_MAX": lambda o: _reduce(o, False), "REDUCE_MIN": lambda o: _reduce(o, False),
+           "REDUCE_ANY": lambda o: _reduce(o, False), "FULLY_CONNECTED": _fully_connected,
+           "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm,
+           "SVDF": _svdf},
     no_temporaries=_NO_TEMPORARIES - {"FULLY_CONNECTED", "MEAN", "SUM", "BATCH_MATMUL"},
 )
 

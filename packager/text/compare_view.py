@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from packager.compare.comparison import ModelComparison, RuntimeComparison
 
@@ -19,6 +19,7 @@ ROW_FIELDS = (
     "tflm_exact", "tflm_best", "tflm_lower_bound", "tflm_saving", "tflm_saving_pct",
     "tflm_measured_arena", "tflm_predicted_arena", "tflm_arena_exact",
     "ideal_best", "ideal_lower_bound", "reasons",
+    "tflite_not_exact_because", "tflm_not_exact_because", "tflite_set_apart",
 )
 
 
@@ -61,17 +62,30 @@ def comparison_row(c: ModelComparison) -> dict:
         "tflm_arena_exact": m.whole_exact,
         "ideal_best": c.ideal.best, "ideal_lower_bound": c.ideal.bound,
         "reasons": "; ".join(reasons),
+        "tflite_not_exact_because": t.why_not_exact, "tflm_not_exact_because": m.why_not_exact,
+        "tflite_set_apart": "; ".join(t.set_apart),
     }
+
+
+def comparison_rows(c: ModelComparison) -> list[dict]:
+    """One row per TFLite version compared (--runtime): the TFLite columns change, the rest repeat."""
+    return [comparison_row(c)] + [comparison_row(replace(c, tflite=t, tflite_also=()))
+                                  for t in c.tflite_also]
 
 
 def comparison_json(c: ModelComparison) -> dict:
     data = asdict(c)
-    for key, r in (("tflite", c.tflite), ("tflm", c.tflm)):
-        data[key].update(exact=r.exact, saving=r.saving, saving_pct=r.saving_pct)
-        if key == "tflm":
-            data[key].update(whole_exact=r.whole_exact)
-        for check, raw in zip(r.checks, data[key]["checks"]):
-            raw.update(exact=check.exact, model_diff=check.model_diff,
+    pairs = [(data["tflite"], c.tflite), (data["tflm"], c.tflm)]
+    pairs += list(zip(data["tflite_also"], c.tflite_also))
+    for raw_runtime, r in pairs:
+        raw_runtime.update(exact=r.exact, measured_lower_bound=r.partial,
+                         not_exact_because=r.why_not_exact, saving=r.saving,
+                         saving_pct=r.saving_pct)
+        if r is c.tflm:
+            raw_runtime.update(whole_exact=r.whole_exact)
+        for check, raw in zip(r.checks, raw_runtime["checks"]):
+            raw.update(exact=check.exact, measured_lower_bound=check.lower_bound,
+                       not_exact_because=check.why_not_exact, model_diff=check.model_diff,
                        scratch_diff=check.scratch_diff)
     return data
 
@@ -98,6 +112,8 @@ def _measured(row: dict, key: str, status_key: str) -> str:
 
 
 def _predicted(row: dict, key: str, exact_key: str) -> str:
+    if row[exact_key] is False and row.get(f"{key.replace('_predicted', '_measured')}_partial"):
+        return _bytes(row[key]) + " ?"  # cannot be verified: the measurement is a lower bound
     return _bytes(row[key]) + {True: " ✓", False: " ✗", None: ""}[row[exact_key]]
 
 
@@ -107,7 +123,7 @@ def _saving(row: dict, prefix: str) -> str:
     return f"{_bytes(row[f'{prefix}_saving'])} ({row[f'{prefix}_saving_pct']}%)"
 
 
-TABLE_HEADERS = ("model", "TFLite arena", "predicted", "best tflite plan (bound)", "saving",
+TABLE_HEADERS = ("model", "TFLite", "TFLite arena", "predicted", "best tflite plan (bound)", "saving",
                  "TFLM head", "predicted", "best tflm plan (bound)", "saving",
                  "TFLM arena", "predicted", "ideal floor (bound)")
 
@@ -116,6 +132,7 @@ def table_cells(row: dict) -> tuple[str, ...]:
     """One model's cells, in TABLE_HEADERS order: the CLI's Rich table and the Markdown table."""
     return (
         row["model"],
+        row["tflite_runtime"] or "-",
         _measured(row, "tflite_measured", "tflite_status"),
         _predicted(row, "tflite_predicted", "tflite_exact"),
         f"{_bytes(row['tflite_best'])} ({_bytes(row['tflite_lower_bound'])})",

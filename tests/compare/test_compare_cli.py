@@ -82,3 +82,62 @@ def test_introsort_sorts_and_the_set_order_is_librarys():
         assert [k for k, _ in introsort(xs, lambda a, b: a[0] < b[0])] == sorted(k for k, _ in xs)
     assert unordered_set_order([21, 22]) == [22, 21]  # 13 buckets: a new bucket goes in front
     assert unordered_set_order([3, 16, 29]) == [29, 16, 3]  # same bucket: newest first
+
+
+def test_a_lower_bound_measurement_is_never_called_exact():
+    # Two subgraph arenas: one seen whole and equal to the prediction, one whose 0-d tensor's
+    # address Python hides. The hidden one makes the measurement a lower bound: not exact, and
+    # the JSON and the table both say so.
+    from packager.compare.comparison import ArenaCheck, Planned, RuntimeComparison
+    from packager.text.compare_view import table_cells
+
+    seen = ArenaCheck(0, 128, 128, 128, 128, 2, (), True, True)
+    hidden = ArenaCheck(1, 64, 129, 64, 129, 1, (), True, True, unknown=(3,))
+    assert seen.exact and not seen.lower_bound
+    assert hidden.arena_matches and hidden.lower_bound and not hidden.exact
+    plan = Planned("tflite", 100, 90, ("x",))
+    r = RuntimeComparison("tflite", "measured", "", "ai-edge-litert", "2", plan, plan, 257, 257, (),
+                          measured=192, measured_model=192, checks=(seen, hidden))
+    assert r.partial and r.exact is False and r.saving is None
+    assert "0-d" in r.why_not_exact and "subgraph 1" in r.why_not_exact
+    resized = ArenaCheck(0, 128, 128, 128, 128, 2, (), True, True, resized=(1,))
+    assert not resized.exact and "size" in resized.why_not_exact
+    from packager.text import compare_view
+    row = {k: None for k in compare_view.ROW_FIELDS} | {
+        "model": "m", "tflite_runtime": "ai-edge-litert 2", "tflite_measured": 192, "tflite_measured_partial": True,
+        "tflite_predicted": 257, "tflite_exact": False, "tflite_status": "measured",
+        "tflm_status": "missing"}
+    cells = table_cells(row)
+    assert cells[1:4] == ("ai-edge-litert 2", "≥ 192", "257 ?")
+
+
+def test_compare_json_flags_the_lower_bound():
+    result = runner.invoke(app, ["compare", str(DEFAULT_DIR / "while_loop.tflite"), "--json"])
+    assert result.exit_code == 0, result.output
+    (data,) = json.loads(result.output)
+    t = data["tflite"]
+    if t["status"] != "measured":
+        import pytest
+        pytest.skip(f"TFLite did not measure: {t['reason']}")
+    assert t["measured_lower_bound"]  # its 0-d counter is hidden from Python
+    for check in t["checks"]:
+        assert not (check["exact"] and check["measured_lower_bound"])
+        assert check["exact"] == (check["not_exact_because"] == "")
+    assert t["exact"] == all(c["exact"] for c in t["checks"])
+    assert t["measured_lower_bound"] == any(c["measured_lower_bound"] for c in t["checks"])
+
+
+def test_runtime_option_rejects_an_unknown_version_in_one_line():
+    result = runner.invoke(app, ["compare", str(DEFAULT_DIR / "chain.tflite"), "--runtime", "tf3"])
+    assert result.exit_code == 2 and "litert, tflite-runtime" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_missing_second_environment_is_reported_with_its_setup(monkeypatch):
+    monkeypatch.setenv("TFLPACK_TFLITE214_PYTHON", "/nonexistent/python")
+    result = runner.invoke(app, ["compare", str(DEFAULT_DIR / "chain.tflite"), "--runtime",
+                                 "tflite-runtime", "--json"])
+    assert result.exit_code == 0, result.output
+    (data,) = json.loads(result.output)
+    assert data["tflite"]["status"] == "missing" and "numpy<2" in data["tflite"]["reason"]
+    assert data["tflite"]["predicted"] > 0 and data["tflite"]["exact"] is None
