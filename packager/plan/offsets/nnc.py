@@ -106,6 +106,7 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     graph = AllocationGraph(8 * len(ids) + 16)
     top = 0  # the buffer's size so far: new slots open here
     by_size = sorted(ids, key=lambda i: -records[i].size)
+    size_class = _size_classes(by_size, size)
     cursor = 0
     while cursor < len(by_size):
         while cursor < len(by_size) and not unplaced[by_size[cursor]]:
@@ -113,17 +114,12 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
         if cursor == len(by_size):
             break
         largest = records[by_size[cursor]].size
-        group = []
-        for i in by_size[cursor:]:
-            if records[i].size != largest:
-                break
-            if unplaced[i]:
-                group.append(i)
-        group.sort(key=lambda i: (-interference[i], i))
-        chosen, edge = group[0], None
-        for i in group:
-            if cannot_insert[i]:
-                continue
+        # The unplaced records of the largest size, most interfering first (ties: position).
+        same = size_class[cursor]
+        group = same[unplaced[same]]
+        group = group[np.lexsort((group, -interference[group]))]
+        chosen, edge = int(group[0]), None
+        for i in group[~cannot_insert[group]].tolist():
             edge = graph.best_edge(records[i].first_op, records[i].last_op, largest, alignment)
             if edge is not None:
                 chosen = i
@@ -159,6 +155,18 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
                 interference[j] -= 1
     arena = max(offsets[i] + records[i].size for i in ids)
     return OffsetPlan(NAME, tuple(offsets), arena, alignment)
+
+
+def _size_classes(by_size: Sequence[int], size: np.ndarray) -> list[np.ndarray]:
+    """For each position in `by_size`, the records of its run of equal sizes (one shared array
+    per run)."""
+    ordered = np.array(by_size, np.int64)
+    sizes = size[ordered]
+    starts = np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]]).tolist()
+    out: list[np.ndarray] = []
+    for a, b in zip(starts, starts[1:] + [len(ordered)]):
+        out += [ordered[a:b]] * (b - a)
+    return out
 
 
 def tuple_for(chosen: int, before: int, after: int, first, last, size, unplaced,
