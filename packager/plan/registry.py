@@ -62,7 +62,7 @@ OFFSET_STRATEGIES: tuple[Strategy, ...] = (
              lambda p: greedy_by_size_tflm.plan(p.records, p.alignment, fixed=p.fixed),
              "largest first, first gap (TFLite Micro's planner)"),
     _offsets("greedy_by_breadth", greedy_by_breadth.plan, "widest operator first"),
-    _offsets("strip_packing", strip_packing.plan, "skyline best fit (Sekiyama et al.)", SUPERLINEAR_LIMIT),
+    _offsets("strip_packing", strip_packing.plan, "skyline best fit (Sekiyama et al.)"),
     _offsets("path_cover", path_cover.plan, "path-cover groups (Efficiera)"),
     _offsets("nnc", nnc.plan, "allocation graph (libccv NNC)", SUPERLINEAR_LIMIT),
     _offsets("simulated_allocator", simulated_allocator.plan, "replayed best-fit allocator (MegEngine)"),
