@@ -74,7 +74,7 @@ OBJECT_STRATEGIES: tuple[Strategy, ...] = (
     _objects("equality", equality.plan, "reuse objects of equal size"),
     _objects("greedy_in_order", obj_greedy_in_order.plan, "by first use, closest size"),
     _objects("min_cost_flow", min_cost_flow.plan, "min-cost flow (Lee et al.)"),
-    _objects("greedy_by_breadth", obj_greedy_by_breadth.plan, "widest operator first", 50_000),
+    _objects("greedy_by_breadth", obj_greedy_by_breadth.plan, "widest operator first"),
     _objects("greedy_by_size", obj_greedy_by_size.plan, "largest first, best object"),
     _objects("greedy_by_size_improved", greedy_by_size_improved.plan,
              "positional-maximum stages, nearest use", SUPERLINEAR_LIMIT),
