@@ -11,7 +11,7 @@ import math
 import re
 import struct
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -372,7 +372,7 @@ class _Parser:
                         outputs=check(self._int32s(pos, _SLOT["SubGraph.Outputs"]), "outputs", optional=True),
                         operators=tuple(ops))
 
-    def _options(self, op: int) -> dict[str, object]:
+    def _options(self, op: int) -> Mapping[str, object]:
         kind = self.tables.u8(op, _OP_OPTIONS_TYPE)
         table_name = _OPTION_TABLES.get(kind)
         if table_name is None:
@@ -380,6 +380,9 @@ class _Parser:
         table = self.tables.ref(op, _OP_OPTIONS)
         if not table:
             return {}
+        return _LazyOptions(self, table_name, table)
+
+    def decode_options(self, table_name: str, table: int) -> dict[str, object]:
         cls = _option_class(table_name)
         obj = cls()
         obj.Init(self.data, table)
@@ -414,6 +417,43 @@ class _Parser:
         from dataclasses import replace
         tensors = tuple(replace(t, has_data=buffers[t.buffer].size > 0) if t.buffer else t for t in sg.tensors)
         return replace(sg, tensors=tensors)
+
+
+class _LazyOptions(Mapping):
+    """An operator's builtin options, decoded on first use: most commands look at few of them,
+    and decoding them all is a third of reading a large model. A corrupt options table then
+    fails with ModelError where it is first read."""
+
+    __slots__ = ("_parser", "_table_name", "_table", "_decoded")
+
+    def __init__(self, parser: "_Parser", table_name: str, table: int) -> None:
+        self._parser, self._table_name, self._table = parser, table_name, table
+        self._decoded: dict[str, object] | None = None
+
+    def _dict(self) -> dict[str, object]:
+        if self._decoded is None:
+            parser = self._parser
+            try:
+                self._decoded = parser.decode_options(self._table_name, self._table)
+            except ModelError:
+                raise
+            except _CORRUPT as e:
+                raise ModelError(f"corrupt or truncated model: the {self._table_name} of an operator: "
+                                 f"{plain_words(e, len(parser.data))}") from None
+            self._parser = None  # decoded once: the bytes are no longer needed here
+        return self._decoded
+
+    def __getitem__(self, key: str) -> object:
+        return self._dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dict())
+
+    def __len__(self) -> int:
+        return len(self._dict())
+
+    def __repr__(self) -> str:
+        return repr(self._dict())
 
 
 _option_class_cache: dict[str, type] = {}
