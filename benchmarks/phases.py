@@ -103,7 +103,12 @@ else:
     from packager.reader import read_model
     plan_model(read_model(path), "tflite", "best")
 seconds = time.process_time() - start
-print(json.dumps({{"cpu": seconds, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+try:  # this process's own peak: ru_maxrss would keep the forking parent's, from before exec
+    status = Path("/proc/self/status").read_text()
+    peak_kb = int(next(l for l in status.splitlines() if l.startswith("VmHWM:")).split()[1])
+except (OSError, StopIteration):
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({{"cpu": seconds, "peak_mb": peak_kb / 1024}}))
 """
 
 
