@@ -2,6 +2,7 @@
 and the whole `plan --strategy best` pipeline on the same graphs written as .tflite files.
 
     python -m benchmarks.bench_scale [--sizes 1000,10000,100000] [--shapes chain,...] [--budget S]
+    python -m benchmarks.bench_scale --phases --shapes chain   (CPU per phase, commands end to end)
     python benchmarks/bench_scale.py ...
 
 For each graph shape (benchmarks/synthetic.py) and size it prints each strategy's time and the
@@ -255,10 +256,23 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--pipeline-budget", type=float, default=PIPELINE_BUDGET,
                         help="seconds one whole-pipeline run may take")
     parser.add_argument("--no-pipeline", action="store_true")
+    parser.add_argument("--phases", action="store_true",
+                        help="only the per-phase CPU table of the chain model, and package / plan "
+                             "end to end in fresh processes (CPU seconds, peak memory)")
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(","))
     shapes = args.shapes.split(",")
     start = time.perf_counter()
+    if args.phases:
+        from benchmarks.phases import phase_rows, render_end_to_end, render_phases
+        for shape in shapes:
+            path_of = lambda n, shape=shape: cached_model(shape, n)
+            print(f"\n### {shape}: CPU seconds per phase ('tflite' semantics), growth exponent k\n")
+            print(render_phases(phase_rows(path_of, sizes, args.budget), sizes, exponent))
+            print(f"\n### {shape}: commands end to end, each in a fresh process\n")
+            print(render_end_to_end(path_of, sizes, args.pipeline_budget, exponent))
+        print(f"\n(total {time.perf_counter() - start:.0f} s)")
+        return 0
     for shape in shapes:
         timings = strategies_on_records(shape, sizes, args.budget)
         rows = [[t.name, *(t.cell(n) for n in sizes), _fmt(exponent(t.seconds)),

@@ -11,7 +11,7 @@ import math
 import re
 import struct
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -37,6 +37,27 @@ _SUBGRAPH_FIELDS = {
     "CALL_ONCE": ("init_subgraph_index",),
     "CALL": ("subgraph",),
 }
+
+
+def _int32_slots(*fields: str) -> dict[str, int]:
+    """'Table.Field' -> the field's vtable slot, taken from the generated accessor's source, which
+    must read an int32 vector (so the fast path reads what the generated code would)."""
+    import importlib
+    import inspect
+    out = {}
+    for name in fields:
+        table, field = name.split(".")
+        cls = getattr(importlib.import_module(f"schemas.tflite.{table}"), table)
+        source = inspect.getsource(getattr(cls, field + "AsNumpy"))
+        match = re.search(r"Offset\((\d+)\)", source)
+        if match is None or "Int32Flags" not in source:
+            raise RuntimeError(f"schemas.tflite.{name}AsNumpy: not an int32 vector with a slot")
+        out[name] = int(match.group(1))
+    return out
+
+
+_SLOT = _int32_slots("Tensor.Shape", "Tensor.ShapeSignature", "Operator.Inputs", "Operator.Outputs",
+                     "Operator.Intermediates", "SubGraph.Inputs", "SubGraph.Outputs")
 _CORRUPT = (IndexError, struct.error, ValueError, TypeError, UnicodeDecodeError, OverflowError,
             AttributeError, RecursionError, MemoryError)
 
@@ -106,9 +127,98 @@ def plain_words(error: BaseException, file_size: int) -> str:
     return "an offset or a length points outside the file"
 
 
+_U8, _I8, _U16 = struct.Struct("<B").unpack_from, struct.Struct("<b").unpack_from, struct.Struct("<H").unpack_from
+_I32, _U32 = struct.Struct("<i").unpack_from, struct.Struct("<I").unpack_from
+
+
+class _Tables:
+    """Tables read straight from the bytes: the generated accessors cost several function calls
+    and checks per field, which is most of the reading time of a model with 100,000 operators.
+    Slots are the generated code's own (see _slot)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def field(self, table: int, slot: int) -> int:
+        """Absolute position of a field's value, 0 when absent."""
+        data = self.data
+        vtable = table - _I32(data, table)[0]
+        if not 0 <= vtable <= len(data) - 4:
+            raise ModelError(f"corrupt or truncated model: a table description at byte {vtable:,} "
+                             f"lies outside the {len(data):,}-byte file")
+        if slot >= _U16(data, vtable)[0]:
+            return 0
+        rel = _U16(data, vtable + slot)[0]
+        return table + rel if rel else 0
+
+    def ref(self, table: int, slot: int) -> int:
+        """The position an offset field points to, 0 when absent."""
+        at = self.field(table, slot)
+        return at + _U32(self.data, at)[0] if at else 0
+
+    def u8(self, table: int, slot: int) -> int:
+        at = self.field(table, slot)
+        return _U8(self.data, at)[0] if at else 0
+
+    def i8(self, table: int, slot: int) -> int:
+        at = self.field(table, slot)
+        return _I8(self.data, at)[0] if at else 0
+
+    def u32(self, table: int, slot: int) -> int:
+        at = self.field(table, slot)
+        return _U32(self.data, at)[0] if at else 0
+
+    def length(self, table: int, slot: int) -> int:
+        """The number of entries of a vector field, 0 when absent."""
+        at = self.ref(table, slot)
+        return _U32(self.data, at)[0] if at else 0
+
+    def tables(self, table: int, slot: int, what: str) -> list[int]:
+        """Positions of the tables of a vector field (empty when absent)."""
+        vec = self.ref(table, slot)
+        if not vec:
+            return []
+        data = self.data
+        n = _U32(data, vec)[0]
+        if vec + 4 + 4 * n > len(data):
+            raise ModelError(f"corrupt or truncated model: the list of {what} claims {n:,} entries, "
+                             f"more than the {len(data):,}-byte file can hold")
+        starts = struct.unpack_from(f"<{n}I", data, vec + 4)
+        return [vec + 4 + 4 * k + o for k, o in enumerate(starts)]
+
+    def string(self, table: int, slot: int) -> bytes | None:
+        at = self.ref(table, slot)
+        if not at:
+            return None
+        n = _U32(self.data, at)[0]
+        return self.data[at + 4:at + 4 + n]
+
+
+def _slot(table: str, accessor: str) -> int:
+    """The vtable slot the generated accessor `table.accessor` reads."""
+    import importlib
+    import inspect
+    cls = getattr(importlib.import_module(f"schemas.tflite.{table}"), table)
+    match = re.search(r"Offset\((\d+)\)", inspect.getsource(getattr(cls, accessor)))
+    if match is None:
+        raise RuntimeError(f"schemas.tflite.{table}.{accessor}: no vtable slot found")
+    return int(match.group(1))
+
+
+_T_TYPE, _T_BUFFER, _T_NAME = _slot("Tensor", "Type"), _slot("Tensor", "Buffer"), _slot("Tensor", "Name")
+_T_QUANT, _T_VARIABLE = _slot("Tensor", "Quantization"), _slot("Tensor", "IsVariable")
+_T_SPARSITY = _slot("Tensor", "Sparsity")
+_Q_SCALE, _Q_DETAILS_TYPE = _slot("QuantizationParameters", "ScaleIsNone"), _slot("QuantizationParameters", "DetailsType")
+_Q_ZERO_POINT = _slot("QuantizationParameters", "ZeroPointIsNone")
+_OP_CODE, _OP_OPTIONS_TYPE = _slot("Operator", "OpcodeIndex"), _slot("Operator", "BuiltinOptionsType")
+_OP_OPTIONS = _slot("Operator", "BuiltinOptions")
+_SG_TENSORS, _SG_OPERATORS = _slot("SubGraph", "Tensors"), _slot("SubGraph", "Operators")
+
+
 class _Parser:
     def __init__(self, data: bytes):
         self.data = data
+        self.tables = _Tables(data)
         root = struct.unpack_from("<I", data, 0)[0]
         if root + 4 > len(data):
             raise ModelError(f"corrupt or truncated model: the file ends at byte {len(data):,}; "
@@ -121,6 +231,19 @@ class _Parser:
             raise ModelError(f"corrupt or truncated model: the list of {_words(what)} claims "
                              f"{n:,} entries, more than the {len(self.data):,}-byte file can hold")
         return n
+
+    def _int32s(self, table: int, slot: int) -> tuple[int, ...]:
+        """An int32 vector field read straight from the bytes (the generated AsNumpy accessor
+        plus tolist costs several times more, and this runs for every tensor and operator)."""
+        at = self.tables.ref(table, slot)
+        if not at:
+            return ()
+        vec = at + 4
+        n = _U32(self.data, at)[0]
+        if vec + 4 * n > len(self.data):
+            raise ModelError(f"corrupt or truncated model: the file ends at byte {len(self.data):,}; "
+                             f"the model needs {vec + 4 * n:,} bytes")
+        return struct.unpack_from(f"<{n}i", self.data, vec)
 
     def _ints(self, obj, field: str) -> tuple[int, ...]:
         if getattr(obj, field + "IsNone")():
@@ -194,12 +317,13 @@ class _Parser:
             name = custom or "CUSTOM"
         return OperatorCode(code, name, custom if _BUILTIN_NAMES[code] == "CUSTOM" else None, c.Version())
 
-    def _tensor(self, index: int, t, sg_index: int) -> Tensor:
-        type_code = t.Type()
+    def _tensor(self, index: int, t: int, sg_index: int) -> Tensor:
+        tables = self.tables
+        type_code = tables.i8(t, _T_TYPE)
         if type_code not in _TYPE_NAMES:
             raise ModelError(f"subgraph {sg_index} tensor {index}: unknown element type {type_code}")
-        shape = self._ints(t, "Shape")
-        name = self._str(t.Name())
+        shape = self._int32s(t, _SLOT["Tensor.Shape"])
+        name = self._str(tables.string(t, _T_NAME))
         if any(d < 0 for d in shape):
             raise ModelError(f"subgraph {sg_index} tensor {index} '{name}': negative dimension in shape {list(shape)}")
         type_name = _TYPE_NAMES[type_code]
@@ -207,18 +331,21 @@ class _Parser:
         if math.prod(shape) * bits > MAX_TENSOR_BYTES * 8:
             raise ModelError(f"subgraph {sg_index} tensor {index} '{name}': shape {list(shape)} "
                              f"of {type_name} needs more than 2^63 bytes")
-        signature = None if t.ShapeSignatureIsNone() else self._ints(t, "ShapeSignature")
-        q = t.Quantization()
-        quantized = q is not None and (not q.ScaleIsNone() or q.DetailsType() != 0)
-        channels = (q.ScaleLength() if q is not None and q.ScaleLength() > 0
-                    and q.ZeroPointLength() > 0 else 0)
+        signature = (None if not tables.field(t, _SLOT["Tensor.ShapeSignature"])
+                     else self._int32s(t, _SLOT["Tensor.ShapeSignature"]))
+        q = tables.ref(t, _T_QUANT)
+        quantized = bool(q) and (bool(tables.field(q, _Q_SCALE)) or tables.u8(q, _Q_DETAILS_TYPE) != 0)
+        scales = tables.length(q, _Q_SCALE) if q else 0
+        channels = scales if scales and tables.length(q, _Q_ZERO_POINT) else 0
         return Tensor(index=index, name=name, type=type_name, shape=shape,
-                      shape_signature=signature, buffer=t.Buffer(), has_data=False,
-                      quantized=quantized, is_variable=bool(t.IsVariable()),
-                      sparse=t.Sparsity() is not None, quant_channels=channels)
+                      shape_signature=signature, buffer=tables.u32(t, _T_BUFFER), has_data=False,
+                      quantized=quantized, is_variable=bool(tables.u8(t, _T_VARIABLE)),
+                      sparse=bool(tables.field(t, _T_SPARSITY)), quant_channels=channels)
 
     def _subgraph(self, index, sg, opcodes, n_buffers, n_subgraphs) -> Subgraph:
-        tensors = tuple(self._tensor(i, t, index) for i, t in enumerate(self._table_vector(sg, "Tensors")))
+        pos = sg._tab.Pos
+        tensors = tuple(self._tensor(i, t, index)
+                        for i, t in enumerate(self.tables.tables(pos, _SG_TENSORS, "tensors")))
         n = len(tensors)
 
         def check(ids: tuple[int, ...], what: str, optional: bool = False) -> tuple[int, ...]:
@@ -229,8 +356,8 @@ class _Parser:
             return ids
 
         ops = []
-        for i, op in enumerate(self._table_vector(sg, "Operators")):
-            oi = op.OpcodeIndex()
+        for i, op in enumerate(self.tables.tables(pos, _SG_OPERATORS, "operators")):
+            oi = self.tables.u32(op, _OP_CODE)
             if oi >= len(opcodes):
                 raise ModelError(f"subgraph {index} operator {i}: operator code {oi} does not exist "
                                  f"(the model has {len(opcodes)})")
@@ -244,26 +371,29 @@ class _Parser:
                     raise ModelError(f"subgraph {index} {where} runs subgraph {r}, "
                                      f"but the model has {n_subgraphs}")
             ops.append(Operator(index=i, opcode=code,
-                                inputs=check(self._ints(op, "Inputs"), where + " input", optional=True),
-                                outputs=check(self._ints(op, "Outputs"), where + " output", optional=True),
-                                intermediates=check(self._ints(op, "Intermediates"), where + " intermediate"),
+                                inputs=check(self._int32s(op, _SLOT["Operator.Inputs"]), where + " input", optional=True),
+                                outputs=check(self._int32s(op, _SLOT["Operator.Outputs"]), where + " output", optional=True),
+                                intermediates=check(self._int32s(op, _SLOT["Operator.Intermediates"]), where + " intermediate"),
                                 options=options, subgraphs=refs))
         return Subgraph(index=index, name=self._str(sg.Name()), tensors=tensors,
-                        inputs=check(self._ints(sg, "Inputs"), "inputs", optional=True),
-                        outputs=check(self._ints(sg, "Outputs"), "outputs", optional=True),
+                        inputs=check(self._int32s(pos, _SLOT["SubGraph.Inputs"]), "inputs", optional=True),
+                        outputs=check(self._int32s(pos, _SLOT["SubGraph.Outputs"]), "outputs", optional=True),
                         operators=tuple(ops))
 
-    def _options(self, op) -> dict[str, object]:
-        kind = op.BuiltinOptionsType()
+    def _options(self, op: int) -> Mapping[str, object]:
+        kind = self.tables.u8(op, _OP_OPTIONS_TYPE)
         table_name = _OPTION_TABLES.get(kind)
         if table_name is None:
             return {}
-        table = op.BuiltinOptions()
-        if table is None:
+        table = self.tables.ref(op, _OP_OPTIONS)
+        if not table:
             return {}
+        return _LazyOptions(self, table_name, table)
+
+    def decode_options(self, table_name: str, table: int) -> dict[str, object]:
         cls = _option_class(table_name)
         obj = cls()
-        obj.Init(table.Bytes, table.Pos)
+        obj.Init(self.data, table)
         out: dict[str, object] = {}
         for method, field in _option_fields(cls):
             if hasattr(cls, method + "AsNumpy"):
@@ -295,6 +425,43 @@ class _Parser:
         from dataclasses import replace
         tensors = tuple(replace(t, has_data=buffers[t.buffer].size > 0) if t.buffer else t for t in sg.tensors)
         return replace(sg, tensors=tensors)
+
+
+class _LazyOptions(Mapping):
+    """An operator's builtin options, decoded on first use: most commands look at few of them,
+    and decoding them all is a third of reading a large model. A corrupt options table then
+    fails with ModelError where it is first read."""
+
+    __slots__ = ("_parser", "_table_name", "_table", "_decoded")
+
+    def __init__(self, parser: "_Parser", table_name: str, table: int) -> None:
+        self._parser, self._table_name, self._table = parser, table_name, table
+        self._decoded: dict[str, object] | None = None
+
+    def _dict(self) -> dict[str, object]:
+        if self._decoded is None:
+            parser = self._parser
+            try:
+                self._decoded = parser.decode_options(self._table_name, self._table)
+            except ModelError:
+                raise
+            except _CORRUPT as e:
+                raise ModelError(f"corrupt or truncated model: the {self._table_name} of an operator: "
+                                 f"{plain_words(e, len(parser.data))}") from None
+            self._parser = None  # decoded once: the bytes are no longer needed here
+        return self._decoded
+
+    def __getitem__(self, key: str) -> object:
+        return self._dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dict())
+
+    def __len__(self) -> int:
+        return len(self._dict())
+
+    def __repr__(self) -> str:
+        return repr(self._dict())
 
 
 _option_class_cache: dict[str, type] = {}

@@ -56,3 +56,26 @@ def test_best_on_the_paper_networks():
         solution = integer_program.solve(problem.records)
         assert solution.proven_optimal and solution.plan.total == result.best_objects.total, name
     assert offsets_at_bound >= 5
+
+
+def test_phase_table_times_every_phase_and_strategy(tmp_path):
+    """The scale benchmark's per-phase table: every phase and every strategy has a row, and each
+    size a time (or a reason), on a small model."""
+    from benchmarks.phases import phase_rows, render_phases
+    from benchmarks.synthetic import SHAPES, tflite_bytes
+    from packager.plan.registry import OBJECT_STRATEGIES, OFFSET_STRATEGIES
+
+    def path_of(n):
+        path = tmp_path / f"chain_{n}.tflite"
+        if not path.exists():
+            path.write_bytes(tflite_bytes(SHAPES["chain"](n)))
+        return path
+
+    rows = phase_rows(path_of, [40, 80], budget=60.0)
+    names = [r.name for r in rows]
+    assert names[:3] == ["read", "lifetimes", "lower bounds"] and names[-1] == "validation (every plan)"
+    assert {f"{s.kind} {s.name}" for s in (*OFFSET_STRATEGIES, *OBJECT_STRATEGIES)} <= set(names)
+    for r in rows:
+        assert all(n in r.seconds or n in r.notes for n in (40, 80)), r.name
+    table = render_phases(rows, [40, 80], exponent)
+    assert "k (fit)" in table and "strip_packing" in table

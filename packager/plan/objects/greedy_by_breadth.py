@@ -24,16 +24,17 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     n = len(records)
     first = np.array([r.first_op for r in records], dtype=np.int64)
     last = np.array([r.last_op for r in records], dtype=np.int64)
-    waiting = np.array(by_size_desc(records), dtype=np.int64)  # unassigned, largest first
+    rank = np.empty(n, dtype=np.int64)  # place in the order largest first (ties: earlier position)
+    rank[np.array(by_size_desc(records), dtype=np.int64)] = np.arange(n)
+    alive_at = _Stabbing(first, last)
     index = ConflictIndex(records)
     assignment = [0] * n
     sizes = np.zeros(n, dtype=np.int64)  # object sizes; the first `count` are in use
     count = 0
     for op in _starts_by_breadth(first, last, records):
-        if not len(waiting):
-            break
-        alive = (first[waiting] <= op) & (last[waiting] >= op)
-        for pos in waiting[alive].tolist():
+        fresh = alive_at.take(op)
+        fresh.sort(key=rank.__getitem__)
+        for pos in fresh:
             size = records[pos].size
             compatible = ~bits_to_mask(index.busy(pos), count)
             obj = _closest_fit(sizes[:count], compatible, size)
@@ -43,8 +44,50 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
             sizes[obj] = max(sizes[obj], size)
             assignment[pos] = obj
             index.add(obj, pos)
-        waiting = waiting[~alive]
     return make_plan(NAME, assignment, sizes[:count].tolist())
+
+
+class _Stabbing:
+    """The records alive at an operator, each given out once: a segment tree over the distinct
+    first operators holds each record in the nodes that cover its interval, so the records alive
+    at an operator are those on its leaf-to-root path; a node emptied once stays empty, and a
+    record met again in another node is skipped."""
+
+    def __init__(self, first: np.ndarray, last: np.ndarray) -> None:
+        self._ops = np.unique(first)
+        lo = np.searchsorted(self._ops, first, side="left").tolist()
+        hi = (np.searchsorted(self._ops, last, side="right") - 1).tolist()
+        size = 1
+        while size < len(self._ops):
+            size *= 2
+        self._size = size
+        self._nodes: list[list[int]] = [[] for _ in range(2 * size)]
+        for pos, (a, b) in enumerate(zip(lo, hi)):
+            a += size
+            b += size + 1
+            while a < b:
+                if a & 1:
+                    self._nodes[a].append(pos)
+                    a += 1
+                if b & 1:
+                    b -= 1
+                    self._nodes[b].append(pos)
+                a //= 2
+                b //= 2
+        self._given = bytearray(len(first))
+
+    def take(self, op: int) -> list[int]:
+        """The records alive at `op` not given out before (op must be a first operator)."""
+        node = int(np.searchsorted(self._ops, op)) + self._size
+        out, given = [], self._given
+        while node:
+            for pos in self._nodes[node]:
+                if not given[pos]:
+                    given[pos] = 1
+                    out.append(pos)
+            self._nodes[node] = []
+            node //= 2
+        return out
 
 
 def _starts_by_breadth(first: np.ndarray, last: np.ndarray,

@@ -102,10 +102,12 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     unplaced = np.zeros(n, bool)
     unplaced[ids] = True
     interference = interference_counts(records, ids)
+    time = TimeIndex(first, last)
     cannot_insert = np.zeros(n, bool)
     graph = AllocationGraph(8 * len(ids) + 16)
     top = 0  # the buffer's size so far: new slots open here
     by_size = sorted(ids, key=lambda i: -records[i].size)
+    size_class = _size_classes(by_size, size)
     cursor = 0
     while cursor < len(by_size):
         while cursor < len(by_size) and not unplaced[by_size[cursor]]:
@@ -113,17 +115,12 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
         if cursor == len(by_size):
             break
         largest = records[by_size[cursor]].size
-        group = []
-        for i in by_size[cursor:]:
-            if records[i].size != largest:
-                break
-            if unplaced[i]:
-                group.append(i)
-        group.sort(key=lambda i: (-interference[i], i))
-        chosen, edge = group[0], None
-        for i in group:
-            if cannot_insert[i]:
-                continue
+        # The unplaced records of the largest size, most interfering first (ties: position).
+        same = size_class[cursor]
+        group = same[unplaced[same]]
+        group = group[np.lexsort((group, -interference[group]))]
+        chosen, edge = int(group[0]), None
+        for i in group[~cannot_insert[group]].tolist():
             edge = graph.best_edge(records[i].first_op, records[i].last_op, largest, alignment)
             if edge is not None:
                 chosen = i
@@ -135,7 +132,7 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
         else:
             before, after = int(graph.before[edge]), int(graph.after[edge])
             at = align_up(int(graph.lo[edge]), alignment)
-        members = tuple_for(chosen, before, after, first, last, size, unplaced, interference)
+        members = tuple_for(chosen, before, after, first, last, size, unplaced, interference, time)
         members.sort(key=lambda i: records[i].first_op)
         for i in members:
             offsets[i] = at
@@ -155,28 +152,63 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
                 graph.hi[edge] = graph.lo[edge]
         rewire(graph, members, before, after, at, records)
         for i in members:
-            for j in interfering(records, i, unplaced, first, last):
+            for j in interfering(records, i, unplaced, first, last, time):
                 interference[j] -= 1
     arena = max(offsets[i] + records[i].size for i in ids)
     return OffsetPlan(NAME, tuple(offsets), arena, alignment)
 
 
+def _size_classes(by_size: Sequence[int], size: np.ndarray) -> list[np.ndarray]:
+    """For each position in `by_size`, the records of its run of equal sizes (one shared array
+    per run)."""
+    ordered = np.array(by_size, np.int64)
+    sizes = size[ordered]
+    starts = np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]]).tolist()
+    out: list[np.ndarray] = []
+    for a, b in zip(starts, starts[1:] + [len(ordered)]):
+        out += [ordered[a:b]] * (b - a)
+    return out
+
+
+class TimeIndex:
+    """Records sorted by first operator, so that "records starting inside a time window" is a
+    slice instead of a scan of every record."""
+
+    def __init__(self, first: np.ndarray, last: np.ndarray) -> None:
+        self.by_first = np.argsort(first, kind="stable")
+        self.sorted_first = first[self.by_first]
+        self.longest = int((last - first).max()) if len(first) else 0
+
+    def starting_in(self, after: int, before: int) -> np.ndarray:
+        """Records with after < first_op < before."""
+        a = np.searchsorted(self.sorted_first, after, side="right")
+        b = np.searchsorted(self.sorted_first, before, side="left")
+        return self.by_first[a:b]
+
+    def may_meet(self, first: int, last: int) -> np.ndarray:
+        """A superset of the records alive at some operator of [first, last]."""
+        a = np.searchsorted(self.sorted_first, first - self.longest, side="left")
+        b = np.searchsorted(self.sorted_first, last, side="right")
+        return self.by_first[a:b]
+
+
 def tuple_for(chosen: int, before: int, after: int, first, last, size, unplaced,
-              interference) -> list[int]:
+              interference, time: TimeIndex) -> list[int]:
     """`chosen` and up to MAX_TUPLE - 1 partners: unplaced, no larger, inside the edge's time
     window, interfering with no member; largest first, then most interfering."""
     members = [chosen]
-    fits = unplaced & (first > before) & (last < after) & (size <= size[chosen])
-    fits[chosen] = False
+    window = time.starting_in(before, after)
+    fits = unplaced[window] & (last[window] < after) & (size[window] <= size[chosen])
+    fits &= window != chosen
     while len(members) < MAX_TUPLE:
         m = members[-1]
-        fits &= (last < first[m]) | (first > last[m])
-        candidates = np.flatnonzero(fits)
+        fits &= (last[window] < first[m]) | (first[window] > last[m])
+        candidates = window[fits]
         if candidates.size == 0:
             break
-        best = candidates[np.lexsort((candidates, -interference[candidates], -size[candidates]))[0]]
-        members.append(int(best))
-        fits[best] = False
+        k = np.lexsort((candidates, -interference[candidates], -size[candidates]))[0]
+        members.append(int(candidates[k]))
+        fits &= window != candidates[k]
     return members
 
 
@@ -219,6 +251,7 @@ def interference_counts(records: Sequence[UsageRecord], ids: Sequence[int]) -> n
 
 
 def interfering(records: Sequence[UsageRecord], i: int, unplaced: np.ndarray, first: np.ndarray,
-                last: np.ndarray) -> np.ndarray:
+                last: np.ndarray, time: TimeIndex) -> np.ndarray:
     r = records[i]
-    return np.flatnonzero(unplaced & (first <= r.last_op) & (last >= r.first_op))
+    near = time.may_meet(r.first_op, r.last_op)
+    return near[unplaced[near] & (first[near] <= r.last_op) & (last[near] >= r.first_op)]
