@@ -15,6 +15,7 @@ from pathlib import Path
 from packager.model import Model
 from packager.compare.child import MEASURED, REFUSED, probe
 from packager.compare.tflite_runtime import Unavailable
+from packager.kernels.tflm_arena import RECORDING_ALLOCATOR_EXTRA
 
 _SLACK = 4 << 20  # tail, scratch buffers and temporaries during planning
 
@@ -85,15 +86,19 @@ class SmallestArena:
 
 def try_arenas(path: Path, sizes: list[int], timeout: float = 120.0) -> list[ArenaTry] | Unavailable:
     """Try the sizes in order in one child process, up to the first failure (a crash counts as
-    the failure of the size it was trying)."""
+    the failure of the size it was trying). Sizes and tails are a plain MicroInterpreter's: the
+    Python interpreter's recording allocator gets RECORDING_ALLOCATOR_EXTRA bytes more, which
+    places everything else exactly where a plain interpreter would (kernels/tflm_arena.py)."""
     import sys
     from packager.compare.child import MISSING, run_child
+    extra = RECORDING_ALLOCATOR_EXTRA
     result = run_child([sys.executable, "-m", "packager.compare.tflm_arena_probe", str(path),
-                        *map(str, sizes)], timeout)
+                        *(str(s + extra) for s in sizes)], timeout)
     if result.outcome == MISSING:
         return Unavailable(MISSING, result.reason, "tflite-micro", "")
-    tries = [ArenaTry(d["arena"], d["ok"], d.get("head"), d.get("tail"), tuple(d.get("outputs", ())),
-                      d.get("reason", "")) for d in _json_lines(result)]
+    tries = [ArenaTry(d["arena"] - extra, d["ok"], d.get("head"),
+                      None if d.get("tail") is None else d["tail"] - extra,
+                      tuple(d.get("outputs", ())), d.get("reason", "")) for d in _json_lines(result)]
     if len(tries) < len(sizes) and (not tries or tries[-1].ok):
         tries.append(ArenaTry(sizes[len(tries)], False, reason=result.reason or "the runtime crashed"))
     return tries

@@ -1,7 +1,8 @@
 """TFLite Micro's whole arena, predicted from the file, against the smallest arena the runtime
 sets the model up and runs in (tried in child processes, multiples of 16 bytes): equal, and 16
-bytes less fails. The Python interpreter's default recording allocator is what is measured; the
-host target's figures include its 232 bytes (HOST_PLAIN_DIFFERENCE)."""
+bytes less fails. Figures are a plain MicroInterpreter's: the Python interpreter's default recording
+allocator is measured with 232 bytes more (HOST_PLAIN_DIFFERENCE), which places every other
+allocation exactly where a plain interpreter puts it."""
 
 from __future__ import annotations
 
