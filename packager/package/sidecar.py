@@ -52,6 +52,7 @@ class OffsetSection:
     arena_bytes: int
     lower_bound: int
     tensors: tuple[TensorEntry, ...]  # planned records in problem order, then the aliases
+    optimal: bool = False  # at the lower bound, or proven optimal: no offset plan has a smaller arena
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,7 @@ def arena_section(model: Model, arena: ArenaToPlan, result: PortfolioResult, off
     return ArenaSection(
         subgraph=lifetimes.subgraph, inline=lifetimes.inline, steps=lifetimes.num_steps,
         offsets=OffsetSection(offsets.strategy, offsets.plan.arena, problem.offset_lower_bound,
-                              tuple(entries)),
+                              tuple(entries), result.offset_plan_optimal(offsets)),
         objects=ObjectSection(objects.strategy, object_plan.total, problem.object_lower_bound,
                               tuple(object_plan.object_sizes),
                               tuple((r.tensor, k) for r, k in zip(problem.records, object_plan.assignment)),
