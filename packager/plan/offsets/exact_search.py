@@ -198,7 +198,7 @@ class _Probe:
             s = size[k]  # its sections have s bytes less to place
             for c in range(first[k], last[k] + 1):
                 total[c] -= s
-            feasible = not raised or self._floors_hold(raised)
+            feasible = hatless or self._floors_hold(k, raised)
             found = feasible and self._decompose(lo, hi, members, k, at)
             for c in range(first[k], last[k] + 1):
                 total[c] += s
@@ -211,19 +211,21 @@ class _Probe:
                 break
         return False
 
-    def _floors_hold(self, raised: Sequence[tuple[int, int]]) -> bool:
-        """Section inference on the sections whose records just rose: what is still to place in a
-        section cannot start below the lowest minimum offset of its records, so that offset plus
-        the bytes to place must fit under the capacity."""
+    def _floors_hold(self, k: int, raised: Sequence[tuple[int, int]]) -> bool:
+        """Section inference on the sections of record k (just placed) and of the records it
+        raised: what is still to place in a section cannot start below the lowest minimum offset
+        of its records, so that offset plus the bytes to place must fit under the capacity."""
         inst, offset, min_offset, total, capacity = self.inst, self.offset, self.min_offset, self.total, self.capacity
         first, last, alive, seen = inst.first, inst.last, inst.alive, self.seen
         self.stamp += 1
         stamp = self.stamp
-        for j, _ in raised:
+        for j in (k, *(j for j, _ in raised)):
             for c in range(first[j], last[j] + 1):
                 if seen[c] == stamp:
                     continue
                 seen[c] = stamp
+                if total[c] == 0:  # nothing left to place there
+                    continue
                 room = capacity - total[c]
                 for i in alive[c]:
                     if offset[i] < 0 and min_offset[i] <= room:
@@ -293,20 +295,20 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     n = len(records)
     bound = max(aligned_lower_bound(records, alignment), lower_bound or 0)
-    if initial is not None and len(initial.offsets) == n:
-        best_offsets, best = list(initial.offsets), initial.arena
-    else:
-        best_offsets, best = [0] * n, None
+    if initial is None or len(initial.offsets) != n:  # start from first fit of the greedy order
+        initial = OffsetPlan(NAME, tuple(_first_fit(records, alignment)), 0, alignment)
+        initial = OffsetPlan(NAME, initial.offsets, arena_of(records, initial.offsets), alignment)
+    best_offsets, best = list(initial.offsets), initial.arena
     spent, timed_out = 0, False
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * len(inst.ids) + 1000))
     try:
         lo = bound  # every capacity below lo is proved infeasible
         unanswered = lo - 1  # the highest capacity a probe left open (out of its share)
-        while (best is None or lo < best) and spent < node_budget and not timed_out:
+        while lo < best and spent < node_budget and not timed_out:
             if spent == 0:
                 capacity, share = lo, node_budget // 2
-            elif best is None or max(lo, unanswered + 1) >= best:
+            elif max(lo, unanswered + 1) >= best:
                 break
             else:
                 capacity = (max(lo, unanswered + 1) + best - 1) // 2
@@ -324,9 +326,6 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
                 unanswered = capacity
     finally:
         sys.setrecursionlimit(limit)
-    if best is None:  # nothing to start from and no probe succeeded: first fit of the greedy order
-        best_offsets = _first_fit(records, alignment)
-        best = arena_of(records, best_offsets)
     return SearchResult(tuple(best_offsets), best, best <= lo, min(lo, best), spent, timed_out)
 
 
