@@ -114,8 +114,6 @@ class _Probe:
             for c in range(inst.first[k], inst.last[k]):
                 self.cuts[c] += 1
         self.rank = [0] * n
-        self.seen = [0] * inst.sections  # sections already checked, by stamp
-        self.stamp = 0
         self.nodes = 0
         self.timed_out = False
 
@@ -216,22 +214,23 @@ class _Probe:
         raised: what is still to place in a section cannot start below the lowest minimum offset
         of its records, so that offset plus the bytes to place must fit under the capacity."""
         inst, offset, min_offset, total, capacity = self.inst, self.offset, self.min_offset, self.total, self.capacity
-        first, last, alive, seen = inst.first, inst.last, inst.alive, self.seen
-        self.stamp += 1
-        stamp = self.stamp
-        for j in (k, *(j for j, _ in raised)):
-            for c in range(first[j], last[j] + 1):
-                if seen[c] == stamp:
+        first, last, alive = inst.first, inst.last, inst.alive
+        spans = sorted([(first[k], last[k])] + [(first[j], last[j]) for j, _ in raised])
+        c = 0  # sections below c are checked
+        for a, z in spans:
+            if z < c:
+                continue
+            for c in range(max(a, c), z + 1):
+                t = total[c]
+                if t == 0:  # nothing left to place there
                     continue
-                seen[c] = stamp
-                if total[c] == 0:  # nothing left to place there
-                    continue
-                room = capacity - total[c]
+                room = capacity - t
                 for i in alive[c]:
                     if offset[i] < 0 and min_offset[i] <= room:
                         break
                 else:
                     return False
+            c = z + 1
         return True
 
     def _decompose(self, lo: int, hi: int, members: list[int], k: int, at: int) -> bool:
