@@ -117,10 +117,11 @@ BASELINES: tuple[Strategy, ...] = (
 )
 
 LOCAL_SEARCH = "local_search"
-# The exact search's node budget: about 5-10 s of CPU at 200 records here (benchmarks/
-# bench_exact.py); every MiniMalloc instance it proves takes fewer. Its recursion and conflict
-# lists grow with the records: `best` leaves it out above EXACT_LIMIT.
-EXACT_NODES = 250_000
+# The exact search's node budget (half of it for the probe at the lower bound): every shared
+# MiniMalloc instance it proves takes fewer (E: 154,624), and a search that cannot close the gap
+# spends 10-80 s of CPU at 200 records here (benchmarks/bench_exact.py). Its recursion and
+# conflict lists grow with the records: `best` leaves it out above EXACT_LIMIT.
+EXACT_NODES = 400_000
 EXACT_LIMIT = 5_000
 # Searches, in the order `best` runs them, each from the best plan so far. Their work budgets
 # keep their plans independent of the machine; the time limits are safety nets for large inputs.

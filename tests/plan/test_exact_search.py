@@ -130,12 +130,13 @@ def test_on_over_a_thousand_records_best_is_never_worse_than_the_rest():
 
 
 def test_portfolio_reports_a_proof_above_the_bound():
-    # Three records pairwise alive together except the outer two: the bound is the middle pair,
-    # the optimum is larger, and only the exact search can say so.
-    records = (UsageRecord(0, 0, 1, 10), UsageRecord(1, 1, 2, 10), UsageRecord(2, 0, 0, 1),
-               UsageRecord(3, 2, 2, 1), UsageRecord(4, 0, 2, 5))
-    problem = Problem(records=records)
+    # With 4-byte alignment the two records cannot meet the breadth bound (11 B): 2 B at 0 and 9 B
+    # at 4 is the best, and only the exact search can say that no plan is smaller.
+    records = (UsageRecord(0, 5, 8, 2), UsageRecord(1, 6, 6, 9))
+    problem = Problem(records=records, alignment=4)
     result = run_portfolio(problem, baselines=False)
-    best = result.best_offsets
-    assert best.total == brute_force(list(records), 1)
+    assert problem.offset_lower_bound == 11
+    assert result.best_offsets.total == 13 == brute_force(list(records), 4)
     assert result.offsets_optimal
+    exact = [o for o in result.offsets if o.strategy == "exact_search"]
+    assert exact and exact[0].plan.proven_optimal
