@@ -37,7 +37,8 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from packager.plan.offsets.local_search import aligned_lower_bound
+from packager.plan.offsets.local_search import (OrderDecoder, aligned_lower_bound, conflict_lists,
+                                                greedy_by_size_order)
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of
 
 NAME = "exact_search"
@@ -81,11 +82,9 @@ class _Instance:
         for k in range(n):
             for c in range(self.first[k], self.last[k] + 1):
                 self.alive[c].append(k)
-        neighbours: list[set[int]] = [set() for _ in range(n)]
-        for members in self.alive:
-            for k in members:
-                neighbours[k].update(members)
-        self.neighbours = [sorted(neighbours[k] - {k}) for k in range(n)]
+        position = {i: k for k, i in enumerate(self.ids)}
+        conflicts = conflict_lists(records)  # records alive at a common step, by position
+        self.neighbours = [sorted(position[j] for j in conflicts[i]) for i in self.ids]
         self.total0 = [sum(self.size[k] for k in members) for members in self.alive]
         self.nodes = 0
 
@@ -122,7 +121,7 @@ class _Probe:
         inst = self.inst
         if any(t > self.capacity for t in self.total):
             return None
-        for lo, hi in self._partitions(0, inst.sections, range(len(inst.ids))):
+        for lo, hi in self._partitions(0, inst.sections):
             if not self._sub_solve(lo, hi, self._members(lo, hi)):
                 return None
         return self.solution
@@ -132,7 +131,7 @@ class _Probe:
         return [k for k in range(len(self.inst.ids))
                 if self.offset[k] < 0 and first[k] < hi and last[k] >= lo]
 
-    def _partitions(self, lo: int, hi: int, members: Sequence[int]) -> list[tuple[int, int]]:
+    def _partitions(self, lo: int, hi: int) -> list[tuple[int, int]]:
         """The section ranges within [lo, hi) that no unplaced record connects."""
         out, start = [], lo
         for c in range(lo, hi - 1):
@@ -246,7 +245,7 @@ class _Probe:
                 return self._search(lo, hi, members, at, self.rank[k])
             saved_rank = self.rank[:]
             try:
-                for a, b in self._partitions(lo, hi, members):
+                for a, b in self._partitions(lo, hi):
                     if not self._sub_solve(a, b, self._members(a, b)):
                         return False
                 return True
@@ -329,7 +328,6 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
 
 
 def _first_fit(records: Sequence[UsageRecord], alignment: int) -> list[int]:
-    from packager.plan.offsets.local_search import OrderDecoder, greedy_by_size_order
     decoder = OrderDecoder(records, alignment)
     offsets = [-1] * len(records)
     decoder.decode(greedy_by_size_order(records, decoder.ids), offsets)
