@@ -131,7 +131,7 @@ SEARCH_STRATEGIES: tuple[Strategy, ...] = (
     # 100,000 records.
     _search("best_fit_search", best_fit_search, Budget(20_000, 10.0),
             "skyline best-fit tree search", SUPERLINEAR_LIMIT),
-    _search(exact_search.NAME, exact_search, Budget(EXACT_NODES, 60.0),
+    _search(exact_search.NAME, exact_search, Budget(EXACT_NODES, 300.0),
             "branch and bound (MiniMalloc's rules)", EXACT_LIMIT, exact=True),
 )
 SEARCHES = tuple(s.name for s in SEARCH_STRATEGIES)
