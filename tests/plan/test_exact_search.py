@@ -152,3 +152,18 @@ def test_plan_json_says_proven_optimal_above_the_bound():
     view = result_view(run_portfolio(problem, baselines=False), with_tensors=False)
     assert view["best_offsets_optimal"] is True
     assert not any(s.get("time_limit_hit") for s in view["strategies"])
+
+
+@pytest.mark.parametrize("search", SEARCH_STRATEGIES, ids=lambda s: s.name)
+def test_every_search_says_when_its_time_limit_stopped_it(search):
+    records = tuple(chain_of_steps(300, 5))
+    problem = Problem(records=records)
+    start = run_portfolio(problem, offset_names=["greedy_in_order"], object_names=[],
+                          baselines=False).best_offsets.plan
+    assert start.arena > problem.offset_lower_bound
+    stopped = search.improve(problem, start, Budget(search.budget.work, 0.0))
+    check_offset_plan(list(records), stopped)
+    assert stopped.time_limit_hit and stopped.arena <= start.arena
+    # With work left to count and time to spare, the same budget gives the same plan twice.
+    small = Budget(min(search.budget.work, 2_000), None)
+    assert search.improve(problem, start, small) == search.improve(problem, start, small)

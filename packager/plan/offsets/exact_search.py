@@ -154,7 +154,7 @@ class _Probe:
         self.inst.nodes += 1
         if self.nodes > self.node_limit:
             raise _Stop
-        if self.deadline is not None and self.nodes & 1023 == 0 and time.perf_counter() >= self.deadline:
+        if self.deadline is not None and self.nodes & 1023 == 1 and time.perf_counter() >= self.deadline:
             self.timed_out = True
             raise _Stop
         inst, offset, min_offset, rank = self.inst, self.offset, self.min_offset, self.rank
