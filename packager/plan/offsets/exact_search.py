@@ -25,7 +25,8 @@ MiniMalloc instances the optimum is the bound), then by bisection between the hi
 proved infeasible and the best plan so far. Each probe runs the preorders round robin with a node
 limit that doubles (as MiniMalloc does), so an unlucky preorder cannot stall the probe.
 
-Determinism: the budget counts nodes (one node = one placement tried), never seconds. A time limit
+Determinism: the budget counts nodes (one node = one step down the tree: a placement that passed
+its checks, or a probe's root), never seconds. A time limit
 stays as a safety net only; when it stops the search, the plan says so (`time_limit_hit`), and
 only then may the result depend on the machine.
 """
@@ -86,7 +87,6 @@ class _Instance:
         conflicts = conflict_lists(records)  # records alive at a common step, by position
         self.neighbours = [sorted(position[j] for j in conflicts[i]) for i in self.ids]
         self.total0 = [sum(self.size[k] for k in members) for members in self.alive]
-        self.nodes = 0
 
     def preorder(self, members: Sequence[int], heuristic: str, total: Sequence[int]) -> list[int]:
         """MiniMalloc's static preorder of `members`: by the heuristic's keys, larger first."""
@@ -151,7 +151,6 @@ class _Probe:
 
     def _search(self, lo: int, hi: int, members: list[int], last_offset: int, last_rank: int) -> bool:
         self.nodes += 1
-        self.inst.nodes += 1
         if self.nodes > self.node_limit:
             raise _Stop
         if self.deadline is not None and self.nodes & 1023 == 1 and time.perf_counter() >= self.deadline:
