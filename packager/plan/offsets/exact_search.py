@@ -113,6 +113,7 @@ class _Probe:
             for c in range(inst.first[k], inst.last[k]):
                 self.cuts[c] += 1
         self.rank = [0] * n
+        self.stride = n + 1  # above every rank
         self.nodes = 0
         self.timed_out = False
 
@@ -162,7 +163,8 @@ class _Probe:
         unplaced = [k for k in members if offset[k] < 0]
         if not unplaced:
             return True
-        unplaced.sort(key=lambda k: (min_offset[k], rank[k]))
+        stride = self.stride  # by minimum offset, then preorder rank, as one integer key
+        unplaced.sort(key=lambda k: min_offset[k] * stride + rank[k])
         lowest_top = min(min_offset[k] + size[k] for k in unplaced)
         # Section inference with a monotonic floor: once a record goes at `at`, nothing below `at`
         # is placed any more, so every section needs max(its floor, at) + its bytes-to-place under
