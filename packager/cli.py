@@ -227,7 +227,12 @@ def render_result(where: str, result: PortfolioResult, timeline: str = "op") -> 
         b = result.best_offsets
         out.print(f"best offsets: {b.strategy}, {b.total:,} B "
                   f"({overhead_pct(b.total, p.offset_lower_bound):.1f}% over the lower bound "
-                  f"{p.offset_lower_bound:,} B)")
+                  f"{p.offset_lower_bound:,} B)"
+                  + ("; proven optimal: the rest of the gap is the bound's"
+                     if b.total > p.offset_lower_bound and result.offsets_optimal else ""))
+    if result.offsets_time_limit_hit:
+        out.print("stopped by a safety-net time limit, so the plan may differ on another machine: "
+                  + ", ".join(result.offsets_time_limit_hit))
     if result.best_objects:
         b = result.best_objects
         gap = b.total > p.object_lower_bound

@@ -123,7 +123,8 @@ def render(plan: PackagePlan, model: Model, prefix: str) -> str:
            else "each subgraph's arena; the arenas laid end to end start at "
                 f"{P}_ARENA_BASES[arena]."),
         *[f"Arena {k} (subgraph {a.subgraph}): {a.offsets.arena_bytes} B by {a.offsets.strategy}, "
-          f"lower bound {a.offsets.lower_bound} B (+{overhead_pct(a.offsets.arena_bytes, a.offsets.lower_bound)}%); "
+          f"lower bound {a.offsets.lower_bound} B (+{overhead_pct(a.offsets.arena_bytes, a.offsets.lower_bound)}%"
+          + (", proven optimal: no offset plan is smaller); " if a.offsets.optimal else "); ") +
           f"shared objects {a.objects.total_bytes} B by {a.objects.strategy}, lower bound "
           f"{a.objects.lower_bound} B" + (" (optimal: no plan is smaller)." if a.objects.optimal else ".")
           for k, a in enumerate(plan.arenas)],

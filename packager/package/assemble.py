@@ -71,7 +71,7 @@ def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
     return ArenaSection(
         subgraph=lifetimes.subgraph, inline=lifetimes.inline, steps=lifetimes.num_steps,
         offsets=OffsetSection(offsets.strategy, offsets.plan.arena, problem.offset_lower_bound,
-                              tuple(entries)),
+                              tuple(entries), result.offset_plan_optimal(offsets)),
         objects=ObjectSection(objects.strategy, object_plan.total, problem.object_lower_bound,
                               tuple(object_plan.object_sizes),
                               tuple((r.tensor, k) for r, k in zip(problem.records, object_plan.assignment)),

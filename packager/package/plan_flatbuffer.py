@@ -150,6 +150,7 @@ def _arena(b: flatbuffers.Builder, a: ArenaSection) -> int:
     OffsetPlan.AddArenaBytes(b, a.offsets.arena_bytes)
     OffsetPlan.AddLowerBound(b, a.offsets.lower_bound)
     OffsetPlan.AddTensors(b, tensors)
+    OffsetPlan.AddOptimal(b, a.offsets.optimal)
     offsets = OffsetPlan.End(b)
 
     assignments = []
@@ -274,7 +275,8 @@ def _arena_from(a) -> ArenaSection:
                        for p in (a.Persistent(i) for i in _n(a.PersistentLength(), a._tab.Bytes)))
     return ArenaSection(
         subgraph=a.Subgraph(), inline=bool(a.Inline()), steps=a.Steps(),
-        offsets=OffsetSection(_s(off.Strategy()), off.ArenaBytes(), off.LowerBound(), tuple(tensors)),
+        offsets=OffsetSection(_s(off.Strategy()), off.ArenaBytes(), off.LowerBound(), tuple(tensors),
+                              bool(off.Optimal())),
         objects=ObjectSection(_s(obj.Strategy()), obj.TotalBytes(), obj.LowerBound(),
                               _ints(obj, "ObjectSizes", size), assignment, bool(obj.Optimal())),
         persistent=persistent, persistent_bytes=a.PersistentBytes(), passes=_passes_from(a.Passes()))

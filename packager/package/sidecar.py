@@ -46,6 +46,7 @@ class OffsetSection:
     arena_bytes: int
     lower_bound: int
     tensors: tuple[TensorEntry, ...]  # planned records in problem order, then the aliases
+    optimal: bool = False  # at the lower bound, or proven optimal: no offset plan has a smaller arena
 
 
 @dataclass(frozen=True)

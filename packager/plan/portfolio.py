@@ -1,5 +1,5 @@
 """Run strategies, validate every plan, keep the smallest (ties: the earlier strategy in the
-registry), then let the local search try to improve on it."""
+registry), then let the registry's searches try to improve on it, each from the best so far."""
 
 from __future__ import annotations
 
@@ -8,22 +8,13 @@ from dataclasses import dataclass, replace
 from typing import Sequence, Union
 
 from packager.errors import PlanError, SolverLimitError
-from packager.plan.offsets import best_fit_search, local_search
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan
-from packager.plan.registry import (BASELINES, LOCAL_SEARCH, OBJECT_STRATEGIES, OFFSET_STRATEGIES,
-                                    SEARCH_LIMITS, SEARCHES, Strategy, offset_strategy)
+from packager.plan.registry import (BASELINES, OBJECT_STRATEGIES, OFFSET_STRATEGIES,
+                                    SEARCH_STRATEGIES, SEARCHES, Strategy, offset_strategy)
 from packager.plan.validate import check_object_plan, check_offset_plan
 
 Plan = Union[OffsetPlan, ObjectPlan]
-
-# The searches' effort is counted in iterations so that their result depends only on the input;
-# the time caps are a safety net for large inputs (and then the result may depend on the machine).
-LOCAL_SEARCH_ITERATIONS = 300
-LOCAL_SEARCH_TIME_CAP = 5.0
-TREE_SEARCH_ITERATIONS = 20_000
-TREE_SEARCH_TIME_CAP = 10.0
-
 
 @dataclass(frozen=True)
 class Outcome:
@@ -59,6 +50,22 @@ class PortfolioResult:
         best = self.best_objects
         return best is not None and self.object_plan_optimal(best)
 
+    @property
+    def offsets_optimal(self) -> bool:
+        """No offset plan has a smaller arena than the best."""
+        best = self.best_offsets
+        return best is not None and self.offset_plan_optimal(best)
+
+    def offset_plan_optimal(self, outcome: Outcome) -> bool:
+        """It meets the lower bound, or the exact search proved no arena smaller than its own."""
+        return outcome.total <= self.problem.offset_lower_bound or any(
+            o.plan.proven_optimal and o.total == outcome.total for o in self.offsets)
+
+    @property
+    def offsets_time_limit_hit(self) -> tuple[str, ...]:
+        """The searches a safety-net time limit stopped: their plans may depend on the machine."""
+        return tuple(o.strategy for o in self.offsets if o.plan.time_limit_hit)
+
     def object_plan_optimal(self, outcome: Outcome) -> bool:
         """It meets the lower bound, or an exact strategy proved no plan smaller than its total."""
         return outcome.total <= self.problem.object_lower_bound or any(
@@ -88,34 +95,27 @@ def _run(strategy: Strategy, problem: Problem) -> Outcome:
 def _as_is(problem: Problem, outcome: Outcome, name: str) -> Outcome:
     """A plan at the lower bound, reported under the name of a strategy that could not beat it."""
     plan = replace(outcome.plan, strategy=name)
+    if isinstance(plan, OffsetPlan):  # at the bound: optimal, and no search ran out of time on it
+        plan = replace(plan, proven_optimal=False, time_limit_hit=False)
     validate(problem, plan)
     return Outcome(name, outcome.kind, plan, 0.0)
 
 
 def improve(problem: Problem, best: Outcome, time_cap: float | None = None,
             names: Sequence[str] = SEARCHES) -> list[Outcome]:
-    """The local search (Vela-style hill climbing over orders) from the best plan, then the
-    skyline tree search from whichever is better; each validated. `time_cap` lowers both caps.
-    A plan already at the lower bound cannot improve: each search then reports it as is."""
+    """The registry's searches, in its order, each from the best plan so far (the local search
+    over orders, the skyline tree search, then the exact search); each validated. `time_cap`
+    lowers their safety-net time limits. A plan already at the lower bound cannot improve: each
+    search then reports it as is."""
     out = []
     if best.total <= problem.offset_lower_bound:
-        return [_as_is(problem, best, name) for name in names]
-    local_cap = LOCAL_SEARCH_TIME_CAP if time_cap is None else min(time_cap, LOCAL_SEARCH_TIME_CAP)
-    tree_cap = TREE_SEARCH_TIME_CAP if time_cap is None else min(time_cap, TREE_SEARCH_TIME_CAP)
-    searches = (
-        (LOCAL_SEARCH, lambda initial: local_search.plan(
-            problem.records, problem.alignment, initial=initial, time_budget=local_cap,
-            seed=0, max_iterations=LOCAL_SEARCH_ITERATIONS, lower_bound=problem.offset_lower_bound)),
-        (best_fit_search.NAME, lambda initial: best_fit_search.plan(
-            problem.records, problem.alignment, initial=initial, time_budget=tree_cap,
-            seed=0, max_iterations=TREE_SEARCH_ITERATIONS, lower_bound=problem.offset_lower_bound)),
-    )
-    for name, search in searches:
-        if name not in names:
+        return [_as_is(problem, best, name) for name in SEARCHES if name in names]
+    for search in SEARCH_STRATEGIES:
+        if search.name not in names:
             continue
         start = time.perf_counter()
-        plan = search(best.plan)
-        outcome = Outcome(name, "offsets", plan, time.perf_counter() - start)
+        plan = search.improve(problem, best.plan, search.budget.capped(time_cap))
+        outcome = Outcome(search.name, "offsets", plan, time.perf_counter() - start)
         validate(problem, plan)
         out.append(outcome)
         if outcome.total < best.total:
@@ -139,7 +139,7 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
         return True
 
     offsets = [_run(s, problem) for s in OFFSET_STRATEGIES if wanted(s.name, s.max_records, offset_names)]
-    searches = [name for name in SEARCHES if wanted(name, SEARCH_LIMITS[name], offset_names)]
+    searches = [s.name for s in SEARCH_STRATEGIES if wanted(s.name, s.max_records, offset_names)]
     if local and searches:
         start = (min(offsets, key=lambda o: o.total) if offsets
                  else _run(offset_strategy("greedy_by_size"), problem))

@@ -32,6 +32,11 @@ class OffsetPlan:
     offsets: tuple[int, ...]
     arena: int  # max(offset + size) over all records, 0 when there are none
     alignment: int = 1
+    # Set by the exact search when it proved no offset plan of these records has a smaller arena.
+    proven_optimal: bool = False
+    # Set when a search stopped on its safety-net time limit instead of its work budget: only
+    # then may the plan depend on the machine's speed and load.
+    time_limit_hit: bool = False
 
 
 @dataclass(frozen=True)

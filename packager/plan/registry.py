@@ -1,8 +1,9 @@
 """One table that names every strategy: adding one touches a new module and one line here.
 
 Each entry adapts a strategy module's pure `plan` function to a Problem. Offset strategies return
-OffsetPlans, object strategies ObjectPlans. The searches (`local_search`, `best_fit_search`) are not
-listed with the others: they improve the portfolio's best (see portfolio.improve).
+OffsetPlans, object strategies ObjectPlans. Searches (`local_search`, `best_fit_search`,
+`exact_search`) are strategies too: they start from a plan (the portfolio's best so far) and spend
+a Budget; `best` runs them in the order listed here.
 """
 
 from __future__ import annotations
@@ -14,14 +15,30 @@ from packager.plan.objects import (equality, greedy_by_breadth as obj_greedy_by_
                                    greedy_by_size as obj_greedy_by_size, greedy_by_size_improved,
                                    greedy_in_order as obj_greedy_in_order, integer_program,
                                    min_cost_flow, naive as obj_naive)
-from packager.plan.offsets import (bfc, greedy_by_breadth, greedy_by_size_tflite,
-                                   greedy_by_size_tflm, greedy_in_order, naive, nnc,
-                                   objects_end_to_end, path_cover, simulated_allocator,
+from packager.plan.offsets import (best_fit_search, bfc, exact_search, greedy_by_breadth, greedy_by_size_tflite,
+                                   greedy_by_size_tflm, greedy_in_order, local_search, naive,
+                                   nnc, objects_end_to_end, path_cover, simulated_allocator,
                                    strip_packing)
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan
 
 Plan = Union[OffsetPlan, ObjectPlan]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much a search may do. `work` counts the search's own steps (iterations or tree nodes),
+    so its plan depends only on the input; `time_limit` (seconds) is a safety net, and a plan it
+    stopped says so (OffsetPlan.time_limit_hit)."""
+
+    work: int
+    time_limit: float | None = None
+
+    def capped(self, seconds: float | None) -> "Budget":
+        """The same work with a time limit no longer than `seconds`."""
+        if seconds is None:
+            return self
+        return Budget(self.work, seconds if self.time_limit is None else min(seconds, self.time_limit))
 
 
 @dataclass(frozen=True)
@@ -36,6 +53,19 @@ class Strategy:
     # An exact strategy cannot beat a plan already at the lower bound: `best` then reports that
     # plan under its name instead of running it (as it does for the searches).
     exact: bool = False
+    # A search: `improve(problem, initial, budget)` returns a plan never worse than `initial`
+    # (`run` starts it from nothing), spending at most `budget`.
+    improve: Callable[[Problem, OffsetPlan | None, Budget], Plan] | None = None
+    budget: Budget | None = None
+
+
+def _search(name: str, module, budget: Budget, summary: str, max_records: int | None = None,
+            exact: bool = False) -> Strategy:
+    def improve(p: Problem, initial: OffsetPlan | None, b: Budget) -> Plan:
+        return module.search_plan(p.records, p.alignment, initial, b.work, b.time_limit,
+                                  p.offset_lower_bound)
+    return Strategy(name, "offsets", lambda p: improve(p, None, budget), summary, max_records,
+                    exact, improve, budget)
 
 
 def _offsets(name: str, fn: Callable, summary: str, max_records: int | None = None) -> Strategy:
@@ -87,15 +117,29 @@ BASELINES: tuple[Strategy, ...] = (
 )
 
 LOCAL_SEARCH = "local_search"
-# Searches that start from the portfolio's best plan (portfolio.improve), in the order they run,
-# with the record count above which `best` leaves them out (the tree search's first descent
-# always completes, whatever its time cap: minutes at 100,000 records).
-SEARCHES = (LOCAL_SEARCH, "best_fit_search")
-SEARCH_LIMITS = {LOCAL_SEARCH: None, "best_fit_search": SUPERLINEAR_LIMIT}
+# The exact search's node budget (half of it for the probe at the lower bound): every shared
+# MiniMalloc instance it proves takes fewer (E: 154,624), and a search that cannot close the gap
+# spends 10-80 s of CPU at 200 records here (benchmarks/bench_exact.py). Its recursion and
+# conflict lists grow with the records: `best` leaves it out above EXACT_LIMIT.
+EXACT_NODES = 400_000
+EXACT_LIMIT = 5_000
+# Searches, in the order `best` runs them, each from the best plan so far. Their work budgets
+# keep their plans independent of the machine; the time limits are safety nets for large inputs.
+SEARCH_STRATEGIES: tuple[Strategy, ...] = (
+    _search(LOCAL_SEARCH, local_search, Budget(300, 5.0), "hill climbing over orders (Vela)"),
+    # The tree search's first descent always completes, whatever its time limit: minutes at
+    # 100,000 records.
+    _search("best_fit_search", best_fit_search, Budget(20_000, 10.0),
+            "skyline best-fit tree search", SUPERLINEAR_LIMIT),
+    _search(exact_search.NAME, exact_search, Budget(EXACT_NODES, 300.0),
+            "branch and bound (MiniMalloc's rules)", EXACT_LIMIT, exact=True),
+)
+SEARCHES = tuple(s.name for s in SEARCH_STRATEGIES)
+SEARCH_LIMITS = {s.name: s.max_records for s in SEARCH_STRATEGIES}
 
 
 def offset_strategy(name: str) -> Strategy:
-    for s in OFFSET_STRATEGIES:
+    for s in OFFSET_STRATEGIES + SEARCH_STRATEGIES:
         if s.name == name:
             return s
     raise KeyError(name)

@@ -20,6 +20,8 @@ def outcome_view(outcome: Outcome, result: PortfolioResult, tensor_ids: list[int
             "tensors": tensors}
     if outcome.kind == "objects":
         view["object_sizes"] = list(outcome.plan.object_sizes)
+    if isinstance(outcome.plan, OffsetPlan) and outcome.plan.time_limit_hit:
+        view["time_limit_hit"] = True  # a search's safety net stopped it: may depend on the machine
     return view
 
 
@@ -39,6 +41,7 @@ def result_view(result: PortfolioResult, with_tensors: bool = True) -> dict:
         "best_offsets": best_off.strategy if best_off else None,
         "best_objects": best_obj.strategy if best_obj else None,
         "best_objects_optimal": result.objects_optimal,
+        "best_offsets_optimal": result.offsets_optimal,
         "strategies": strategies,
         "skipped": list(result.skipped),
     }

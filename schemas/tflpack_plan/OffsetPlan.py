@@ -74,7 +74,14 @@ class OffsetPlan(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
         return o == 0
 
-def OffsetPlanStart(builder): builder.StartObject(4)
+    # OffsetPlan
+    def Optimal(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+def OffsetPlanStart(builder): builder.StartObject(5)
 def Start(builder):
     return OffsetPlanStart(builder)
 def OffsetPlanAddStrategy(builder, strategy): builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(strategy), 0)
@@ -92,6 +99,9 @@ def AddTensors(builder, tensors):
 def OffsetPlanStartTensorsVector(builder, numElems): return builder.StartVector(4, numElems, 4)
 def StartTensorsVector(builder, numElems):
     return OffsetPlanStartTensorsVector(builder, numElems)
+def OffsetPlanAddOptimal(builder, optimal): builder.PrependBoolSlot(4, optimal, 0)
+def AddOptimal(builder, optimal):
+    return OffsetPlanAddOptimal(builder, optimal)
 def OffsetPlanEnd(builder): return builder.EndObject()
 def End(builder):
     return OffsetPlanEnd(builder)

@@ -238,22 +238,32 @@ def plan(
 
     An iteration is NODES_PER_ITERATION nodes of the search tree. With `max_iterations` set (and a
     time budget that does not run out first) the plan depends only on the input and the seed;
-    stopped by `time_budget` alone, it depends on the machine's speed.
+    stopped by `time_budget` alone, it depends on the machine's speed (and the plan says so).
     """
     alignment = max(1, alignment)
     search = SkylineSearch(records, alignment)
     deadline = None if time_budget is None else time.perf_counter() + time_budget
     node_budget = None if max_iterations is None else max_iterations * NODES_PER_ITERATION
     to_beat = float("inf") if initial is None else initial.arena
-    offsets, arena = run(search, records, deadline, node_budget, seed, lower_bound, to_beat)
+    timed_out = [False]
+    offsets, arena = run(search, records, deadline, node_budget, seed, lower_bound, to_beat, timed_out)
     if initial is not None and initial.arena <= arena:
-        return OffsetPlan(NAME, tuple(initial.offsets), initial.arena, alignment)
-    return OffsetPlan(NAME, tuple(offsets), arena, alignment)
+        return OffsetPlan(NAME, tuple(initial.offsets), initial.arena, alignment,
+                          time_limit_hit=timed_out[0])
+    return OffsetPlan(NAME, tuple(offsets), arena, alignment, time_limit_hit=timed_out[0])
+
+
+def search_plan(records: Sequence[UsageRecord], alignment: int, initial: OffsetPlan | None,
+                iterations: int, time_limit: float | None, lower_bound: int | None) -> OffsetPlan:
+    """The portfolio's entry: `iterations` iterations from `initial` with seed 0; the plan says
+    when `time_limit` stopped it first."""
+    return plan(records, alignment, initial=initial, time_budget=time_limit, seed=0,
+                lower_bound=lower_bound, max_iterations=iterations)
 
 
 def run(search: SkylineSearch, records: Sequence[UsageRecord], deadline: float | None,
         node_budget: int | None, seed: int, lower_bound: int | None = None,
-        to_beat: float = float("inf")) -> tuple[list[int], int]:
+        to_beat: float = float("inf"), timed_out: list[bool] | None = None) -> tuple[list[int], int]:
     """The greedy descent, then restarts under a shrinking cap until the bound or a budget.
 
     Returns (offsets over all records, arena) of the best plan found; after the greedy descent,
@@ -265,7 +275,11 @@ def run(search: SkylineSearch, records: Sequence[UsageRecord], deadline: float |
     def out_of_budget() -> bool:
         if node_budget is not None and search.nodes - spent_before >= node_budget:
             return True
-        return deadline is not None and time.perf_counter() >= deadline
+        if deadline is not None and time.perf_counter() >= deadline:
+            if timed_out is not None:
+                timed_out[0] = True
+            return True
+        return False
 
     kept, path = search.descend(float("inf"), 1 << 62, None)
     offsets = search.offsets_for(kept, len(records))

@@ -22,7 +22,7 @@ It stops at the lower bound (the largest operator breadth; with alignment, the a
 stacked under an unaligned top), after `max_iterations` steps, or at `time_budget` seconds.
 Randomness comes from random.Random(seed) only: with `max_iterations` set and a time budget that
 does not run out first, the plan depends only on the input and the seed; a run stopped by the time
-budget depends on the machine's speed.
+budget depends on the machine's speed, and its plan says so (time_limit_hit).
 
 Hill climbing alone stalls at 1.10x-1.18x of the optimum on MiniMalloc's challenging instances
 after 10 s; the skyline tree search (best_fit_search), which the portfolio runs after this one,
@@ -191,17 +191,28 @@ def plan(
         top = decoder.decode(start, trial)
         if top < arena:
             order, offsets, arena = start, trial, top
+    timed_out = [False]
     if arena > bound and len(order) > 1:
         order, offsets, arena = hill_climb(decoder, order, offsets, arena, bound,
-                                           random.Random(seed), max_iterations, deadline)
+                                           random.Random(seed), max_iterations, deadline, timed_out)
     if initial is not None and initial.arena <= arena:
-        return OffsetPlan(NAME, tuple(initial.offsets), initial.arena, alignment)
-    return OffsetPlan(NAME, tuple(max(0, o) for o in offsets), int(arena) if n else 0, alignment)
+        return OffsetPlan(NAME, tuple(initial.offsets), initial.arena, alignment,
+                          time_limit_hit=timed_out[0])
+    return OffsetPlan(NAME, tuple(max(0, o) for o in offsets), int(arena) if n else 0, alignment,
+                      time_limit_hit=timed_out[0])
+
+
+def search_plan(records: Sequence[UsageRecord], alignment: int, initial: OffsetPlan | None,
+                iterations: int, time_limit: float | None, lower_bound: int | None) -> OffsetPlan:
+    """The portfolio's entry: `iterations` steps from `initial` with seed 0; the plan says when
+    `time_limit` stopped it first."""
+    return plan(records, alignment, initial=initial, time_budget=time_limit, seed=0,
+                lower_bound=lower_bound, max_iterations=iterations)
 
 
 def hill_climb(decoder: OrderDecoder, order: list[int], offsets: list[int], arena: int, bound: int,
-               rng: random.Random, iterations: int | None, deadline: float | None
-               ) -> tuple[list[int], list[int], int]:
+               rng: random.Random, iterations: int | None, deadline: float | None,
+               timed_out: list[bool] | None = None) -> tuple[list[int], list[int], int]:
     """Accept-if-not-worse moves on the order until the bound or a budget is reached."""
     size, neighbours = decoder.size, decoder.neighbours
     m = len(order)
@@ -209,6 +220,8 @@ def hill_climb(decoder: OrderDecoder, order: list[int], offsets: list[int], aren
     done = 0
     while arena > bound and (iterations is None or done < iterations):
         if deadline is not None and time.perf_counter() >= deadline:
+            if timed_out is not None:
+                timed_out[0] = True
             break
         done += 1
         move = rng.random()

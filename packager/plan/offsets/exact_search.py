@@ -1,0 +1,350 @@
+"""Exact offsets: a branch and bound in the manner of MiniMalloc (Moffitt, ASPLOS 2023).
+
+The decision problem "do the records fit under a capacity C?" is searched depth first over
+*canonical* solutions only: records are placed in non-decreasing order of offset, each at the
+lowest offset its placed neighbours in time leave it (its "minimum offset"), so every record rests
+on a record below it or on 0. Any packing can be pushed down into such a form, so searching them
+all is complete. On top of that, the published rules:
+- dynamic ordering: at each node the candidates are the unplaced records by minimum offset, then
+  by a static preorder (one of MiniMalloc's heuristics: width, area, section total);
+- canonical order: a candidate below the last placement's offset, or at it but earlier in the
+  preorder, is skipped (the same set of placements in another order);
+- dominance: a candidate whose minimum offset is at or above the lowest top any unplaced record
+  could reach would leave a gap that record could fill: skipped;
+- section inference: time is cut into sections (the spans between interval ends); in every
+  section, its floor (the top of what is placed there, raised to the lowest minimum offset of
+  the records still to place there) plus the bytes still to place there must fit under C;
+- hatless pruning: when the record just tried has nothing unplaced alive beside it in time, no
+  other choice at this node can do better, so the node fails;
+- dynamic decomposition: when no unplaced record crosses a section boundary any more, the two
+  sides are solved one after the other.
+A complete search without a solution proves that C is infeasible.
+
+Minimising the arena: capacities are probed from the lower bound up (the bound first: on the
+MiniMalloc instances the optimum is the bound), then by bisection between the highest capacity
+proved infeasible and the best plan so far. Each probe runs the preorders round robin with a node
+limit that doubles (as MiniMalloc does), so an unlucky preorder cannot stall the probe.
+
+Determinism: the budget counts nodes (one node = one step down the tree: a placement that passed
+its checks, or a probe's root), never seconds. A time limit
+stays as a safety net only; when it stops the search, the plan says so (`time_limit_hit`), and
+only then may the result depend on the machine.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+from packager.plan.offsets.local_search import (OrderDecoder, aligned_lower_bound, conflict_lists,
+                                                greedy_by_size_order)
+from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of
+
+NAME = "exact_search"
+
+# MiniMalloc's default static preorders, tried round robin: W = lifetime width, A = area
+# (size x width), T = the largest bytes-alive total of the sections the record spans; larger first.
+PREORDERS = ("WAT", "TAW", "TWA")
+# The node limit of the first round of a probe, per record; it doubles every round.
+FIRST_ROUND_NODES_PER_RECORD = 2
+
+
+class _Stop(Exception):
+    """The node budget (or the safety-net time limit) of a probe is spent."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    offsets: tuple[int, ...]
+    arena: int
+    proven_optimal: bool  # no plan of these records has a smaller arena
+    lower_bound: int  # the largest capacity proved infeasible, plus one (or the static bound)
+    nodes: int
+    time_limit_hit: bool
+
+
+class _Instance:
+    """The records in compressed time: sections, neighbours, and the search state over them."""
+
+    def __init__(self, records: Sequence[UsageRecord], alignment: int) -> None:
+        self.alignment = max(1, alignment)
+        self.ids = [i for i, r in enumerate(records) if r.size > 0]  # zero-size records take no space
+        ends = sorted({records[i].first_op for i in self.ids} | {records[i].last_op + 1 for i in self.ids})
+        cell = {t: k for k, t in enumerate(ends)}
+        self.sections = max(0, len(ends) - 1)
+        self.first = [cell[records[i].first_op] for i in self.ids]
+        self.last = [cell[records[i].last_op + 1] - 1 for i in self.ids]  # inclusive
+        self.size = [records[i].size for i in self.ids]
+        self.width = [records[i].last_op + 1 - records[i].first_op for i in self.ids]
+        n, sections = len(self.ids), self.sections
+        self.alive: list[list[int]] = [[] for _ in range(sections)]  # records alive in each section
+        for k in range(n):
+            for c in range(self.first[k], self.last[k] + 1):
+                self.alive[c].append(k)
+        position = {i: k for k, i in enumerate(self.ids)}
+        conflicts = conflict_lists(records)  # records alive at a common step, by position
+        self.neighbours = [sorted(position[j] for j in conflicts[i]) for i in self.ids]
+        self.total0 = [sum(self.size[k] for k in members) for members in self.alive]
+
+    def preorder(self, members: Sequence[int], heuristic: str, total: Sequence[int]) -> list[int]:
+        """MiniMalloc's static preorder of `members`: by the heuristic's keys, larger first."""
+        most = {k: max(total[c] for c in range(self.first[k], self.last[k] + 1)) for k in members}
+        keys = {"W": lambda k: self.width[k], "A": lambda k: self.width[k] * self.size[k],
+                "T": lambda k: most[k]}
+        return sorted(members, key=lambda k: tuple(-keys[h](k) for h in heuristic) + (k,))
+
+
+class _Probe:
+    """One depth-first search for a packing under `capacity`, within `node_limit` nodes."""
+
+    def __init__(self, inst: _Instance, capacity: int, heuristic: str, node_limit: int,
+                 deadline: float | None) -> None:
+        self.inst, self.capacity, self.heuristic = inst, capacity, heuristic
+        self.node_limit, self.deadline = node_limit, deadline
+        n = len(inst.ids)
+        self.offset = [-1] * n  # -1: not placed
+        self.solution = [-1] * n
+        self.min_offset = [0] * n
+        self.total = inst.total0[:]
+        self.cuts = [0] * max(0, inst.sections - 1)  # unplaced records crossing boundary c | c+1
+        for k in range(n):
+            for c in range(inst.first[k], inst.last[k]):
+                self.cuts[c] += 1
+        self.rank = [0] * n
+        self.stride = n + 1  # above every rank
+        self.nodes = 0
+        self.timed_out = False
+
+    def solve(self) -> list[int] | None:
+        """Offsets of a packing under the capacity, or None when none exists; _Stop when out of budget."""
+        inst = self.inst
+        if any(t > self.capacity for t in self.total):
+            return None
+        for lo, hi in self._partitions(0, inst.sections):
+            if not self._sub_solve(lo, hi, self._members(lo, hi)):
+                return None
+        return self.solution
+
+    def _members(self, lo: int, hi: int) -> list[int]:
+        first, last = self.inst.first, self.inst.last
+        return [k for k in range(len(self.inst.ids))
+                if self.offset[k] < 0 and first[k] < hi and last[k] >= lo]
+
+    def _partitions(self, lo: int, hi: int) -> list[tuple[int, int]]:
+        """The section ranges within [lo, hi) that no unplaced record connects."""
+        out, start = [], lo
+        for c in range(lo, hi - 1):
+            if self.cuts[c] == 0:
+                out.append((start, c + 1))
+                start = c + 1
+        out.append((start, hi))
+        return out
+
+    def _sub_solve(self, lo: int, hi: int, members: list[int]) -> bool:
+        if not members:
+            return True
+        order = self.inst.preorder(members, self.heuristic, self.total)
+        for position, k in enumerate(order):
+            self.rank[k] = position
+        return self._search(lo, hi, order, 0, -1)
+
+    def _search(self, lo: int, hi: int, members: list[int], last_offset: int, last_rank: int) -> bool:
+        self.nodes += 1
+        if self.nodes > self.node_limit:
+            raise _Stop
+        if self.deadline is not None and self.nodes & 1023 == 1 and time.perf_counter() >= self.deadline:
+            self.timed_out = True
+            raise _Stop
+        inst, offset, min_offset, rank = self.inst, self.offset, self.min_offset, self.rank
+        size, first, last, neighbours = inst.size, inst.first, inst.last, inst.neighbours
+        total, capacity, align = self.total, self.capacity, inst.alignment
+        unplaced = [k for k in members if offset[k] < 0]
+        if not unplaced:
+            return True
+        stride = self.stride  # by minimum offset, then preorder rank, as one integer key
+        unplaced.sort(key=lambda k: min_offset[k] * stride + rank[k])
+        lowest_top = min(min_offset[k] + size[k] for k in unplaced)
+        # Section inference with a monotonic floor: once a record goes at `at`, nothing below `at`
+        # is placed any more, so every section needs max(its floor, at) + its bytes-to-place under
+        # the capacity. Floors already pass (the parent checked them), and placing the record
+        # itself keeps its sections' sums at at + bytes-to-place, so only `at` can break it.
+        room = capacity - max(total[lo:hi])
+        for k in unplaced:
+            at = min_offset[k]
+            if at >= lowest_top:  # dominance; the rest sit no lower
+                break
+            if at > room:  # section inference; the rest sit no lower
+                break
+            if at < last_offset or (at == last_offset and rank[k] < last_rank):
+                continue  # canonical order
+            top = at + size[k]
+            offset[k] = at
+            self.solution[k] = at
+            # Raise the minimum offsets of the unplaced neighbours.
+            raised: list[tuple[int, int]] = []
+            hatless = True
+            above = align_up(top, align)
+            for j in neighbours[k]:
+                if offset[j] >= 0:
+                    continue
+                hatless = False
+                if min_offset[j] < above:
+                    raised.append((j, min_offset[j]))
+                    min_offset[j] = above
+            s = size[k]  # its sections have s bytes less to place
+            for c in range(first[k], last[k] + 1):
+                total[c] -= s
+            feasible = hatless or self._floors_hold(k, raised)
+            found = feasible and self._decompose(lo, hi, members, k, at)
+            for c in range(first[k], last[k] + 1):
+                total[c] += s
+            for j, m in reversed(raised):
+                min_offset[j] = m
+            offset[k] = -1
+            if found:
+                return True
+            if hatless:
+                break
+        return False
+
+    def _floors_hold(self, k: int, raised: Sequence[tuple[int, int]]) -> bool:
+        """Section inference on the sections of record k (just placed) and of the records it
+        raised: what is still to place in a section cannot start below the lowest minimum offset
+        of its records, so that offset plus the bytes to place must fit under the capacity."""
+        inst, offset, min_offset, total, capacity = self.inst, self.offset, self.min_offset, self.total, self.capacity
+        first, last, alive = inst.first, inst.last, inst.alive
+        spans = sorted([(first[k], last[k])] + [(first[j], last[j]) for j, _ in raised])
+        c = 0  # sections below c are checked
+        for a, z in spans:
+            if z < c:
+                continue
+            for c in range(max(a, c), z + 1):
+                t = total[c]
+                if t == 0:  # nothing left to place there
+                    continue
+                room = capacity - t
+                for i in alive[c]:
+                    if offset[i] < 0 and min_offset[i] <= room:
+                        break
+                else:
+                    return False
+            c = z + 1
+        return True
+
+    def _decompose(self, lo: int, hi: int, members: list[int], k: int, at: int) -> bool:
+        """Go on below record k's placement; split the sections where nothing unplaced connects them."""
+        inst, cuts = self.inst, self.cuts
+        split = False
+        for c in range(inst.first[k], inst.last[k]):
+            cuts[c] -= 1
+            if cuts[c] == 0 and lo <= c < hi - 1:
+                split = True
+        try:
+            if not split:
+                return self._search(lo, hi, members, at, self.rank[k])
+            saved_rank = self.rank[:]
+            try:
+                for a, b in self._partitions(lo, hi):
+                    if not self._sub_solve(a, b, self._members(a, b)):
+                        return False
+                return True
+            finally:
+                self.rank[:] = saved_rank
+        finally:
+            for c in range(inst.first[k], inst.last[k]):
+                cuts[c] += 1
+
+
+def fits(inst: _Instance, capacity: int, node_budget: int, deadline: float | None
+         ) -> tuple[list[int] | None, bool, int, bool]:
+    """Probe `capacity`: (offsets or None, complete, nodes spent, timed out).
+
+    `complete` is True when the answer is proved: a packing, or an exhausted search. Preorders run
+    round robin under a doubling node limit until one finishes or `node_budget` is spent.
+    """
+    spent = 0
+    limit = FIRST_ROUND_NODES_PER_RECORD * max(1, len(inst.ids))
+    while spent < node_budget:
+        for heuristic in PREORDERS:
+            allowed = min(limit, node_budget - spent)
+            if allowed <= 0:
+                break
+            probe = _Probe(inst, capacity, heuristic, allowed, deadline)
+            try:
+                found = probe.solve()
+            except _Stop:
+                spent += probe.nodes - 1
+                if probe.timed_out:
+                    return None, False, spent, True
+                continue
+            spent += probe.nodes
+            return (list(found) if found is not None else None), True, spent, False
+        limit *= 2
+    return None, False, spent, False
+
+
+def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPlan | None = None,
+           node_budget: int = 1_000_000, time_limit: float | None = None,
+           lower_bound: int | None = None) -> SearchResult:
+    """The smallest arena the budget reaches, proved optimal when the probes close the gap."""
+    alignment = max(1, alignment)
+    inst = _Instance(records, alignment)
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    n = len(records)
+    bound = max(aligned_lower_bound(records, alignment), lower_bound or 0)
+    if initial is None or len(initial.offsets) != n:  # start from first fit of the greedy order
+        initial = OffsetPlan(NAME, tuple(_first_fit(records, alignment)), 0, alignment)
+        initial = OffsetPlan(NAME, initial.offsets, arena_of(records, initial.offsets), alignment)
+    best_offsets, best = list(initial.offsets), initial.arena
+    spent, timed_out = 0, False
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * len(inst.ids) + 1000))
+    try:
+        lo = bound  # every capacity below lo is proved infeasible
+        unanswered = lo - 1  # the highest capacity a probe left open (out of its share)
+        while lo < best and spent < node_budget and not timed_out:
+            if spent == 0:
+                capacity, share = lo, node_budget // 2
+            elif max(lo, unanswered + 1) >= best:
+                break
+            else:
+                capacity = (max(lo, unanswered + 1) + best - 1) // 2
+                share = max(1, (node_budget - spent) // 2)
+            found, complete, used, timed_out = fits(inst, capacity, share, deadline)
+            spent += used
+            if found is not None:
+                offsets = [0] * n
+                for k, i in enumerate(inst.ids):
+                    offsets[i] = found[k]
+                best_offsets, best = offsets, arena_of(records, offsets)
+            elif complete:
+                lo = capacity + 1
+            else:
+                unanswered = capacity
+    finally:
+        sys.setrecursionlimit(limit)
+    return SearchResult(tuple(best_offsets), best, best <= lo, min(lo, best), spent, timed_out)
+
+
+def _first_fit(records: Sequence[UsageRecord], alignment: int) -> list[int]:
+    decoder = OrderDecoder(records, alignment)
+    offsets = [-1] * len(records)
+    decoder.decode(greedy_by_size_order(records, decoder.ids), offsets)
+    return [max(0, o) for o in offsets]
+
+
+def plan(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPlan | None = None,
+         node_budget: int = 1_000_000, time_limit: float | None = None,
+         lower_bound: int | None = None) -> OffsetPlan:
+    """The search's plan; `initial` itself (relabelled) when the search finds nothing smaller."""
+    result = search(records, alignment, initial, node_budget, time_limit, lower_bound)
+    return OffsetPlan(NAME, result.offsets, result.arena, max(1, alignment),
+                      proven_optimal=result.proven_optimal, time_limit_hit=result.time_limit_hit)
+
+
+def search_plan(records: Sequence[UsageRecord], alignment: int, initial: OffsetPlan | None,
+                nodes: int, time_limit: float | None, lower_bound: int | None) -> OffsetPlan:
+    """The portfolio's entry (the same as `plan`)."""
+    return plan(records, alignment, initial, nodes, time_limit, lower_bound)
