@@ -396,7 +396,7 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
             runtime: Optional[str] = typer.Option(
                 None, "--runtime", metavar="litert|tflite-runtime|all",
                 help="TFLite version: litert (ai-edge-litert), tflite-runtime (2.14, in its own "
-                     "environment), or all: every one installed, a row each. Default: this environment's."),
+                     "environment), or all (the default): every one installed, a row each."),
             quiet: bool = QuietOption) -> None:
     """Measure TFLite's and TFLite Micro's arenas, check our prediction of them byte for byte, and
     show what the best plan saves. Each model runs under tflite, tflm and ideal semantics, and
@@ -411,7 +411,7 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
         from packager.emit.atomic_write import write_atomically
         if runtime is not None and runtime not in (*CHOICES, ALL):
             raise PackagerError(f"--runtime {runtime}: choose one of {', '.join(CHOICES)}, or {ALL}")
-        tflite_runtimes = None if runtime is None else tuple(c.name for c in chosen(runtime))
+        tflite_runtimes = tuple(c.name for c in chosen(runtime))  # default: every installed one
         paths = expand_models(models)
         if not paths:
             raise PackagerError("no .tflite files in " + ", ".join(map(str, models)))

@@ -71,7 +71,8 @@ def test_piped_plan_keeps_every_figure():
 
 def test_piped_compare_keeps_every_figure(tmp_path):
     models = [model_file("mobile_block"), model_file("chain")]
-    r = run_cli("compare", "--no-runtimes", "--csv", tmp_path / "rows.csv", *models, columns=40)
+    r = run_cli("compare", "--no-runtimes", "--runtime", "litert", "--csv", tmp_path / "rows.csv", *models,
+                columns=40)
     assert r.returncode == 0, r.stderr
     assert "…" not in r.stdout
     rows = list(csv.DictReader((tmp_path / "rows.csv").open()))

@@ -25,7 +25,7 @@ def test_compare_writes_csv_and_json_for_a_folder(tmp_path):
     for name in ("chain", "custom_op"):
         (folder / f"{name}.tflite").write_bytes((DEFAULT_DIR / f"{name}.tflite").read_bytes())
     out_csv = tmp_path / "table.csv"
-    result = runner.invoke(app, ["compare", str(folder), "--csv", str(out_csv)])
+    result = runner.invoke(app, ["compare", str(folder), "--csv", str(out_csv), "--runtime", "litert"])
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(out_csv.open()))
     assert [r["model"] for r in rows] == ["chain", "custom_op"]
@@ -141,3 +141,15 @@ def test_a_missing_second_environment_is_reported_with_its_setup(monkeypatch):
     (data,) = json.loads(result.output)
     assert data["tflite"]["status"] == "missing" and "numpy<2" in data["tflite"]["reason"]
     assert data["tflite"]["predicted"] > 0 and data["tflite"]["exact"] is None
+
+
+def test_by_default_every_installed_tflite_version_gets_a_row(tmp_path):
+    from packager.compare.tflite_versions import chosen
+    installed = [c.package for c in chosen(None)]
+    out_csv = tmp_path / "table.csv"
+    result = runner.invoke(app, ["compare", str(DEFAULT_DIR / "chain.tflite"), "--csv", str(out_csv)])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(out_csv.open()))
+    assert [r["model"] for r in rows] == ["chain"] * len(installed)
+    measured = [r["tflite_runtime"].split()[0] for r in rows if r["tflite_status"] == "measured"]
+    assert measured == [p for p, r in zip(installed, rows) if r["tflite_status"] == "measured"]
