@@ -11,17 +11,16 @@ from typing import Iterator, Optional
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from packager.text.breadth_text import result_breadth_lines
 from packager.errors import PackagerError
 from packager.plan.csv_records import read_records_csv
-from packager.plan.portfolio import PortfolioResult
-from packager.text.plan_view import overhead_pct, passes_view, result_view
+from packager.text.inspect_text import print_summary
+from packager.text.plan_text import print_dynamic, print_result
+from packager.text.plan_view import passes_view, result_view
 from packager.arenas import plan_model, plan_records
 from packager.reader import read_model
 from packager.semantics import SEMANTICS
-from packager.text.inspect_view import CATEGORIES, model_summary
+from packager.text.inspect_view import model_summary
 from packager.text.tables import print_table
 from packager.package.output_dir import stop_signals_interrupt
 from packager.size_limits import check_tensor_sizes
@@ -157,7 +156,7 @@ def inspect(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
     if json_out:
         print_json(summary)
         return
-    render_summary(summary, show_records=records)
+    print_summary(out, summary, show_records=records)
     if said:
         out.print(f"semantics: {semantics}{said}", markup=False, soft_wrap=True)
 
@@ -200,86 +199,10 @@ def plan(model: Optional[Path] = typer.Argument(None, metavar="[MODEL]", help="A
     for view, result in zip(views, results):
         where = ("all records" if view["subgraph"] is None else
                  "whole model (inline)" if view["inline"] else f"subgraph {view['subgraph']}")
-        render_result(where, result, timeline=("step" if view["subgraph"] is None else
-                                               "scope" if view["inline"] else "op"))
+        print_result(out, where, result, timeline=("step" if view["subgraph"] is None else
+                                                   "scope" if view["inline"] else "op"))
         if view.get("dynamic"):
-            d = view["dynamic"]
-            bounds = ", ".join(f"{k} in [{lo}, {hi}]" for k, (lo, hi) in d["bounds"].items())
-            out.print(f"dynamic shapes ({bounds}): sizes above are the largest; the multi-pass plan "
-                      f"({d['passes']} passes) needs {d['arena']:,} B, lower bound {d['lower_bound']:,} B "
-                      f"at the largest binding ({overhead_pct(d['arena'], d['lower_bound']):.1f}% over)")
-
-
-def render_result(where: str, result: PortfolioResult, timeline: str = "op") -> None:
-    p = result.problem
-    out.print(f"\n{where}: {len(p.records)} planned tensors, alignment {p.alignment} B")
-    table = Table("plan", "strategy", "bytes", "lower bound", "over bound", "time")
-    for o in (*result.offsets, *result.objects, *result.baselines):
-        bound = p.object_lower_bound if o.kind == "objects" else p.offset_lower_bound
-        is_best = (o is result.best_offsets) or (o is result.best_objects)
-        table.add_row(o.kind, ("* " if is_best else "  ") + o.strategy, f"{o.total:,}", f"{bound:,}",
-                      f"{overhead_pct(o.total, bound):.1f}%", f"{o.seconds * 1000:.1f} ms")
-    print_table(out, table)
-    if result.skipped:
-        out.print(f"left out at {len(p.records):,} records (too slow at this size; name one with "
-                  f"--strategy to run it): {', '.join(result.skipped)}")
-    if result.best_offsets:
-        b = result.best_offsets
-        out.print(f"best offsets: {b.strategy}, {b.total:,} B "
-                  f"({overhead_pct(b.total, p.offset_lower_bound):.1f}% over the lower bound "
-                  f"{p.offset_lower_bound:,} B)"
-                  + ("; proven optimal: the rest of the gap is the bound's"
-                     if b.total > p.offset_lower_bound and result.offsets_optimal else ""))
-    if result.offsets_time_limit_hit:
-        out.print("stopped by a safety-net time limit, so the plan may differ on another machine: "
-                  + ", ".join(result.offsets_time_limit_hit))
-    if result.best_objects:
-        b = result.best_objects
-        gap = b.total > p.object_lower_bound
-        out.print(f"best shared objects: {b.strategy}, {b.total:,} B "
-                  f"({overhead_pct(b.total, p.object_lower_bound):.1f}% over the lower bound "
-                  f"{p.object_lower_bound:,} B)"
-                  + ("; proven optimal: the rest of the gap is the bound's"
-                     if gap and result.objects_optimal else ""))
-    for line in result_breadth_lines(result, timeline, width=min(out.width, 80)):
-        out.print(line, markup=False, overflow="ignore", crop=False)
-
-
-def render_summary(s: dict, show_records: bool) -> None:
-    out.print(f"[bold]{s['model']}[/bold]  schema v{s['schema_version']}"
-              + (f"  \"{s['description']}\"" if s["description"] else ""))
-    if s["metadata"] or s["signatures"]:
-        out.print(f"metadata: {', '.join(s['metadata']) or '-'}   signatures: {', '.join(s['signatures']) or '-'}")
-    for sg in s["subgraphs"]:
-        ops = ", ".join(f"{name} x{n}" for name, n in sorted(sg["ops_by_type"].items(), key=lambda kv: (-kv[1], kv[0])))
-        out.print(f"\nsubgraph {sg['index']} '{sg['name']}': {sg['operators']} ops, {sg['tensors']} tensors, "
-                  f"inputs {sg['inputs']}, outputs {sg['outputs']}")
-        out.print(f"  ops: {ops or '-'}")
-        for op, children in sg["calls"].items():
-            out.print(f"  op {op} runs subgraph(s) {children}")
-    for a in s["arenas"]:
-        where = "whole model (inline)" if a["inline"] else f"subgraph {a['subgraph']}"
-        counts = ", ".join(f"{a['counts'][c]} {c}" for c in CATEGORIES)
-        out.print(f"\n[bold]{s['semantics']}[/bold] arena of {where}: {counts}")
-        out.print(f"  lower bound {a['lower_bound']:,} B (largest operator breadth)"
-                  f"; persistent {a['persistent_bytes']:,} B kept apart")
-        if a["aliases"]:
-            out.print("  aliases: " + ", ".join(f"{x['index']}->{x['alias_of']}" for x in a["aliases"]))
-        if show_records:
-            table = Table("tensor", "name", "type", "shape", "first op", "last op", "bytes", "pass", "size expression")
-            for r in a["records"]:
-                table.add_row(str(r["id"]), r["name"][:40], r["type"], str(r["shape"]),
-                              str(r["first_op"]), str(r["last_op"]), f"{r['size']:,}", str(r["pass"]),
-                              r["size_expr"] if r["pass"] else "")
-            print_table(out, table)
-    if s["symbols"]:
-        out.print("\nsymbols:")
-        for sym in s["symbols"]:
-            bound = f"[{sym['bound'][0]}, {sym['bound'][1]}]" if sym["bound"] else "unbound (give --dim)"
-            fixed = f" (fixed by the graph: {sym['fixed_by']})" if sym.get("fixed_by") else ""
-            out.print(f"  {sym['name']}: {sym['source']}, pass {sym['pass']}, {bound}{fixed}", markup=False)
-    if not show_records:
-        out.print("\n(--records lists every usage record; --json gives everything)")
+            print_dynamic(out, view["dynamic"])
 
 
 @app.command(epilog=EXIT_CODES)
@@ -406,8 +329,8 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
 
         from packager.compare.comparison import compare_model, expand_models, notes
         from packager.compare.tflite_versions import ALL, CHOICES, chosen
-        from packager.text.compare_view import (TABLE_HEADERS, comparison_json, comparison_rows, csv_text,
-                                                markdown_table, table_cells)
+        from packager.text.compare_view import (comparison_json, comparison_rows, comparison_table,
+                                                csv_text, markdown_table)
         from packager.emit.atomic_write import write_atomically
         if runtime is not None and runtime not in (*CHOICES, ALL):
             raise PackagerError(f"--runtime {runtime}: choose one of {', '.join(CHOICES)}, or {ALL}")
@@ -438,10 +361,7 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
     if markdown:
         sys.stdout.write(markdown_table(rows))
     else:
-        table = Table(*TABLE_HEADERS, title="Arenas in bytes: measured, predicted (✓ byte for byte), best plans")
-        for row in rows:
-            table.add_row(*table_cells(row))
-        print_table(out, table)
+        print_table(out, comparison_table(rows))
     for line in notes(results, rows):
         out.print(line, markup=False)  # runtime messages and pip extras contain [brackets]
 

@@ -151,3 +151,12 @@ def markdown_table(rows: list[dict]) -> str:
     lines = ["| " + " | ".join(TABLE_HEADERS) + " |", "|" + " --- |" * len(TABLE_HEADERS)]
     lines += ["| " + " | ".join(table_cells(r)) + " |" for r in rows]
     return "\n".join(lines) + "\n"
+
+
+def comparison_table(rows: list[dict]):
+    """The terminal table (Rich), the same cells as the Markdown one."""
+    from rich.table import Table
+    table = Table(*TABLE_HEADERS, title="Arenas in bytes: measured, predicted (✓ byte for byte), best plans")
+    for row in rows:
+        table.add_row(*table_cells(row))
+    return table
