@@ -20,8 +20,6 @@ STAGES = (
     ("plan", ("packager.plan",)),
     ("dynamic", ("packager.dynamic",)),
     ("arenas", ("packager.arenas",)),
-    ("formats", ("packager.package.sidecar", "packager.package.plan_json", "packager.package.plan_flatbuffer",
-                 "packager.package.offline_plan", "packager.package.tflite_patch")),
     ("emit", ("packager.emit",)),
     ("pictures", ("packager.pictures",)),
     ("compare", ("packager.compare",)),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from packager.lifetimes import model_lifetimes
 from packager.model import Model
-from packager.package.offline_plan import read_offline_plan
+from packager.kernels.tflm_offline_plan import offline_plan_of
 from packager.plan.offsets import greedy_by_size_tflm
 from packager.errors import PlanError
 from packager.plan.records import OffsetPlan, align_up
@@ -47,7 +47,7 @@ def predict_tflm(model: Model) -> PredictedHead:
     records = tensors + scratch
     # A model carrying an OfflineMemoryAllocation: TFLite Micro places those tensors where it
     # says and plans the rest (scratch buffers) around them.
-    offline = read_offline_plan(model.raw)
+    offline = offline_plan_of(model)
     fixed = {} if offline is None else {
         i: offline[r.tensor] for i, r in enumerate(tensors)
         if r.tensor < len(offline) and offline[r.tensor] >= 0}

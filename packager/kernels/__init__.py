@@ -1,1 +1,1 @@
-"""The runtimes' kernels as data: the scratch and temporary buffers each kernel of TFLite and TFLite Micro asks for."""
+"""The runtimes' rules beyond lifetimes, as data: the scratch, temporary and persistent buffers each kernel of TFLite and TFLite Micro asks for, TFLite Micro's whole arena per target, and its OfflineMemoryAllocation words."""

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Sequence
 
 from packager.arenas import Bindings, PlannedArena, bindings_for, plan_arenas
-from packager.emit import c_header, model_array
+from packager.emit import model_array
+from packager.package import c_header
 from packager.package import plan_flatbuffer, plan_json
 from packager.emit.c_text import identifier, is_identifier
 from packager.package.offline_plan import with_offline_plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from packager.dynamic.shapes import analyse
 from packager.errors import ModelError, PlanError
-from packager.package.offline_plan import METADATA_NAME, decode
+from packager.kernels.tflm_offline_plan import METADATA_NAME, decode
 from packager.lifetimes import PERSISTENT
 from packager.model import Model
 from packager.package.assemble import symbol_entries

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from packager.model import Model
-from packager.package.offline_plan import read_offline_plan
+from packager.kernels.tflm_offline_plan import offline_plan_of
 from packager.plan.records import align_up
 
 
@@ -20,7 +20,7 @@ class ExistingPlan:
 
 
 def existing_plan(model: Model) -> ExistingPlan | None:
-    offsets = read_offline_plan(model.raw)
+    offsets = offline_plan_of(model)
     if offsets is None:
         return None
     tensors = [t for sg in model.subgraphs for t in sg.tensors]

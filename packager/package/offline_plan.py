@@ -1,44 +1,10 @@
-"""TFLite Micro's OfflineMemoryAllocation metadata: the plan as little-endian int32 words.
-
-Layout (TFLite Micro's micro_allocation_info.cc and docs/memory_management.md):
-    [version, number_of_subgraphs, n, offset_0, ..., offset_{n-1}]
-n is the tensor count of all subgraphs together (subgraphs concatenated in order); TFLite Micro
-refuses the model when n differs. Each offset counts from the start of the arena head; -1 lets
-TFLite Micro plan the tensor at run time. The first two words are not read by TFLite Micro; we
-write version 1 (as TFLite Micro's own allocator tests do) and the subgraph count (as its docs say).
-"""
+"""Packaging's side of TFLite Micro's OfflineMemoryAllocation: the model bytes carrying a plan
+(the words' format is packager/kernels/tflm_offline_plan.py)."""
 
 from __future__ import annotations
 
-import numpy as np
-
+from packager.kernels.tflm_offline_plan import METADATA_NAME, decode, encode
 from packager.package.tflite_patch import metadata_buffer, set_metadata_buffer
-from packager.errors import PlanError
-
-METADATA_NAME = "OfflineMemoryAllocation"
-FORMAT_VERSION = 1
-HEADER_WORDS = 3
-NOT_PLANNED = -1
-INT32_MAX = 2**31 - 1
-
-
-def encode(offsets: list[int], num_subgraphs: int) -> bytes:
-    for o in offsets:
-        if not NOT_PLANNED <= o <= INT32_MAX:
-            raise PlanError(f"offset {o} does not fit TFLite Micro's int32 offline offsets")
-    words = [FORMAT_VERSION, num_subgraphs, len(offsets), *offsets]
-    return np.asarray(words, dtype="<i4").tobytes()
-
-
-def decode(payload: bytes) -> tuple[int, int, list[int]]:
-    """(version, number of subgraphs, offsets); PlanError when the words do not add up."""
-    if len(payload) % 4 or len(payload) < 4 * HEADER_WORDS:
-        raise PlanError(f"{METADATA_NAME} holds {len(payload)} bytes, not int32 words with a header")
-    words = np.frombuffer(payload, dtype="<i4").tolist()
-    version, subgraphs, n = words[:HEADER_WORDS]
-    if n != len(words) - HEADER_WORDS:
-        raise PlanError(f"{METADATA_NAME} announces {n} offsets but holds {len(words) - HEADER_WORDS}")
-    return version, subgraphs, words[HEADER_WORDS:]
 
 
 def with_offline_plan(model_bytes: bytes, offsets: list[int], num_subgraphs: int) -> bytes:
@@ -47,5 +13,6 @@ def with_offline_plan(model_bytes: bytes, offsets: list[int], num_subgraphs: int
 
 
 def read_offline_plan(model_bytes: bytes) -> list[int] | None:
+    """The plan a model file carries, read from its bytes (for files not parsed into a Model)."""
     payload = metadata_buffer(model_bytes, METADATA_NAME)
     return None if payload is None else decode(payload)[2]

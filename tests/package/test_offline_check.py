@@ -7,7 +7,8 @@ import pytest
 
 from packager.errors import ModelError, PlanError
 from packager.package.check import check_offline_model
-from packager.package.offline_plan import METADATA_NAME, with_offline_plan
+from packager.kernels.tflm_offline_plan import METADATA_NAME
+from packager.package.offline_plan import with_offline_plan
 from packager.package.tflite_patch import patched_payload, set_metadata_buffer
 from packager.reader import parse_model
 from tests.package.support import file_of, model_file, packaged

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from packager.package import plan_flatbuffer, plan_json
-from packager.package.offline_plan import METADATA_NAME, read_offline_plan
+from packager.kernels.tflm_offline_plan import METADATA_NAME
+from packager.package.offline_plan import read_offline_plan
 from packager.package.tflite_patch import set_metadata_buffer
 from packager.errors import ModelError, PackagerError, PlanError
 from packager.package.build import package

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from packager.emit.c_text import block_comment, comment_text, identifier, int_rows
-from packager.package.offline_plan import INT32_MAX
+from packager.kernels.tflm_offline_plan import INT32_MAX
 from packager.errors import PlanError
 from packager.model import Model
 from packager.package.sidecar import SCRATCH, PackagePlan, TensorEntry, end_to_end
