@@ -59,6 +59,7 @@ def declare_lines(arena: RuntimeArena, first_line: str) -> list[str]:
     if arena.modelled:
         quality += f"; modelled, not measured ({arena.rule})"
     bound = "set-up room" if arena.setup_bytes > arena.head_bytes + arena.tail_bytes else "head + tail"
-    return [f"declare {arena.arena_bytes:,} bytes of TFLite Micro arena ({arena.target}): {first_line}",
+    at_least = "" if arena.exact else "at least "  # unmodelled memory only ever adds
+    return [f"declare {at_least}{arena.arena_bytes:,} bytes of TFLite Micro arena ({arena.target}): {first_line}",
             f"  = head {arena.head_bytes:,} (the plan) + tail {arena.tail_bytes:,} (persistent), "
             f"16-aligned; set-up needs {arena.setup_bytes:,}; set by {bound}{quality}"]
