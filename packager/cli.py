@@ -19,7 +19,7 @@ from packager.text.plan_text import print_dynamic, print_result
 from packager.text.plan_view import passes_view, result_view
 from packager.arenas import plan_model, plan_records
 from packager.reader import read_model
-from packager.semantics import SEMANTICS
+from packager.semantics import SEMANTICS, TFLITE, TFLM
 from packager.text.inspect_view import model_summary
 from packager.text.tables import print_table
 from packager.package.output_dir import stop_signals_interrupt
@@ -30,8 +30,7 @@ EXIT_OK, EXIT_BAD_INPUT, EXIT_OVER_BUDGET, EXIT_INTERRUPTED = 0, 2, 3, 130
 EXIT_CODES = ("Exit codes: 0 done; 2 bad input or bad usage (one line on stderr); "
               "3 the plan is over --budget (package); 130 interrupted (Ctrl-C, SIGTERM, SIGHUP).")
 # The default semantics of each command, and why it is the default (every output names the one used).
-DEFAULT_SEMANTICS = {"inspect": "tflite", "plan": "tflite", "report": "tflite", "package": "tflm"}
-SEMANTICS_WHY = {"tflite": "TFLite's CPU interpreter", "tflm": "TFLite Micro"}
+DEFAULT_SEMANTICS = {"inspect": TFLITE.name, "plan": TFLITE.name, "report": TFLITE.name, "package": TFLM.name}
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
                   invoke_without_command=True, epilog=EXIT_CODES,
@@ -59,9 +58,9 @@ def dim_option() -> list[str]:
 def semantics_option(command: str):
     default = DEFAULT_SEMANTICS[command]
     return typer.Option(None, "--semantics", "-s", metavar="|".join(SEMANTICS),
-                        help=f"Runtime rules. Default: {default} ({SEMANTICS_WHY[default]}; "
-                             + ("the runtime that reads a packaged plan" if default == "tflm" else
-                                "what a .tflite file runs in") + ").")
+                        help=f"Runtime rules. Default: {default} ({SEMANTICS[default].runtime}; "
+                             + ("the runtime that reads a packaged plan" if SEMANTICS[default].offline_plan
+                                else "what a .tflite file runs in") + ").")
 
 
 DimOption = dim_option()
@@ -75,7 +74,8 @@ def resolve_semantics(command: str, given: str | None) -> tuple[str, str]:
         return check_semantics(given), ""
     default = DEFAULT_SEMANTICS[command]
     other = next(s for s in DEFAULT_SEMANTICS.values() if s != default)
-    return default, f" (default of {command}: {SEMANTICS_WHY[default]}; -s {other} for {SEMANTICS_WHY[other]})"
+    return default, (f" (default of {command}: {SEMANTICS[default].runtime}; -s {other} for "
+                     f"{SEMANTICS[other].runtime})")
 
 
 def read_checked(path: Path):

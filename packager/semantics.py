@@ -50,6 +50,7 @@ class Semantics:
     arena_note: str | None = None  # how the runtime's whole arena relates to the plan, for users
     whole_arena_predicted: bool = False  # the runtime's whole arena (head, tail, set-up room) is
     # predicted from the file (TFLite Micro: packager/compare/predict_tflm_arena.py)
+    runtime: str = ""  # the runtime these rules are of, in words, for users
     runs_stored_shapes: bool = False  # the runtime ignores shape_signature and runs the shapes
     # stored in the file (TFLite Micro), so a complete stored shape needs no --dim
     prepare_time_outputs: frozenset[str] = frozenset()
@@ -99,7 +100,7 @@ _TFLITE_DYNAMIC_OUTPUTS = {
 }
 
 TFLITE = Semantics(
-    name="tflite",
+    name="tflite", runtime="TFLite's CPU interpreter",
     description="TFLite CPU interpreter: inputs kept, 64-byte alignment, in-place sharing",
     alignment=64, size_rounding=1, pin_inputs=True, unread_to_end=True,
     persistent_variables=True, persistent_dequantized_constants=True,
@@ -116,7 +117,7 @@ TFLITE = Semantics(
 )
 
 TFLM = Semantics(
-    name="tflm",
+    name="tflm", runtime="TFLite Micro",
     description="TFLite Micro: sizes rounded to 16 bytes, inputs freed after their last reader",
     alignment=16, size_rounding=16, pin_inputs=False, unread_to_end=False,
     persistent_variables=True, persistent_dequantized_constants=False,
