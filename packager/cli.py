@@ -22,7 +22,7 @@ from packager.reader import read_model
 from packager.semantics import SEMANTICS, TFLITE, TFLM
 from packager.text.inspect_view import model_summary
 from packager.text.tables import print_table
-from packager.package.output_dir import stop_signals_interrupt
+from packager.package.output_dir import interruption_announced, stop_signals_interrupt
 from packager.size_limits import check_tensor_sizes
 
 
@@ -105,8 +105,14 @@ def user_errors() -> Iterator[None]:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(EXIT_BAD_INPUT)
     except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
+        if not interruption_announced():  # SIGTERM and SIGHUP say it themselves
+            typer.echo("interrupted", err=True)
         raise typer.Exit(EXIT_INTERRUPTED)
+    except ImportError:
+        # A stop signal inside a compiled module's initialisation surfaces as an ImportError.
+        if interruption_announced():
+            raise typer.Exit(EXIT_INTERRUPTED)
+        raise
 
 
 def _version(value: bool) -> None:

@@ -22,6 +22,7 @@ import os
 import secrets
 import shutil
 import signal
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
@@ -40,8 +41,21 @@ class OutputError(PackagerError):
     """The output folder cannot be written (not a folder, no permission, a folder in the way...)."""
 
 
+_announced: list[int] = []  # the stop signal already reported to the user, if any
+
+
 def _raise_interrupt(signum, frame):
+    # Said at once: the interrupt may surface where no handler of ours prints it (between the
+    # command line's set-up and the command), and the user must still hear why the run stopped.
+    if not _announced:
+        _announced.append(signum)
+        sys.stderr.write("interrupted\n")
+        sys.stderr.flush()
     raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def interruption_announced() -> bool:
+    return bool(_announced)
 
 
 def stop_signals_interrupt() -> None:

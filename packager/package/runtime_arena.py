@@ -50,16 +50,3 @@ def needed_bytes(plan: PackagePlan) -> tuple[int, int, str]:
     least = -(-max(plan.lower_bound + arena.tail_bytes, arena.setup_bytes) // 16) * 16
     return (arena.arena_bytes, least,
             f"of TFLite Micro arena (head {arena.head_bytes:,} + tail {arena.tail_bytes:,})")
-
-
-def declare_lines(arena: RuntimeArena, first_line: str) -> list[str]:
-    """The summary's first figure, on its first line, then the split."""
-    # The notes name the kernels (custom ops have a note of their own).
-    quality = "" if arena.exact else "; NOT EXACT: a kernel's memory is not modelled (see the notes)"
-    if arena.modelled:
-        quality += f"; modelled, not measured ({arena.rule})"
-    bound = "set-up room" if arena.setup_bytes > arena.head_bytes + arena.tail_bytes else "head + tail"
-    at_least = "" if arena.exact else "at least "  # unmodelled memory only ever adds
-    return [f"declare {at_least}{arena.arena_bytes:,} bytes of TFLite Micro arena ({arena.target}): {first_line}",
-            f"  = head {arena.head_bytes:,} (the plan) + tail {arena.tail_bytes:,} (persistent), "
-            f"16-aligned; set-up needs {arena.setup_bytes:,}; set by {bound}{quality}"]

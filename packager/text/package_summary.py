@@ -4,11 +4,9 @@ written, and the notes."""
 
 from __future__ import annotations
 
-from packager.package.runtime_arena import declare_lines
+from packager.package.sidecar import ArenaSection, PackagePlan, RuntimeArena, offset_plan_of
+from packager.plan.records import breadth_by_step, num_ops, overhead_pct
 from packager.text.breadth_text import breadth_lines
-from packager.package.sidecar import ArenaSection, PackagePlan, offset_plan_of
-from packager.plan.records import breadth_by_step, num_ops
-from packager.plan.records import overhead_pct
 from packager.semantics import SEMANTICS
 
 INDENT = "    "
@@ -89,3 +87,16 @@ def summary_json(result) -> dict:
                   for f in result.files],
         "notes": list(result.notes),
     }
+
+
+def declare_lines(arena: RuntimeArena, first_line: str) -> list[str]:
+    """The summary's first figure, on its first line, then the split."""
+    # The notes name the kernels (custom ops have a note of their own).
+    quality = "" if arena.exact else "; NOT EXACT: a kernel's memory is not modelled (see the notes)"
+    if arena.modelled:
+        quality += f"; modelled, not measured ({arena.rule})"
+    bound = "set-up room" if arena.setup_bytes > arena.head_bytes + arena.tail_bytes else "head + tail"
+    at_least = "" if arena.exact else "at least "  # unmodelled memory only ever adds
+    return [f"declare {at_least}{arena.arena_bytes:,} bytes of TFLite Micro arena ({arena.target}): {first_line}",
+            f"  = head {arena.head_bytes:,} (the plan) + tail {arena.tail_bytes:,} (persistent), "
+            f"16-aligned; set-up needs {arena.setup_bytes:,}; set by {bound}{quality}"]
