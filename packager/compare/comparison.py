@@ -4,10 +4,11 @@ For one model file:
 - TFLite (CPU interpreter): measured per subgraph arena (tflite_runtime.py), predicted from the
   file (predict_tflite.py), and checked tensor by tensor; the difference that remains is
   split into "model tensors" (the span of the file's tensors) and "runtime scratch" (the rest).
-- TFLite Micro: measured head (tflm_runtime.py) against the predicted head (predict_tflm.py).
-- For each runtime, the best plan under the same semantics (packager/arenas.py, the one path to plans), the
-  lower bound, and what the best plan saves against the measured arena; the `ideal` semantics'
-  best as the floor of what this operator order allows.
+- TFLite Micro: measured head (tflm_runtime.py) against the predicted head (predict_tflm.py), and
+  its whole arena, the smallest it runs in (bisection), against predict_tflm_arena.py.
+- For each runtime, the best plan under the same semantics (packager/arenas.py, the one path to
+  plans), the lower bound, and what the best plan saves against the measured arena; the `ideal`
+  semantics' best as the floor of what this operator order allows.
 A runtime that is missing, refuses the model or crashes leaves its measured figures empty, with
 the reason; the planned figures are always there.
 """
@@ -18,23 +19,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from packager.arenas import plan_arenas
-from packager.model import Model
+from packager.compare import tflite_runtime, tflm_runtime
+from packager.compare.child import MISSING
 from packager.compare.like_with_like import placed_tensors, set_apart
-from packager.control_flow import model_total
-from packager.lifetimes import model_lifetimes
-from packager.semantics import SEMANTICS
 from packager.compare.predict_tflite import PredictedArena, predict_tflite
-from packager.kernels.tflite_scratch import LITERT, rules_for
-from packager.plan.records import UsageRecord
 from packager.compare.predict_tflm import PredictedHead, predict_tflm
 from packager.compare.predict_tflm_arena import predict_whole_arena
-from packager.reader import read_model
-from packager.compare.child import MISSING
-from packager.compare import tflite_runtime
-from packager.compare import tflm_runtime
 from packager.compare.tflite_runtime import MeasuredArena, TfliteMeasurement, Unavailable
 from packager.compare.tflm_runtime import TflmMeasurement
-from packager.semantics import IDEAL, TFLITE, TFLM
+from packager.control_flow import model_total
+from packager.kernels.tflite_scratch import LITERT, rules_for
+from packager.lifetimes import model_lifetimes
+from packager.model import Model
+from packager.plan.records import UsageRecord
+from packager.reader import read_model
+from packager.semantics import IDEAL, SEMANTICS, TFLITE, TFLM
 
 
 @dataclass(frozen=True)
