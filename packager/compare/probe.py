@@ -165,7 +165,8 @@ def probe_tflite(path: str, wanted: str | None = None) -> None:
 
 # -- TFLite Micro ---------------------------------------------------------------------------------
 
-def _recorded(lines: list[str], what: str) -> int | None:
+def recorded(lines: list[str], what: str) -> int | None:
+    """A figure of print_allocations() (`head`, `tail` or `total`) from its captured lines."""
     for line in lines:
         if f"Arena allocation {what} " in line:
             return int(line.split(f"Arena allocation {what} ")[1].split()[0])
@@ -192,8 +193,8 @@ def probe_tflm(path: str, arena_bytes: int) -> None:
     with captured_output() as recording:
         it.print_allocations()
     emit({"runtime": "tflite-micro", "version": version, "arena_bytes": arena_bytes,
-          "head": _recorded(recording, "head"), "tail": _recorded(recording, "tail"),
-          "total": _recorded(recording, "total")})
+          "head": recorded(recording, "head"), "tail": recorded(recording, "tail"),
+          "total": recorded(recording, "total")})
 
 
 def main(argv: list[str]) -> None:

@@ -41,20 +41,13 @@ def _inputs(details: dict, seed: int):
     return rng.integers(low, high + 1, size=shape, dtype=np.int64).astype(dtype)
 
 
-def _recorded(lines: list[str], what: str) -> int | None:
-    for line in lines:
-        if f"Arena allocation {what} " in line:
-            return int(line.split(f"Arena allocation {what} ")[1].split()[0])
-    return None
-
-
 def main(argv: list[str]) -> None:
     try:
         from tflite_micro import runtime
     except ImportError:
         _say({"missing": "tflite-micro"})
         sys.exit(EXIT_MISSING)
-    from packager.compare.probe import captured_output, package_version, reason_of
+    from packager.compare.probe import captured_output, package_version, reason_of, recorded
     path, sizes = argv[0], [int(a) for a in argv[1:]]
     version = package_version("tflite-micro")
     for size in sizes:
@@ -87,8 +80,8 @@ def main(argv: list[str]) -> None:
             return
         with captured_output() as recording:
             it.print_allocations()
-        _say({"arena": size, "ok": True, "head": _recorded(recording, "head"),
-              "tail": _recorded(recording, "tail"), "outputs": digests, "version": version})
+        _say({"arena": size, "ok": True, "head": recorded(recording, "head"),
+              "tail": recorded(recording, "tail"), "outputs": digests, "version": version})
         del it
 
 

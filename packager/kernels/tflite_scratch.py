@@ -235,15 +235,19 @@ class ScratchRules:
         return NONE if op.name in self.no_temporaries else UNKNOWN
 
 
+# Kernels whose temporaries are the same code in both builds; CONV_2D differs (im2col or Eigen).
+_SHARED_RULES = {
+    "DEPTHWISE_CONV_2D": _depthwise, "MEAN": lambda o: _reduce(o, True),
+    "SUM": lambda o: _reduce(o, True), "REDUCE_PROD": lambda o: _reduce(o, True),
+    "REDUCE_MAX": lambda o: _reduce(o, False), "REDUCE_MIN": lambda o: _reduce(o, False),
+    "REDUCE_ANY": lambda o: _reduce(o, False), "FULLY_CONNECTED": _fully_connected,
+    "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm, "SVDF": _svdf,
+}
+
 LITERT = ScratchRules(
     name="litert",
     description="ai-edge-litert 2.x kernels (ruy build: generic optimized CONV_2D)",
-    rules={"CONV_2D": _conv_litert, "DEPTHWISE_CONV_2D": _depthwise, "MEAN": lambda o: _reduce(o, True),
-           "SUM": lambda o: _reduce(o, True), "REDUCE_PROD": lambda o: _reduce(o, True),
-           "REDUCE_MAX": lambda o: _reduce(o, False), "REDUCE_MIN": lambda o: _reduce(o, False),
-           "REDUCE_ANY": lambda o: _reduce(o, False), "FULLY_CONNECTED": _fully_connected,
-           "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm,
-           "SVDF": _svdf},
+    rules={**_SHARED_RULES, "CONV_2D": _conv_litert},
     no_temporaries=_NO_TEMPORARIES,
     dynamic_views_share_input=True,
 )
@@ -253,12 +257,7 @@ TFLITE_EIGEN = ScratchRules(
     description="tflite-runtime <= 2.14 kernels (multithreaded Eigen CONV_2D)",
     # Reductions and matrix products are the same kernel code in both builds (checked against
     # tflite-runtime 2.14.0 on the fixtures, tests/compare/test_compare_tflite214.py).
-    rules={"CONV_2D": _conv_eigen, "DEPTHWISE_CONV_2D": _depthwise, "MEAN": lambda o: _reduce(o, True),
-           "SUM": lambda o: _reduce(o, True), "REDUCE_PROD": lambda o: _reduce(o, True),
-           "REDUCE_MAX": lambda o: _reduce(o, False), "REDUCE_MIN": lambda o: _reduce(o, False),
-           "REDUCE_ANY": lambda o: _reduce(o, False), "FULLY_CONNECTED": _fully_connected,
-           "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm,
-           "SVDF": _svdf},
+    rules={**_SHARED_RULES, "CONV_2D": _conv_eigen},
     no_temporaries=_NO_TEMPORARIES - {"FULLY_CONNECTED", "MEAN", "SUM", "BATCH_MATMUL"},
 )
 

@@ -24,7 +24,6 @@ from packager.errors import PlanError
 from packager.kernels.tflm_arena import HOST
 from packager.model import Model
 from packager.package.sidecar import PackagePlan
-from packager.reader import parse_model
 
 VERIFIED, UNVERIFIED, SKIPPED = "verified", "unverified", "skipped"
 
@@ -47,9 +46,10 @@ def verify_package(original: Path, packed: bytes, plan: PackagePlan, model: Mode
                    timeout: float = 300.0) -> Verification:
     if plan.runtime_arena is None:
         return Verification(UNVERIFIED, "unverified: only a tflm plan runs on TFLite Micro")
-    packed_model = parse_model(packed)
     head = plan.runtime_arena.head_bytes  # the plan's, or a kept offline plan's
-    host = predict_whole_arena(packed_model, HOST, head=head)
+    # The packaged model is the input's graph plus its offline plan (package/check.py proves it),
+    # and with the head given the prediction reads only the graph: no second read of the model.
+    host = predict_whole_arena(model, HOST, head=head)
     before = predict_whole_arena(model, HOST)
     # A plan for dynamic shapes is made at the largest sizes; TFLite Micro runs the stored ones.
     dynamic = plan.is_dynamic
