@@ -28,6 +28,7 @@ from packager.compare.predict_tflm_arena import predict_whole_arena
 from packager.compare.tflite_runtime import MeasuredArena, TfliteMeasurement, Unavailable
 from packager.compare.tflm_runtime import TflmMeasurement
 from packager.control_flow import model_total
+from packager.dynamic.prepared_shapes import with_prepared_shapes
 from packager.kernels.tflite_scratch import LITERT, rules_for
 from packager.lifetimes import model_lifetimes
 from packager.model import Model
@@ -99,7 +100,8 @@ class ArenaCheck:
         if not self.scratch_equal:
             return "the runtime's temporaries differ"
         if self.lower_bound:
-            return f"{len(self.unknown)} 0-d tensors hidden (Python hands them out as copies)"
+            return (f"{len(self.unknown)} 0-d tensors hidden (Python hands them out as copies, "
+                    "and writing into them found no single address)")
         return "the arena sizes differ"
 
 
@@ -239,6 +241,7 @@ def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True
     else:
         predictions = predict_tflite(model, LITERT)  # the runtime CI installs
     uncovered = tuple(sorted({op for p in predictions for op in p.uncovered_ops}))
+    model = with_prepared_shapes(model)  # what TFLite's arena holds: the shapes after Prepare
     common = dict(planned=planned(model, TFLITE.name, True, _tflite_scratch(predictions),
                                   keep=placed_tensors(predictions)),
                   model_only=plan, predicted=sum(p.arena for p in predictions),
@@ -279,7 +282,7 @@ def compare_model(path: Path, measure: bool = True,
     the first in `tflite`, the others in `tflite_also`; None: this environment's one."""
     path = Path(path)
     model = read_model(path)
-    model_only = planned(model, TFLITE.name)
+    model_only = planned(with_prepared_shapes(model), TFLITE.name)
     names = tflite_runtimes or (None,)
     tflite = [compare_tflite(path, model, model_only, measure, name) for name in names]
     return ModelComparison(

@@ -15,6 +15,8 @@ tflite_scratch.py. What this module adds is TFLite's exact allocation order
 4. placed one by one with SimpleMemoryArena's gap rule (greedy_by_size_tflite.arena_offset);
    tensors that share an input's buffer (in-place ops) take part in the sort but are not placed.
 
+Tensors the file holds at a placeholder shape are first given the shape Prepare gives them
+(dynamic/prepared_shapes.py: NON_MAX_SUPPRESSION's outputs at max_output_size, and what follows).
 Only nodes prepared by `allocate_tensors()` are placed: TFLite stops preparing after the first node
 whose outputs are dynamic, and allocates the rest at run time.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from packager.dynamic.prepared_shapes import with_prepared_shapes
 from packager.lifetimes import (ALIAS, DYNAMIC, PERSISTENT, ArenaLifetimes,
                                 computed_at_prepare, model_lifetimes)
 from packager.model import Model
@@ -207,5 +210,6 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules) -
 
 
 def predict_tflite(model: Model, rules: ScratchRules) -> list[PredictedArena]:
-    """One prediction per subgraph arena."""
+    """One prediction per subgraph arena, at the shapes Prepare gives the tensors."""
+    model = with_prepared_shapes(model)
     return [predict_subgraph(model, a, rules) for a in model_lifetimes(model, TFLITE)]

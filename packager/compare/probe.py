@@ -1,6 +1,6 @@
 """Child-process entry point: load a model in a real runtime and print what it allocated, as JSON.
 
-    python -m packager.compare.probe tflite MODEL [ai-edge-litert|tflite-runtime]
+    python -m packager.compare.probe tflite MODEL [ai-edge-litert|tflite-runtime|-] [S.I,S.I...]
     python -m packager.compare.probe tflm MODEL ARENA_BYTES
 
 Runs in its own process so that a runtime that aborts or crashes cannot take the packager down.
@@ -120,6 +120,116 @@ def _tensor_row(wrapper, index: int, subgraph: int) -> list:
     return [index, array.__array_interface__["data"][0], int(array.nbytes)]
 
 
+def _writable_regions() -> list[tuple[int, int]]:
+    """(start, end) of the process's anonymous writable memory (the heap and malloc's mappings),
+    where every arena lives; empty where /proc/self/maps cannot be read (not Linux)."""
+    try:
+        with open("/proc/self/maps") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 5 or not parts[1].startswith("rw"):
+            continue
+        if len(parts) > 5 and parts[5] != "[heap]":
+            continue  # files, stacks, vdso: no arena there
+        start, end = (int(x, 16) for x in parts[0].split("-"))
+        out.append((start, end))
+    return out
+
+
+def _patterns(k: int, n: int, boolean: bool) -> tuple[bytes, bytes]:
+    """Two byte patterns for hidden tensor k that differ in every byte (bools can hold only 1/0)."""
+    if boolean:
+        return b"\x01" * n, b"\x00" * n
+    first = bytes(((k * 37 + j * 11 + 0x5B) & 0xFF) for j in range(n))
+    return first, bytes(b ^ 0xFF for b in first)
+
+
+def locate_hidden(wrapper, hidden: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    """Where the 0-d tensors Python hands out as copies really are: write two patterns into each
+    (SetTensor) in turn and find the one address of the process's writable memory that follows
+    them (read through /proc/self/mem, which answers an unmapped address with an error, not a
+    crash); every value is put back afterwards. Bools, which hold only 0 or 1, each get a round of
+    their own; a tensor found at no address or at several stays hidden."""
+    import numpy as np
+
+    regions = _writable_regions()
+    if not regions or not hidden:
+        return {}
+    saved, dtypes = {}, {}
+    for s, i in hidden:
+        try:
+            value = np.asarray(wrapper.GetTensor(i, s))
+        except (ValueError, RuntimeError):
+            continue
+        if value.shape != () or value.dtype == object:
+            continue
+        saved[(s, i)], dtypes[(s, i)] = value.copy(), value.dtype
+    wide = [key for key in saved if dtypes[key] != np.bool_]
+    rounds = ([wide] if wide else []) + [[key] for key in saved if dtypes[key] == np.bool_]
+    found: dict[tuple[int, int], int] = {}
+    try:
+        mem = os.open("/proc/self/mem", os.O_RDONLY)
+    except OSError:
+        return {}
+    try:
+        for keys in rounds:
+            found.update(_one_round(wrapper, keys, dtypes, regions, mem))
+    finally:
+        os.close(mem)
+        for (s, i), value in saved.items():
+            try:
+                wrapper.SetTensor(i, value, s)
+            except (ValueError, RuntimeError):
+                pass
+    return found
+
+
+def _one_round(wrapper, keys, dtypes, regions, mem) -> dict[tuple[int, int], int]:
+    import numpy as np
+
+    pats = {key: _patterns(k, np.dtype(dtypes[key]).itemsize, dtypes[key] == np.bool_)
+            for k, key in enumerate(keys)}
+
+    # Writable arrays made once: SetTensor copies them straight in, with no temporary copy of
+    # its own that would follow the patterns too.
+    values = {key: tuple(np.frombuffer(bytearray(p), dtypes[key]).reshape(()) for p in pair)
+              for key, pair in pats.items()}
+
+    def write(which: int) -> bool:
+        try:
+            for (s, i), pair in values.items():
+                wrapper.SetTensor(i, pair[which], s)
+        except (ValueError, RuntimeError):
+            return False
+        return True
+
+    hits: dict[tuple[int, int], list[int]] = {key: [] for key in keys}
+    for start, end in regions:
+        snaps = []
+        for which in (0, 1, 0, 1):
+            if not write(which):
+                return {}
+            try:
+                snaps.append(np.frombuffer(os.pread(mem, end - start, start), np.uint8))
+            except OSError:
+                break
+        if len(snaps) < 4 or any(len(x) != end - start for x in snaps):
+            continue
+        a, b, c, d = snaps
+        changed = np.flatnonzero((a != b) & (a == c) & (b == d))
+        for key, (p1, p2) in pats.items():
+            first = changed[(a[changed] == p1[0]) & (b[changed] == p2[0])]
+            n = len(p1)
+            for pos in first[:1000]:
+                if bytes(a[pos:pos + n]) == p1 and bytes(b[pos:pos + n]) == p2:
+                    hits[key].append(start + int(pos))
+    return {key: at[0] for key, at in hits.items() if len(at) == 1}
+
+
 def _file_subgraphs(path: str) -> int:
     """The length of Model.subgraphs (field 2 of the root table), read from the flatbuffer: the
     wrapper of tflite-runtime 2.14 has no NumSubgraphs, and asking past the last one crashes it."""
@@ -140,7 +250,10 @@ def _file_subgraphs(path: str) -> int:
     return struct.unpack_from("<I", data, vector)[0]
 
 
-def probe_tflite(path: str, wanted: str | None = None) -> None:
+def probe_tflite(path: str, wanted: str | None = None,
+                 locate: tuple[tuple[int, int], ...] = ()) -> None:
+    """`locate`: (subgraph, tensor) of the 0-d tensors to find by writing into them; the caller
+    names them (never a constant: those live in the read-only model file)."""
     interpreter, package, version = _tflite_module(wanted)
     if interpreter is None:
         emit({"missing": wanted or "ai-edge-litert (or tflite-runtime)"}, EXIT_MISSING)
@@ -160,7 +273,21 @@ def probe_tflite(path: str, wanted: str | None = None) -> None:
     count = wrapper.NumSubgraphs() if hasattr(wrapper, "NumSubgraphs") else _file_subgraphs(path)
     subgraphs = [[_tensor_row(wrapper, i, s) for i in range(wrapper.NumTensors(s))]
                  for s in range(count)]
-    emit({"runtime": package, "version": version, "subgraphs": subgraphs})
+    located = _locate_copies(wrapper, subgraphs, set(locate))
+    emit({"runtime": package, "version": version, "subgraphs": subgraphs, "located": located})
+
+
+def _locate_copies(wrapper, subgraphs: list[list[list]],
+                   wanted: set[tuple[int, int]]) -> list[list[int]]:
+    """Rows of the wanted 0-d tensors get the address locate_hidden finds; returns
+    [subgraph, index] of each found."""
+    hidden = [(s, row[0]) for s, rows in enumerate(subgraphs) for row in rows
+              if (s, row[0]) in wanted and row[1] is None and "copy" in str(row[2])]
+    found = locate_hidden(wrapper, hidden)
+    for (s, i), address in found.items():
+        import numpy as np
+        subgraphs[s][i] = [i, address, int(np.asarray(wrapper.GetTensor(i, s)).nbytes)]
+    return sorted([s, i] for s, i in found)
 
 
 # -- TFLite Micro ---------------------------------------------------------------------------------
@@ -199,7 +326,10 @@ def probe_tflm(path: str, arena_bytes: int) -> None:
 
 def main(argv: list[str]) -> None:
     if len(argv) >= 2 and argv[0] == "tflite":
-        probe_tflite(argv[1], argv[2] if len(argv) >= 3 else None)
+        wanted = argv[2] if len(argv) >= 3 and argv[2] != "-" else None
+        locate = tuple(tuple(int(x) for x in pair.split(".")) for pair in argv[3].split(",")
+                       if pair) if len(argv) >= 4 else ()
+        probe_tflite(argv[1], wanted, locate)
     elif len(argv) >= 3 and argv[0] == "tflm":
         probe_tflm(argv[1], int(argv[2]))
     else:

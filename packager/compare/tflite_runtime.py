@@ -5,7 +5,9 @@ After `allocate_tensors()` every tensor of the working arena points into one blo
 block's base plus the offset the arena planner gave it. The probe reports every tensor's data
 pointer and size; this module sorts them out (REFERENCE.md section 3):
 - constants point into the model file (the file says which tensors have data): ignored;
-- 0-d tensors are handed to Python as copies, so their address is unknown: reported apart;
+- 0-d tensors are handed to Python as copies; the probe finds each one by writing two patterns
+  into it and reading the process's memory (/proc/self/mem, Linux). One it cannot find (another
+  system, or no single address follows the patterns) is reported apart as hidden;
 - the base: graph inputs are allocated first and never freed, so the lowest input pointer is
   offset 0. (Subgraphs without planned inputs, such as IF branches whose inputs are the caller's
   buffers, fall back to the lowest pointer of the block holding most of the model's tensors.)
@@ -190,15 +192,28 @@ def measure_tflite(path: Path, model: Model, timeout: float = 120.0,
                    runtime: str | None = None) -> TfliteMeasurement | Unavailable:
     """TFLite's arenas for the model at `path` (already read as `model`), measured in a child.
     `runtime`: litert or tflite-runtime (tflite_versions.py); None: whichever this environment has."""
+    locate = _to_locate(model)
     if runtime is None:
-        return measurement_from_probe(model, probe("tflite", Path(path), timeout=timeout))
+        return measurement_from_probe(model, probe("tflite", Path(path), "-", locate,
+                                                   timeout=timeout))
     from packager.compare.tflite_versions import choice
 
     which = choice(runtime)
     if not which.installed:
         return Unavailable(MISSING, which.missing_reason, which.package)
-    return measurement_from_probe(model, probe("tflite", Path(path), which.package,
+    return measurement_from_probe(model, probe("tflite", Path(path), which.package, locate,
                                                timeout=timeout, python=which.python))
+
+
+def _to_locate(model: Model) -> str:
+    """The probe's list of 0-d tensors to find by writing into them ("S.I,S.I"): every one that
+    is not a constant (those live in the read-only file) and has a buffer of its own."""
+    wanted = []
+    for sg in model.subgraphs:
+        pruned = pruned_by_while(model, sg)
+        wanted += [f"{sg.index}.{t.index}" for t in sg.tensors
+                   if t.shape == () and not t.is_constant and t.nbytes and t.index not in pruned]
+    return ",".join(wanted)
 
 
 @dataclass(frozen=True)

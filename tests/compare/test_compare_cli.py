@@ -111,7 +111,10 @@ def test_a_lower_bound_measurement_is_never_called_exact():
     assert cells[1:4] == ("ai-edge-litert 2", "≥ 192", "257 ?")
 
 
-def test_compare_json_flags_the_lower_bound():
+def test_compare_json_flags_the_lower_bound(monkeypatch):
+    # Where the probe cannot locate 0-d tensors (it reads /proc/self/mem: Linux only), they stay
+    # hidden; asking it to locate none gives that measurement here.
+    monkeypatch.setattr(tflite_runtime, "_to_locate", lambda model: "")
     result = runner.invoke(app, ["compare", str(DEFAULT_DIR / "while_loop.tflite"), "--json"])
     assert result.exit_code == 0, result.output
     (data,) = json.loads(result.output)
@@ -153,3 +156,19 @@ def test_by_default_every_installed_tflite_version_gets_a_row(tmp_path):
     assert [r["model"] for r in rows] == ["chain"] * len(installed)
     measured = [r["tflite_runtime"].split()[0] for r in rows if r["tflite_status"] == "measured"]
     assert measured == [p for p, r in zip(installed, rows) if r["tflite_status"] == "measured"]
+
+
+def test_compare_json_measures_every_tensor_of_a_while_loop():
+    import sys
+
+    import pytest
+    if not sys.platform.startswith("linux"):
+        pytest.skip("locating 0-d tensors reads /proc/self/mem (Linux)")
+    result = runner.invoke(app, ["compare", str(DEFAULT_DIR / "while_loop.tflite"), "--json"])
+    assert result.exit_code == 0, result.output
+    (data,) = json.loads(result.output)
+    for t in (data["tflite"], *data.get("tflite_also", [])):
+        if t["status"] != "measured":
+            continue
+        assert not t["measured_lower_bound"] and t["exact"], t["not_exact_because"]
+        assert all(not c["unknown"] for c in t["checks"])

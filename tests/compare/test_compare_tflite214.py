@@ -4,6 +4,7 @@ the file: the same checks as test_compare_tflite.py, with 2.14's kernel rules.""
 from __future__ import annotations
 
 import functools
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,8 @@ if not choice(TFLITE_RUNTIME).installed:
     pytest.skip(f"tflite-runtime 2.14 has no environment here; create it with: {SETUP_214}",
                 allow_module_level=True)
 
-EXACT_FIXTURES = sorted(RUNS_IN_TFLITE - {"nms"})  # nms: resized at Prepare (see the litert test)
+EXACT_FIXTURES = sorted(RUNS_IN_TFLITE)
+SEES_EVERY_TENSOR = sys.platform.startswith("linux")  # 0-d tensors located through /proc
 RUNNABLE_SHARED = ("face_detection_short_range", "hand_recrop", "iris_landmark")
 
 
@@ -45,6 +47,8 @@ def assert_exact(path: str) -> None:
         assert not check.mismatched and not check.resized, (where, check)
         assert check.scratch_equal, (where, m.scratch, p.scratch)
         assert not p.uncovered_ops, (where, p.uncovered_ops)
+        if SEES_EVERY_TENSOR:
+            assert not m.unknown, where
         if m.anchored and not m.unknown:
             assert check.exact and m.arena == p.arena, where
         else:
