@@ -111,8 +111,9 @@ def _classify(model: Model, sg: Subgraph, sem: Semantics, plan_dynamic: bool = F
         out.setdefault(t, PERSISTENT)
     for op in sg.operators:
         inputs = [i for i in op.inputs if i >= 0]
-        if (sem.persistent_dequantized_constants and op.name == "DEQUANTIZE" and inputs
-                and sg.tensors[inputs[0]].is_constant):
+        # DENSIFY (a sparse constant made dense once) keeps its output persistent too.
+        if (sem.persistent_dequantized_constants and op.name in ("DEQUANTIZE", "DENSIFY")
+                and inputs and sg.tensors[inputs[0]].is_constant):
             for o in op.outputs:
                 out.setdefault(o, PERSISTENT)
         rule = sem.dynamic_output_rules.get(op.name)

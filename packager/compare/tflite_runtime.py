@@ -93,7 +93,7 @@ def known_persistent(model: Model, subgraph: int) -> set[int]:
     sg = model.subgraphs[subgraph]
     out = {t.index for t in sg.tensors if t.is_variable}
     for op in sg.operators:
-        if op.name == "DEQUANTIZE" and op.inputs and op.inputs[0] >= 0 \
+        if op.name in ("DEQUANTIZE", "DENSIFY") and op.inputs and op.inputs[0] >= 0 \
                 and sg.tensors[op.inputs[0]].is_constant:
             out.update(o for o in op.outputs if o >= 0)
     return out

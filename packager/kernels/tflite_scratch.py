@@ -60,6 +60,7 @@ _NO_TEMPORARIES = frozenset({
     "ASSIGN_VARIABLE", "WHERE", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5", "ABS",
     "NEG", "EXP", "SQRT", "RSQRT", "SQUARE", "SQUARED_DIFFERENCE", "SELECT_V2", "FLOOR",
     "SHAPE", "FLOOR_DIV",  # measured on fixtures/runtime_cases.py
+    "DENSIFY", "DEPTH_TO_SPACE",  # measured on MediaPipe's pose and sparse face detectors
 })
 
 
