@@ -22,7 +22,7 @@ from packager.arenas import plan_arenas
 from packager.compare import tflite_runtime, tflm_runtime
 from packager.compare.child import MISSING
 from packager.compare.like_with_like import placed_tensors, set_apart
-from packager.compare.predict_tflite import PredictedArena, predict_tflite
+from packager.compare.predict_tflite import PredictedArena, predict_after_invoke, predict_tflite
 from packager.compare.predict_tflm import PredictedHead, predict_tflm
 from packager.compare.predict_tflm_arena import predict_whole_arena
 from packager.compare.tflite_runtime import MeasuredArena, TfliteMeasurement, Unavailable
@@ -35,6 +35,9 @@ from packager.model import Model
 from packager.plan.records import UsageRecord
 from packager.reader import read_model
 from packager.semantics import IDEAL, SEMANTICS, TFLITE, TFLM
+
+
+AFTER_ALLOCATE = "after allocate_tensors()"
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,29 @@ class RuntimeComparison:
     whole_measured: int | None = None
     whole_inexact_reason: str = ""  # the prediction names a kernel it does not model
     set_apart: tuple[str, ...] = ()  # tensors outside the measured arena (and the best plan), why
+    # TFLite: `measured` is the arenas after allocate_tensors(); these are after one Invoke with
+    # zeroed inputs (a WHILE releases its subgraphs' arenas when it finishes), with the reason
+    # when they were not measured (`invoke_error`) or the prediction cannot be exact.
+    measured_after_invoke: int | None = None
+    predicted_after_invoke: int | None = None
+    after_invoke_checks: tuple[ArenaCheck, ...] = ()
+    invoke_error: str = ""
+    after_invoke_inexact_reason: str = ""
+    measured_when: str = ""  # what `measured` is: "after allocate_tensors()" (TFLite)
+
+    @property
+    def after_invoke_exact(self) -> bool | None:
+        if self.measured_after_invoke is None:
+            return None
+        return not self.after_invoke_inexact_reason and all(c.exact for c in self.after_invoke_checks)
+
+    @property
+    def after_invoke_why_not_exact(self) -> str:
+        if self.after_invoke_exact is not False:
+            return ""
+        return "; ".join([self.after_invoke_inexact_reason] * bool(self.after_invoke_inexact_reason)
+                         + [f"subgraph {c.subgraph}: {c.why_not_exact}"
+                            for c in self.after_invoke_checks if not c.exact])
 
     @property
     def whole_exact(self) -> bool | None:
@@ -241,7 +267,7 @@ def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True
     else:
         predictions = predict_tflite(model, LITERT)  # the runtime CI installs
     uncovered = tuple(sorted({op for p in predictions for op in p.uncovered_ops}))
-    model = with_prepared_shapes(model)  # what TFLite's arena holds: the shapes after Prepare
+    model = tflite_model = with_prepared_shapes(model)  # TFLite's arena: the shapes after Prepare
     common = dict(planned=planned(model, TFLITE.name, True, _tflite_scratch(predictions),
                                   keep=placed_tensors(predictions)),
                   model_only=plan, predicted=sum(p.arena for p in predictions),
@@ -253,6 +279,16 @@ def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True
     checks = tuple(check_arena(m, p) for m, p in zip(result.arenas, predictions))
     persistent = sum(sum(a.elsewhere.values()) + sum(a.scratch_elsewhere.values())
                      for a in result.arenas)
+    after, inexact = predict_after_invoke(tflite_model, predictions,
+                                          rules_for(result.runtime, result.version))
+    common.update(predicted_after_invoke=sum(p.arena for p in after),
+                  after_invoke_inexact_reason=inexact, measured_when=AFTER_ALLOCATE)
+    if result.after_invoke is not None:
+        common.update(measured_after_invoke=result.total_after_invoke,
+                      after_invoke_checks=tuple(check_arena(m, p)
+                                                for m, p in zip(result.after_invoke, after)))
+    else:
+        common.update(invoke_error=result.invoke_error)
     return RuntimeComparison(TFLITE.name, "measured", "", result.runtime, result.version,
                              measured=result.total,
                              measured_model=sum(a.model_arena for a in result.arenas),
@@ -307,7 +343,7 @@ def notes(results: list[ModelComparison], rows: list[dict]) -> list[str]:
     measured = sorted({f"{r.package} {r.version}" for c in results
                        for r in (c.tflite, c.tflm, *c.tflite_also) if r.status == "measured"})
     if measured:
-        out.append("measured with " + ", ".join(measured))
+        out.append("measured with " + ", ".join(measured) + "; TFLite's arenas " + AFTER_ALLOCATE)
     for row in rows:
         if (row["tflite_diff_model_tensors"] or row["tflite_diff_runtime_scratch"]) \
                 and not row.get("tflite_measured_partial"):
@@ -319,6 +355,18 @@ def notes(results: list[ModelComparison], rows: list[dict]) -> list[str]:
         if row.get("tflite_set_apart"):
             out.append(f"{row['model']} ({row['tflite_runtime']}): left out of TFLite's arena and "
                        f"of the best plan: {row['tflite_set_apart']}")
+        if row.get("tflite_after_invoke_measured") is not None and (
+                row["tflite_after_invoke_measured"] != row["tflite_measured"]
+                or not row["tflite_after_invoke_exact"]):
+            verdict = ("predicted exactly" if row["tflite_after_invoke_exact"] else
+                       f"predicted {row['tflite_after_invoke_predicted']:,} B, not exact: "
+                       f"{row['tflite_after_invoke_not_exact_because']}")
+            out.append(f"{row['model']} ({row['tflite_runtime']}): after one Invoke (zeroed "
+                       f"inputs) TFLite's arenas hold {row['tflite_after_invoke_measured']:,} B, "
+                       f"{verdict}")
+        elif row.get("tflite_invoke_error"):
+            out.append(f"{row['model']} ({row['tflite_runtime']}): the arenas after one Invoke "
+                       f"were not measured: {row['tflite_invoke_error']}")
         if row.get("tflite_measured_partial"):
             out.append(f"{row['model']} ({row['tflite_runtime']}): TFLite's measured arena is a lower bound (≥, prediction "
                        f"marked ?): {row['tflite_not_exact_because']}")

@@ -86,11 +86,11 @@ def _less(a: Candidate, b: Candidate) -> bool:
     return a.alloc < b.alloc
 
 
-def _prepared_ops(model: Model, arena: ArenaLifetimes) -> int:
-    """Ops prepared before the first one with a dynamic output (that one included):
+def _prepared_ops(model: Model, arena: ArenaLifetimes, start: int = 0) -> int:
+    """Ops prepared from `start` up to the first one with a dynamic output (that one included):
     Subgraph::PrepareOpsStartingAt stops there, and the rest is allocated while running."""
     sg = model.subgraphs[arena.subgraph]
-    for i, op in enumerate(sg.operators):
+    for i, op in enumerate(sg.operators[start:], start):
         if any(o >= 0 and arena.category.get(o) == DYNAMIC
                and sg.tensors[o].type not in _HANDLES for o in op.outputs):
             return i + 1
@@ -147,10 +147,33 @@ def _node_sets(model: Model, arena: ArenaLifetimes, scratch: list[OpScratch],
     return inserts
 
 
-def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules) -> PredictedArena:
+def _views_of_dynamic_outputs(model: Model, arena: ArenaLifetimes, prepared: int) -> dict[int, int]:
+    """Input -> the last op reading its dynamic view (an in-place op whose output is dynamic),
+    for the ops prepared at `prepared` or before. Both versions keep the input's buffer that
+    long, whether the view shares it (ai-edge-litert) or gets its own (tflite-runtime 2.14):
+    measured on fixtures/runtime_cases.py's shape_arithmetic."""
+    sg = model.subgraphs[arena.subgraph]
+    last_read, _ = _readers_and_outputs(model, arena.subgraph)
+    out: dict[int, int] = {}
+    for i, op in enumerate(sg.operators[:prepared]):
+        rule = TFLITE.inplace.get(op.name)
+        if rule and rule.data_unmodified and op.outputs and op.inputs \
+                and arena.category.get(op.outputs[0]) == DYNAMIC and op.outputs[0] in last_read:
+            out[op.inputs[0]] = max(out.get(op.inputs[0], i), last_read[op.outputs[0]])
+    return out
+
+
+def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules,
+                     invoked: bool = False) -> PredictedArena:
+    """`invoked`: the arena after one Invoke, when the ops past the first dynamic output have
+    been prepared and placed too, batch by batch, around what is already placed
+    (Subgraph::Invoke calls PrepareOpsAndTensors again from the next unprepared op)."""
     sg = model.subgraphs[arena.subgraph]
     scratch = tflite_scratch.subgraph_scratch(model, arena.subgraph, rules)
-    prepared = _prepared_ops(model, arena)
+    batches = [(0, _prepared_ops(model, arena))]
+    while invoked and batches[-1][1] < len(sg.operators):
+        batches.append((batches[-1][1], _prepared_ops(model, arena, batches[-1][1])))
+    prepared = batches[-1][1]
     first_temp, next_index = [], len(sg.tensors)
     for i, s in enumerate(scratch):
         first_temp.append(next_index)
@@ -168,22 +191,33 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules) -
             elif tmp.kind == tflite_scratch.PERSISTENT:
                 candidates[index] = Candidate(index, tmp.nbytes, i, i, placed=False)
 
-    gathered: list[Candidate] = []
-    for node, inserted in enumerate(_node_sets(model, arena, scratch, first_temp)[:max(prepared, 1)]):
-        for t in unordered_set_order(inserted):
-            c = candidates.get(t)
-            if c is not None and (c.nbytes > 0 or not c.placed) and c.alloc == node:
-                gathered.append(c)
-
+    node_sets = _node_sets(model, arena, scratch, first_temp)
     offsets: dict[int, int] = {}
     placed: list[tuple[int, int, int, int]] = []  # (offset, end, alloc, dealloc)
-    for c in introsort(gathered, _less):
-        if not c.placed or c.nbytes == 0:
-            continue
-        conflicts = sorted(p for p in placed if not (p[3] < c.alloc or p[2] > c.dealloc))
-        offset = arena_offset(conflicts, c.nbytes, TFLITE.alignment)
-        offsets[c.index] = offset
-        placed.append((offset, offset + c.nbytes, c.alloc, c.dealloc))
+    kept_for_views = _views_of_dynamic_outputs(model, arena, prepared)
+    position: dict[int, int] = {}  # tensor -> its entry in `placed`
+    for first, last in batches:
+        if first > 0:
+            # A dynamic view written at run time into its input's buffer keeps that buffer until
+            # the view's last reader: the ops prepared now are placed around it.
+            for root, until in kept_for_views.items():
+                if root in position:
+                    o, e, a, d = placed[position[root]]
+                    placed[position[root]] = (o, e, a, max(d, until))
+        gathered: list[Candidate] = []
+        for node in range(first, max(last, 1)):
+            for t in unordered_set_order(node_sets[node]):
+                c = candidates.get(t)
+                if c is not None and (c.nbytes > 0 or not c.placed) and c.alloc == node:
+                    gathered.append(c)
+        for c in introsort(gathered, _less):
+            if not c.placed or c.nbytes == 0:
+                continue
+            conflicts = sorted(p for p in placed if not (p[3] < c.alloc or p[2] > c.dealloc))
+            offset = arena_offset(conflicts, c.nbytes, TFLITE.alignment)
+            offsets[c.index] = offset
+            position[c.index] = len(placed)
+            placed.append((offset, offset + c.nbytes, c.alloc, c.dealloc))
 
     model_offsets = {t: o for t, o in offsets.items() if t < len(sg.tensors)}
     for alias, root in arena.aliases.items():
@@ -213,3 +247,26 @@ def predict_tflite(model: Model, rules: ScratchRules) -> list[PredictedArena]:
     """One prediction per subgraph arena, at the shapes Prepare gives the tensors."""
     model = with_prepared_shapes(model)
     return [predict_subgraph(model, a, rules) for a in model_lifetimes(model, TFLITE)]
+
+
+def predict_after_invoke(model: Model, predictions: list[PredictedArena],
+                         rules: ScratchRules) -> tuple[list[PredictedArena], str]:
+    """The arenas as they stand after one Invoke, and why that is not exact ("" when it is).
+
+    Measured under both versions (tests/compare/test_after_invoke.py): a WHILE releases its
+    condition's and body's arenas when it finishes (nothing of theirs keeps a buffer); every
+    other arena keeps the layout allocate_tensors() gave it, plus the ops past a dynamic output,
+    now prepared and placed around it (predict_subgraph, invoked). An IF branch that ran leaves its
+    outputs on the IF's own buffers, but which branch runs depends on the data."""
+    released = {i for sg in model.subgraphs for op in sg.operators if op.name == "WHILE"
+                for i in op.subgraphs[:2]}
+    model = with_prepared_shapes(model)
+    lifetimes = model_lifetimes(model, TFLITE)
+    after = [PredictedArena(p.subgraph, 0, 0, {}, (), p.prepared_ops, p.uncovered_ops, {})
+             if p.subgraph in released else
+             p if p.prepared_ops == len(model.subgraphs[p.subgraph].operators) else
+             predict_subgraph(model, lifetimes[p.subgraph], rules, invoked=True)
+             for p in predictions]
+    branches = any(op.name == "IF" for sg in model.subgraphs for op in sg.operators)
+    return after, ("which IF branch ran depends on the input data, and that branch's outputs "
+                   "then use the IF's buffers" if branches else "")

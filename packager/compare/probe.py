@@ -176,8 +176,13 @@ def locate_hidden(wrapper, hidden: list[tuple[int, int]]) -> dict[tuple[int, int
     except OSError:
         return {}
     try:
-        for keys in rounds:
-            found.update(_one_round(wrapper, keys, dtypes, regions, mem))
+        while rounds:
+            keys = rounds.pop(0)
+            located, sharing = _one_round(wrapper, keys, dtypes, regions, mem)
+            found.update(located)
+            if sharing:  # one buffer, several tensors: those apart, one at a time
+                rest = [key for key in keys if key not in sharing]
+                rounds += ([rest] if rest else []) + [[key] for key in sharing]
     finally:
         os.close(mem)
         for (s, i), value in saved.items():
@@ -188,7 +193,8 @@ def locate_hidden(wrapper, hidden: list[tuple[int, int]]) -> dict[tuple[int, int
     return found
 
 
-def _one_round(wrapper, keys, dtypes, regions, mem) -> dict[tuple[int, int], int]:
+def _one_round(wrapper, keys, dtypes, regions, mem):
+    """({tensor: address} found, the tensors that share a buffer with another of `keys`)."""
     import numpy as np
 
     pats = {key: _patterns(k, np.dtype(dtypes[key]).itemsize, dtypes[key] == np.bool_)
@@ -207,12 +213,20 @@ def _one_round(wrapper, keys, dtypes, regions, mem) -> dict[tuple[int, int], int
             return False
         return True
 
+    if not write(0):
+        return {}, []
+    # A tensor that does not read back its own pattern shares its buffer with a later one (a
+    # control-flow child's input on its caller's buffer): the caller tries them one at a time.
+    sharing = [key for key in keys if len(keys) > 1 and
+               np.asarray(wrapper.GetTensor(key[1], key[0])).tobytes() != pats[key][0]]
+    if sharing:
+        return {}, sharing
     hits: dict[tuple[int, int], list[int]] = {key: [] for key in keys}
     for start, end in regions:
         snaps = []
         for which in (0, 1, 0, 1):
             if not write(which):
-                return {}
+                return {}, []
             try:
                 snaps.append(np.frombuffer(os.pread(mem, end - start, start), np.uint8))
             except OSError:
@@ -227,7 +241,7 @@ def _one_round(wrapper, keys, dtypes, regions, mem) -> dict[tuple[int, int], int
             for pos in first[:1000]:
                 if bytes(a[pos:pos + n]) == p1 and bytes(b[pos:pos + n]) == p2:
                     hits[key].append(start + int(pos))
-    return {key: at[0] for key, at in hits.items() if len(at) == 1}
+    return {key: at[0] for key, at in hits.items() if len(at) == 1}, []
 
 
 def _file_subgraphs(path: str) -> int:
@@ -274,7 +288,80 @@ def probe_tflite(path: str, wanted: str | None = None,
     subgraphs = [[_tensor_row(wrapper, i, s) for i in range(wrapper.NumTensors(s))]
                  for s in range(count)]
     located = _locate_copies(wrapper, subgraphs, set(locate))
-    emit({"runtime": package, "version": version, "subgraphs": subgraphs, "located": located})
+    after = after_invoke(wrapper, count, set(locate))
+    emit({"runtime": package, "version": version, "subgraphs": subgraphs, "located": located,
+          "after_invoke": after})
+
+
+INVOKE_LIMIT = 60.0  # seconds one Invoke may take before its measurement is given up
+
+
+def after_invoke(wrapper, count: int, wanted: set[tuple[int, int]]) -> dict:
+    """Every tensor's buffer again after one Invoke with zeroed inputs: TFLite allocates dynamic
+    tensors, the ops after them and control-flow subgraphs (CALL_ONCE's, a WHILE body that
+    resizes) while running. The Invoke runs in a forked copy of this process, so a model that
+    loops forever or crashes on zeros costs only this figure: {"subgraphs", "located"}, or
+    {"error": one line}."""
+    if not hasattr(os, "fork"):
+        return {"error": "not measured: running the model in a copy of the process needs fork"}
+    import select
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the copy: invoke, measure, write one JSON object, leave without cleanup
+        os.close(read_end)
+        try:
+            data = _invoke_and_measure(wrapper, count, wanted)
+        except BaseException as e:  # anything at all: the parent must get an answer
+            data = {"error": _first_sentence(str(e)) or type(e).__name__}
+        payload = json.dumps(data).encode()
+        while payload:
+            payload = payload[os.write(write_end, payload):]
+        os._exit(0)
+    os.close(write_end)
+    chunks, deadline = [], INVOKE_LIMIT
+    import time
+    start = time.monotonic()
+    while True:
+        left = deadline - (time.monotonic() - start)
+        ready, _, _ = select.select([read_end], [], [], max(left, 0))
+        if not ready:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            os.close(read_end)
+            return {"error": f"one Invoke did not finish within {INVOKE_LIMIT:.0f} s"}
+        chunk = os.read(read_end, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read_end)
+    _, status = os.waitpid(pid, 0)
+    try:
+        return json.loads(b"".join(chunks).decode())
+    except ValueError:
+        signal_number = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+        return {"error": f"Invoke crashed the runtime (signal {signal_number})" if signal_number
+                else "Invoke ended without a measurement"}
+
+
+def _invoke_and_measure(wrapper, count: int, wanted: set[tuple[int, int]]) -> dict:
+    import numpy as np
+
+    with captured_output() as output:
+        try:
+            for i in wrapper.InputIndices():
+                current = np.asarray(wrapper.GetTensor(int(i)))
+                if current.dtype != object:
+                    wrapper.SetTensor(int(i), np.zeros_like(current))
+            wrapper.Invoke()
+            error = None
+        except Exception as e:
+            error = e
+    if error is not None:
+        return {"error": reason_of(error, output)}
+    subgraphs = [[_tensor_row(wrapper, i, s) for i in range(wrapper.NumTensors(s))]
+                 for s in range(count)]
+    return {"subgraphs": subgraphs, "located": _locate_copies(wrapper, subgraphs, wanted)}
 
 
 def _locate_copies(wrapper, subgraphs: list[list[list]],

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from packager.lifetimes import pruned_by_while
 from packager.model import Model
+from packager.semantics import TFLITE
 from packager.compare.child import MEASURED, MISSING, ProbeResult, probe
 
 ALIGNMENT_HOLE = 64  # a gap this large cannot be alignment padding inside one arena
@@ -58,11 +59,19 @@ class MeasuredArena:
 class TfliteMeasurement:
     runtime: str  # "ai-edge-litert" or "tflite-runtime"
     version: str
-    arenas: tuple[MeasuredArena, ...]
+    arenas: tuple[MeasuredArena, ...]  # after allocate_tensors()
+    # After one Invoke with zeroed inputs (probe.after_invoke): None when it was not measured,
+    # and then `invoke_error` says why.
+    after_invoke: tuple[MeasuredArena, ...] | None = None
+    invoke_error: str = ""
 
     @property
     def total(self) -> int:
         return sum(a.arena for a in self.arenas)
+
+    @property
+    def total_after_invoke(self) -> int | None:
+        return None if self.after_invoke is None else sum(a.arena for a in self.after_invoke)
 
 
 @dataclass(frozen=True)
@@ -117,16 +126,24 @@ def _base(sg, buffers: list[tuple[int, int, int]], unknown: list[int],
 
 
 def classify_subgraph(model: Model, subgraph: int, rows: list,
-                      persistent_temporaries: frozenset[int] = frozenset()) -> MeasuredArena:
+                      persistent_temporaries: frozenset[int] = frozenset(),
+                      borrowed: frozenset[int] = frozenset(),
+                      after_invoke: bool = False) -> MeasuredArena:
+    """`after_invoke`: the rows were read after an Invoke, when a control-flow child's inputs,
+    and an IF branch's outputs, point at its caller's buffers (`borrowed`): not this arena's."""
     sg = model.subgraphs[subgraph]
     n_model = len(sg.tensors)
     buffers, unallocated, unknown = [], [], []
     pruned = pruned_by_while(model, sg)  # no buffer of their own: whatever they point at is not the arena
+    if after_invoke:
+        pruned = pruned | caller_owned_inputs(model, subgraph)
     for index, ptr, nbytes in rows:
         is_model = index < n_model
         if is_model and sg.tensors[index].is_constant:
             continue
         if is_model and index in pruned:
+            continue
+        if ptr is not None and ptr in borrowed:
             continue
         if ptr is None or not isinstance(nbytes, int) or nbytes == 0:
             if is_model:
@@ -161,6 +178,21 @@ def classify_subgraph(model: Model, subgraph: int, rows: list,
                          scratch_elsewhere, tuple(unallocated), tuple(unknown), anchored)
 
 
+def caller_owned_inputs(model: Model, subgraph: int) -> set[int]:
+    """Inputs of a subgraph whose buffers its calling op supplies (TFLite's kTfLiteCustom)."""
+    sg = model.subgraphs[subgraph]
+    for caller in model.subgraphs:
+        for op in caller.operators:
+            positions = TFLITE.caller_owned_inputs.get(op.name, ())
+            if any(p < len(op.subgraphs) and op.subgraphs[p] == subgraph for p in positions):
+                return {t for t in sg.inputs if t >= 0}
+    return set()
+
+
+def callers_of(model: Model, subgraph: int) -> set[int]:
+    return {c.index for c in model.subgraphs for op in c.operators if subgraph in op.subgraphs}
+
+
 def _persistent_temporaries(model: Model, runtime: str, version: str) -> dict[int, frozenset[int]]:
     """Per subgraph, the temporaries whose kernel asks for kTfLiteArenaRwPersistent (tflite-runtime
     2.14's float CONV_2D transposed weights...). Their indices are only predicted, so they serve as
@@ -185,7 +217,18 @@ def measurement_from_probe(model: Model, result: ProbeResult) -> TfliteMeasureme
     persistent = _persistent_temporaries(model, data["runtime"], data["version"])
     arenas = tuple(classify_subgraph(model, s, rows, persistent.get(s, frozenset()))
                    for s, rows in enumerate(data["subgraphs"]) if s < len(model.subgraphs))
-    return TfliteMeasurement(data["runtime"], data["version"], arenas)
+    after = data.get("after_invoke") or {"error": "not measured by this probe"}
+    if "subgraphs" not in after:
+        return TfliteMeasurement(data["runtime"], data["version"], arenas, None,
+                                 after.get("error", "not measured"))
+    rows_after = after["subgraphs"]
+    pointers = [frozenset(r[1] for r in rows if r[1] is not None) for rows in rows_after]
+    invoked = tuple(
+        classify_subgraph(model, s, rows, persistent.get(s, frozenset()),
+                          frozenset().union(*(pointers[c] for c in callers_of(model, s)
+                                               if c < len(pointers))), after_invoke=True)
+        for s, rows in enumerate(rows_after) if s < len(model.subgraphs))
+    return TfliteMeasurement(data["runtime"], data["version"], arenas, invoked)
 
 
 def measure_tflite(path: Path, model: Model, timeout: float = 120.0,

@@ -20,6 +20,8 @@ ROW_FIELDS = (
     "tflm_measured_arena", "tflm_predicted_arena", "tflm_arena_exact",
     "ideal_best", "ideal_lower_bound", "reasons",
     "tflite_not_exact_because", "tflm_not_exact_because", "tflite_set_apart",
+    "tflite_measured_when", "tflite_after_invoke_measured", "tflite_after_invoke_predicted",
+    "tflite_after_invoke_exact", "tflite_after_invoke_not_exact_because", "tflite_invoke_error",
 )
 
 
@@ -64,6 +66,12 @@ def comparison_row(c: ModelComparison) -> dict:
         "reasons": "; ".join(reasons),
         "tflite_not_exact_because": t.why_not_exact, "tflm_not_exact_because": m.why_not_exact,
         "tflite_set_apart": "; ".join(t.set_apart),
+        "tflite_measured_when": t.measured_when,
+        "tflite_after_invoke_measured": t.measured_after_invoke,
+        "tflite_after_invoke_predicted": t.predicted_after_invoke,
+        "tflite_after_invoke_exact": t.after_invoke_exact,
+        "tflite_after_invoke_not_exact_because": t.after_invoke_why_not_exact,
+        "tflite_invoke_error": t.invoke_error,
     }
 
 
@@ -80,7 +88,11 @@ def comparison_json(c: ModelComparison) -> dict:
     for raw_runtime, r in pairs:
         raw_runtime.update(exact=r.exact, measured_lower_bound=r.partial,
                          not_exact_because=r.why_not_exact, saving=r.saving,
-                         saving_pct=r.saving_pct)
+                         saving_pct=r.saving_pct, after_invoke_exact=r.after_invoke_exact,
+                         after_invoke_not_exact_because=r.after_invoke_why_not_exact)
+        for check, raw in zip(r.after_invoke_checks, raw_runtime["after_invoke_checks"]):
+            raw.update(exact=check.exact, measured_lower_bound=check.lower_bound,
+                       not_exact_because=check.why_not_exact)
         if r is c.tflm:
             raw_runtime.update(whole_exact=r.whole_exact)
         for check, raw in zip(r.checks, raw_runtime["checks"]):
