@@ -119,6 +119,7 @@ def _classify(model: Model, sg: Subgraph, sem: Semantics, plan_dynamic: bool = F
         rule = sem.dynamic_output_rules.get(op.name)
         if rule and any(k < len(op.inputs) and op.inputs[k] >= 0
                         and not sg.tensors[op.inputs[k]].is_constant
+                        and not _empty_constant(model, sg, op.inputs[k])
                         and op.inputs[k] not in prepared for k in rule):
             for o in op.outputs:
                 if not (plan_dynamic and sg.tensors[o].nbytes is not None):
@@ -131,6 +132,17 @@ def _classify(model: Model, sg: Subgraph, sem: Semantics, plan_dynamic: bool = F
             if t >= 0 and sg.tensors[t].type not in ("RESOURCE", "VARIANT"):
                 out.setdefault(t, CALLER)
     return out
+
+
+def _empty_constant(model: Model, sg: Subgraph, t: int) -> bool:
+    """A zero-element tensor whose buffer holds an empty data vector: TFLite reads it as a
+    read-only constant, so an output sized from it is known at Prepare (converters leave one on
+    RESHAPEs that squeeze; measured on openWakeWord's hey_jarvis model and
+    fixtures/runtime_cases.py's if_passed_weights, both TFLite versions). Without the vector it
+    is an arena tensor, and the output is sized while running."""
+    tensor = sg.tensors[t]
+    return (tensor.num_elements == 0 and 0 < tensor.buffer < len(model.buffers)
+            and model.buffers[tensor.buffer].empty_data)
 
 
 def pruned_by_while(model: Model, sg: Subgraph) -> set[int]:

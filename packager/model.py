@@ -101,6 +101,9 @@ class Buffer:
     offset: int  # where its bytes start in the file (inside the flatbuffer or after it)
     size: int
     external: bool  # stored after the flatbuffer (offset/size fields), as in models over 2 GB
+    # A data vector present but empty: TFLite reads the tensor as a read-only constant of 0 bytes
+    # (converters write these for zero-element shape inputs).
+    empty_data: bool = False
 
 
 @dataclass(frozen=True)

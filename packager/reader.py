@@ -302,7 +302,7 @@ class _Parser:
                 raise ModelError(f"buffer {index} (stored outside the flatbuffer at {off}, "
                                  f"{ext_size} bytes) runs past the end of the file")
             return Buffer(index, off, ext_size, external=True)
-        return Buffer(index, 0, 0, external=False)
+        return Buffer(index, 0, 0, external=False, empty_data=not b.DataIsNone())
 
     def _opcode(self, index: int, c) -> OperatorCode:
         # Old writers only set the byte-sized deprecated field; new ones set both, and codes past

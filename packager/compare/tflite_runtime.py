@@ -127,16 +127,15 @@ def _base(sg, buffers: list[tuple[int, int, int]], unknown: list[int],
 
 def classify_subgraph(model: Model, subgraph: int, rows: list,
                       persistent_temporaries: frozenset[int] = frozenset(),
-                      borrowed: frozenset[int] = frozenset(),
-                      after_invoke: bool = False) -> MeasuredArena:
-    """`after_invoke`: the rows were read after an Invoke, when a control-flow child's inputs,
-    and an IF branch's outputs, point at its caller's buffers (`borrowed`): not this arena's."""
+                      borrowed: frozenset[int] = frozenset()) -> MeasuredArena:
+    """A control-flow child's inputs whose buffers the calling op supplies, and any tensor that
+    points at one of its callers' buffers (`borrowed`: an IF branch's outputs after Invoke), are
+    not this arena's."""
     sg = model.subgraphs[subgraph]
     n_model = len(sg.tensors)
     buffers, unallocated, unknown = [], [], []
     pruned = pruned_by_while(model, sg)  # no buffer of their own: whatever they point at is not the arena
-    if after_invoke:
-        pruned = pruned | caller_owned_inputs(model, subgraph)
+    pruned = pruned | caller_owned_inputs(model, subgraph)
     for index, ptr, nbytes in rows:
         is_model = index < n_model
         if is_model and sg.tensors[index].is_constant:
@@ -215,20 +214,22 @@ def measurement_from_probe(model: Model, result: ProbeResult) -> TfliteMeasureme
         return Unavailable(result.outcome, result.reason, data.get("runtime", ""),
                            data.get("version", ""))
     persistent = _persistent_temporaries(model, data["runtime"], data["version"])
-    arenas = tuple(classify_subgraph(model, s, rows, persistent.get(s, frozenset()))
-                   for s, rows in enumerate(data["subgraphs"]) if s < len(model.subgraphs))
+    arenas = _classify_all(model, data["subgraphs"], persistent)
     after = data.get("after_invoke") or {"error": "not measured by this probe"}
     if "subgraphs" not in after:
         return TfliteMeasurement(data["runtime"], data["version"], arenas, None,
                                  after.get("error", "not measured"))
-    rows_after = after["subgraphs"]
-    pointers = [frozenset(r[1] for r in rows if r[1] is not None) for rows in rows_after]
-    invoked = tuple(
+    invoked = _classify_all(model, after["subgraphs"], persistent)
+    return TfliteMeasurement(data["runtime"], data["version"], arenas, invoked)
+
+
+def _classify_all(model: Model, subgraph_rows: list, persistent) -> tuple[MeasuredArena, ...]:
+    pointers = [frozenset(r[1] for r in rows if r[1] is not None) for rows in subgraph_rows]
+    return tuple(
         classify_subgraph(model, s, rows, persistent.get(s, frozenset()),
                           frozenset().union(*(pointers[c] for c in callers_of(model, s)
-                                               if c < len(pointers))), after_invoke=True)
-        for s, rows in enumerate(rows_after) if s < len(model.subgraphs))
-    return TfliteMeasurement(data["runtime"], data["version"], arenas, invoked)
+                                               if c < len(pointers) and c != s)))
+        for s, rows in enumerate(subgraph_rows) if s < len(model.subgraphs))
 
 
 def measure_tflite(path: Path, model: Model, timeout: float = 120.0,
