@@ -256,8 +256,9 @@ def predict_after_invoke(model: Model, predictions: list[PredictedArena],
     Measured under both versions (tests/compare/test_after_invoke.py): a WHILE releases its
     condition's and body's arenas when it finishes (nothing of theirs keeps a buffer); every
     other arena keeps the layout allocate_tensors() gave it, plus the ops past a dynamic output,
-    now prepared and placed around it (predict_subgraph, invoked). An IF branch that ran leaves its
-    outputs on the IF's own buffers, but which branch runs depends on the data."""
+    now prepared and placed around it (predict_subgraph, invoked). An IF releases the arena of the
+    branch that ran (its outputs then point at the IF's buffers), but which branch runs depends
+    on the data."""
     released = {i for sg in model.subgraphs for op in sg.operators if op.name == "WHILE"
                 for i in op.subgraphs[:2]}
     model = with_prepared_shapes(model)
@@ -268,5 +269,5 @@ def predict_after_invoke(model: Model, predictions: list[PredictedArena],
              predict_subgraph(model, lifetimes[p.subgraph], rules, invoked=True)
              for p in predictions]
     branches = any(op.name == "IF" for sg in model.subgraphs for op in sg.operators)
-    return after, ("which IF branch ran depends on the input data, and that branch's outputs "
-                   "then use the IF's buffers" if branches else "")
+    return after, ("an IF releases the arena of the branch that ran, and which branch runs "
+                   "depends on the input data" if branches else "")
