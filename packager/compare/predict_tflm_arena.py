@@ -113,7 +113,7 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
         sg = model.subgraphs[s]
         op = sg.operators[index]
         temp = target.scratch_request * (requests + target.max_scratch_per_op)
-        for t in (*op.inputs, *op.outputs):
+        for t in tflm_arena.prepare_temp_tensors(op):
             if t >= 0:
                 for size, alignment in tflm_arena.temp_tensor_bytes(sg.tensors[t], target):
                     temp = align_up(temp, alignment) + size

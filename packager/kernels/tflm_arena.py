@@ -100,7 +100,7 @@ _BUILTIN_DATA: dict[str, tuple[int, int]] = {
     "RESIZE_NEAREST_NEIGHBOR": (2, 1), "BATCH_MATMUL": (3, 1), "IF": (8, 4), "WHILE": (8, 4),
     "CALL_ONCE": (4, 4), "SHAPE": (4, 4), "DEPTH_TO_SPACE": (4, 4), "SPACE_TO_DEPTH": (4, 4),
     "ARG_MAX": (4, 4), "ARG_MIN": (4, 4), "L2_NORMALIZATION": (4, 4), "MIRROR_PAD": (4, 4),
-    "GELU": (1, 1),
+    "GELU": (1, 1), "REDUCE_ALL": (1, 1), "CUMSUM": (2, 1),
 }
 
 
@@ -128,13 +128,22 @@ _OPDATA: dict[str, int] = {
     "LEAKY_RELU": 24, "DIV": 28, "PAD": 56, "PADV2": 56, "STRIDED_SLICE": 84,
     "CONCATENATION": 80, "GREATER": 32, "GREATER_EQUAL": 32, "LESS": 32, "LESS_EQUAL": 32,
     "EQUAL": 32, "NOT_EQUAL": 32,
+    # Read from the kernels' sources (struct sizes, x86-64), checked on the kernel fixtures.
+    "DEQUANTIZE": 28, "HARD_SWISH": 20, "ABS": 28, "RSQRT": 28, "ELU": 256,
+    "L2_NORMALIZATION": 4, "SQUARED_DIFFERENCE": 112, "SELECT_V2": 1, "REDUCE_ALL": 44,
+    "SPACE_TO_BATCH_ND": 4, "MIRROR_PAD": 20,
 }
 
 # Kernels that allocate nothing persistent (their OpData, if any, lives nowhere in the arena).
 _NO_PERSISTENT = frozenset({
-    "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "READ_VARIABLE", "CAST", "GATHER", "GATHER_ND", "SPLIT",
+    "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "READ_VARIABLE", "CAST", "SPLIT",
     "SPLIT_V", "PACK", "UNPACK", "TRANSPOSE", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR",
     "MAXIMUM", "MINIMUM", "SHAPE", "ZEROS_LIKE", "FILL",
+    # The kernels of the pinned build's op resolver that call no allocator at all.
+    "BATCH_TO_SPACE_ND", "BROADCAST_ARGS", "BROADCAST_TO", "CEIL", "COS", "EXP", "FLOOR",
+    "FLOOR_DIV", "FLOOR_MOD", "LOG", "LOGICAL_AND", "LOGICAL_NOT", "LOGICAL_OR", "NEG",
+    "REVERSE_V2", "ROUND", "SIN", "SLICE", "SQRT", "SQUARE", "DYNAMIC_UPDATE_SLICE", "ARG_MAX",
+    "ARG_MIN",
 })
 
 
@@ -189,6 +198,32 @@ def _batch_matmul(model, sg, op, target) -> list[int] | None:
     return None
 
 
+def _dims_copy(sg: Subgraph, tensor: int) -> int:
+    """CreateWritableTensorDimsWithCopy: the output's TfLiteIntArray (a size and an int per
+    dimension) moved to persistent memory, since Prepare rewrites it."""
+    return 4 + 4 * len(sg.tensors[tensor].shape)
+
+
+def _output_dims(model, sg, op, target) -> list[int]:
+    return [_dims_copy(sg, op.outputs[0])]
+
+
+def _embedding_lookup(model, sg, op, target) -> list[int]:
+    """OpData (a float and a size_t) in Prepare, then the output's dims."""
+    opdata = -(-(4 + target.pointer) // target.pointer) * target.pointer
+    return [opdata, _dims_copy(sg, op.outputs[0])]
+
+
+def _int8_only(size_64: int, size_32: int) -> Rule:
+    """An OpData the kernel takes in Prepare for an int8 output only (LOG_SOFTMAX: two size_t
+    members; CUMSUM and ADD_N: int32 members only)."""
+    def rule(model, sg, op, target) -> list[int]:
+        if sg.tensors[op.outputs[0]].type != "INT8":
+            return []
+        return [size_64 if target.pointer == 8 else size_32]
+    return rule
+
+
 RULES: dict[str, Rule] = {
     "CONV_2D": _conv, "DEPTHWISE_CONV_2D": _depthwise, "TRANSPOSE_CONV": _transpose_conv,
     "FULLY_CONNECTED": _fully_connected, "SOFTMAX": _softmax, "BATCH_MATMUL": _batch_matmul,
@@ -196,6 +231,10 @@ RULES: dict[str, Rule] = {
        if name not in ("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "FULLY_CONNECTED",
                        "SOFTMAX")},
     **{name: (lambda model, sg, op, target: []) for name in _NO_PERSISTENT},
+    "GATHER": _output_dims, "GATHER_ND": _output_dims, "DEPTH_TO_SPACE": _output_dims,
+    "SPACE_TO_DEPTH": _output_dims, "L2_POOL_2D": _output_dims,
+    "EMBEDDING_LOOKUP": _embedding_lookup, "LOG_SOFTMAX": _int8_only(40, 28),
+    "CUMSUM": _int8_only(36, 36), "ADD_N": _int8_only(40, 40),
 }
 
 
@@ -214,6 +253,25 @@ def init_buffers(op: Operator, buffers: list[int]) -> int:
     if op.opcode.is_custom:
         return len(buffers)
     return 1 if op.name in _OPDATA or op.name == "BATCH_MATMUL" else 0
+
+
+# Kernels whose Prepare takes fewer of the node's tensors as temporaries than all its inputs and
+# outputs: (which inputs, which outputs) by position.
+_PREPARE_TEMPS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    "SPLIT": ((0,), ()),  # the axis only
+    "SPLIT_V": ((2,), ()),  # the axis only
+}
+
+
+def prepare_temp_tensors(op: Operator) -> list[int]:
+    """The tensors (ids, -1 for an absent optional one) a kernel's Prepare holds as temporary
+    TfLiteTensors at once; all of its inputs and outputs unless the table says fewer."""
+    chosen = _PREPARE_TEMPS.get(op.name)
+    if chosen is None:
+        return [*op.inputs, *op.outputs]
+    inputs, outputs = chosen
+    return [op.inputs[i] for i in inputs if i < len(op.inputs)] + \
+        [op.outputs[i] for i in outputs if i < len(op.outputs)]
 
 
 def temp_tensor_bytes(tensor, target: Target) -> list[tuple[int, int]]:
