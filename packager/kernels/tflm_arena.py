@@ -265,9 +265,10 @@ def persistent_buffers(model: Model, s: int, op: Operator, target: Target) -> li
 
 def init_buffers(op: Operator, buffers: list[int]) -> int:
     """How many of the op's persistent buffers its kernel takes in Init (the rest in Prepare):
-    the OpData of the builtin kernels, everything for the Signal ops."""
+    the OpData of the builtin kernels, everything for the Signal ops but SignalFramer."""
     if op.opcode.is_custom:
-        return len(buffers)
+        from packager.kernels import tflm_signal
+        return tflm_signal.init_buffer_count(op, buffers)
     return 1 if op.name in _OPDATA or op.name == "BATCH_MATMUL" else 0
 
 
