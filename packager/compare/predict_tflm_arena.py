@@ -112,20 +112,19 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
     for s, index, buffers in prepared:
         sg = model.subgraphs[s]
         op = sg.operators[index]
-        temp = target.scratch_request * (requests + target.max_scratch_per_op)
-        for t in (*op.inputs, *op.outputs):
-            if t >= 0:
-                for size, alignment in tflm_arena.temp_tensor_bytes(sg.tensors[t], target):
-                    temp = align_up(temp, alignment) + size
+        temp, live = tflm_arena.prepare_temps(
+            sg, op, target, target.scratch_request * (requests + target.max_scratch_per_op))
         prepare_peak = max(prepare_peak, tail.bytes + temp)
         for size in buffers:
             tail.take(size, ARENA_ALIGNMENT)
         if buffers:
             # TFLite Micro checks a persistent buffer against the head only, so one taken while
-            # the node's tensors sit in temp memory may overwrite them: safe is no overlap.
-            overlap = tail.bytes + temp
-            if overlap > overlap_peak[0]:
-                overlap_peak = (overlap, op.name)
+            # the node's tensors sit in temp memory may overwrite them: the part the kernel
+            # still reads must not be (kernels/tflm_arena.py, prepare_temps).
+            if tflm_arena.softmax_tables_overlap(sg, op):  # a known rule: the figure is exact
+                prepare_peak = max(prepare_peak, tail.bytes + live)
+            elif tail.bytes + temp > overlap_peak[0]:
+                overlap_peak = (tail.bytes + temp, op.name)
         wanted, known = tflm_scratch.requests(sg, op, model, s)
         if not known:
             unmodelled.add(op.name)
@@ -152,6 +151,8 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
                    + target.allocation_info * (tensors + requests))
     setup = (align_up(at_planning, ARENA_ALIGNMENT) + align_up(temporaries, ARENA_ALIGNMENT)
              + target.planner_per_buffer * planned)
+    if requests:
+        setup += target.setup_margin_with_scratch
     setup = max(setup, prepare_peak)
     whole = align_up(head + tail.bytes, ARENA_ALIGNMENT)
     arena = max(whole, align_up(setup, ARENA_ALIGNMENT))

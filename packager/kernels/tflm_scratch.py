@@ -33,6 +33,15 @@ _NO_REQUESTS = frozenset({
     "RESIZE_NEAREST_NEIGHBOR", "QUANTIZE", "DEQUANTIZE", "GREATER", "LESS", "IF", "WHILE",
     "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "BATCH_MATMUL", "MAXIMUM",
     "MINIMUM", "SVDF", "QUANTIZE",
+    # The rest of the pinned build's op resolver whose kernels request no scratch buffer
+    # (tensorflow/lite/micro/kernels/*.cc: no RequestScratchBufferInArena).
+    "SPLIT_V", "HARD_SWISH", "ABS", "RSQRT", "ELU", "L2_NORMALIZATION", "SQUARED_DIFFERENCE",
+    "SELECT_V2", "LOG_SOFTMAX", "CUMSUM", "EMBEDDING_LOOKUP", "GATHER_ND", "DEPTH_TO_SPACE",
+    "SPACE_TO_DEPTH", "L2_POOL_2D", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "BROADCAST_ARGS",
+    "BROADCAST_TO", "CEIL", "COS", "EXP", "FLOOR", "FLOOR_DIV", "FLOOR_MOD", "LOG", "LOGICAL_AND",
+    "LOGICAL_NOT", "LOGICAL_OR", "NEG", "REVERSE_V2", "ROUND", "SIN", "SLICE", "SQRT", "SQUARE",
+    "DYNAMIC_UPDATE_SLICE", "ARG_MAX", "ARG_MIN", "SHAPE", "FILL", "ZEROS_LIKE", "EQUAL",
+    "NOT_EQUAL", "GREATER_EQUAL", "LESS_EQUAL",
 })
 
 
@@ -83,7 +92,19 @@ def _transpose_conv(sg: Subgraph, op: Operator) -> list[ScratchRequest]:
     return out
 
 
-_RULES = {"MEAN": _reduce, "SUM": _reduce, "REDUCE_MAX": _reduce, "REDUCE_MIN": _reduce,
+def _mirror_pad(sg: Subgraph, op: Operator) -> list[ScratchRequest]:
+    """mirror_pad.cc: an int per input dimension, twice (output and input element counts)."""
+    rank = len(sg.tensors[op.inputs[0]].shape)
+    return [ScratchRequest(4 * rank, "output dims elements"), ScratchRequest(4 * rank, "input dims elements")]
+
+
+def _add_n(sg: Subgraph, op: Operator) -> list[ScratchRequest]:
+    """add_n.cc: a pointer per input (8 bytes on the 64-bit build; 4 on a 32-bit target, so the
+    figure there is rounded up, never down)."""
+    return [ScratchRequest(8 * len(op.inputs), "input pointers")]
+
+
+_RULES = {"MEAN": _reduce, "REDUCE_ALL": _reduce, "MIRROR_PAD": _mirror_pad, "ADD_N": _add_n, "SUM": _reduce, "REDUCE_MAX": _reduce, "REDUCE_MIN": _reduce,
           "SVDF": _svdf, "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "TRANSPOSE_CONV": _transpose_conv}
 
 

@@ -68,6 +68,12 @@ def persistent_buffers(model: Model, s: int, op: Operator, target) -> list[int] 
     if name == "SignalFilterBankLog":
         return [8]
     options = custom_options(model, s, op)
+    if name == "SignalStacker":
+        return _stacker(options, p)
+    if name == "SignalFramer":
+        return _framer(sg, op, options, p)
+    if name == "SignalDelay":
+        return _delay(sg, op, options, p)
     if name == "SignalRfft":
         element = _element(sg.tensors[op.inputs[0]].type)
         fft_length = options.get("fft_length")
@@ -88,6 +94,59 @@ def persistent_buffers(model: Model, s: int, op: Operator, target) -> list[int] 
         config = 36  # eight uint32 fields and a bool
         return [-(-config // p) * p + p + p, 4 * channels]
     return None
+
+
+def circular_buffer_state(capacity: int, pointer: int) -> int:
+    """CircularBufferGetNeededMemory: the CircularBuffer struct (capacity, read and write as
+    size_t, two int32, an int16 pointer) and twice the capacity of int16 elements."""
+    return 3 * pointer + 8 + pointer + 2 * 2 * capacity
+
+
+def _stacker(options: dict, p: int) -> list[int] | None:
+    keys = ("num_channels", "stacker_left_context", "stacker_right_context", "stacker_step")
+    if not all(isinstance(options.get(k), int) for k in keys):
+        return None
+    capacity = options["num_channels"] * (options["stacker_left_context"]
+                                          + options["stacker_right_context"] + 1)
+    params = 16 + 2 * p + p + 2 * p  # four int32, two size_t, a bool (padded), two pointers
+    return [params, circular_buffer_state(capacity, p)]
+
+
+def _framer(sg, op, options: dict, p: int) -> list[int] | None:
+    """Init: the params (four int32, a bool, two pointers); Prepare: a state pointer and a
+    circular-buffer pointer per outer row, then each row's circular buffer."""
+    size, step = options.get("frame_size"), options.get("frame_step")
+    shape = sg.tensors[op.inputs[0]].shape
+    if not isinstance(size, int) or not isinstance(step, int) or step <= 0 or not shape:
+        return None
+    outer = 1
+    for d in shape[:-1]:
+        outer *= d
+    capacity = (size + step - 1) // step * step
+    params = -(-(16 + 1) // p) * p + 2 * p
+    return [params, outer * p, outer * p] + [circular_buffer_state(capacity, p)] * outer
+
+
+def _delay(sg, op, options: dict, p: int) -> list[int] | None:
+    """Init: the params (three int32, two pointers); Prepare: a state pointer and a
+    circular-buffer pointer per outer row, then each row's circular buffer of the frame and the
+    delay."""
+    delay, shape = options.get("delay_length"), sg.tensors[op.inputs[0]].shape
+    if not isinstance(delay, int) or not shape:
+        return None
+    outer = 1
+    for d in shape[:-1]:
+        outer *= d
+    params = -(-12 // p) * p + 2 * p
+    return [params, outer * p, outer * p] + [circular_buffer_state(shape[-1] + delay, p)] * outer
+
+
+def init_buffer_count(op: Operator, buffers: list[int]) -> int:
+    """SignalFramer and SignalDelay take their params in Init and the rest in Prepare; the
+    other Signal ops take everything in Init."""
+    if op.name in ("SignalFramer", "SignalDelay"):
+        return min(1, len(buffers))
+    return len(buffers)
 
 
 def scratch_requests(model: Model, s: int, op: Operator) -> list[int] | None:

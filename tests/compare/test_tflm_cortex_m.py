@@ -1,0 +1,45 @@
+"""The cortex-m target (32-bit, reference kernels, plain MicroInterpreter, compression off) is
+modelled, not measured in CI: its figures are checked against the smallest arenas measured on a
+32-bit ARM build of TFLite Micro (the reference notes' table of 32-bit measurements). No runtime
+is needed: the figures are the prediction's."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from packager.compare.predict_tflm_arena import predict_whole_arena
+from packager.kernels.tflm_arena import CORTEX_M
+from packager.reader import read_model
+from tests.conftest import SHARED_MODELS
+
+# Smallest arenas (multiples of 16, 16 less fails) measured on the 32-bit ARM build.
+MEASURED_32_BIT = {
+    "person_detect": 82_304,
+    "micro_speech_quantized": 6_816,
+    "hello_world_int8": 1_104,
+    "trained_lstm_int8": 3_232,
+    "keyword_scrambled_8bit": 10_480,
+}
+
+
+@pytest.mark.parametrize("name", sorted(MEASURED_32_BIT))
+def test_cortex_m_figure_matches_the_32_bit_measurement(name):
+    path = SHARED_MODELS / "tflm" / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"{path.name} is not in the shared models")
+    prediction = predict_whole_arena(read_model(path), CORTEX_M)
+    assert prediction.arena == MEASURED_32_BIT[name]
+    assert not prediction.measured_target and prediction.rule.startswith("modelled")
+
+
+def test_cortex_m_set_up_room_is_rounded_up_where_the_rule_is_uncertain():
+    """A model whose kernels request scratch buffers gets 16 B more set-up room on cortex-m
+    (said in the rule), never less than the struct sizes alone give."""
+    from fixtures.tflm_kernels import KERNEL_BUILDERS
+    from packager.reader import parse_model
+    model = parse_model(KERNEL_BUILDERS["reductions"]().build())
+    assert CORTEX_M.setup_margin_with_scratch == 16 and "rounded up" in CORTEX_M.rule
+    bare = predict_whole_arena(model, dataclasses.replace(CORTEX_M, setup_margin_with_scratch=0))
+    assert predict_whole_arena(model, CORTEX_M).setup == bare.setup + 16
