@@ -26,7 +26,7 @@ from packager.errors import PackagerError, PlanError
 from packager.model import Model
 from packager.package.output_dir import stale_files, write_all
 from packager.package.existing_plan import existing_plan, existing_plan_note
-from packager.package.stored_shapes import stored_batch_note
+from packager.package.stored_shapes import stored_batch_note, with_stored_sizes
 from packager.package.verify import skipped, verify_package
 from packager.package.runtime_arena import check_target, needed_bytes, with_runtime_arena
 from packager.package.notes import model_notes
@@ -168,6 +168,8 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
         raise PackagerError(f"--name '{prefix}' is not a C identifier (letters, digits, '_'; "
                             "not starting with a digit)")
     model = read_model(model_path)
+    stored = with_stored_sizes(model, semantics, dims)  # a stored -1 gets the size --dim gives
+    model, dims = stored.model, stored.dims
     check_tensor_sizes(model, model_path.name)  # a tensor no plan can address, named before planning
     source = SourceModel(model_path.name, hashlib.sha256(model.raw).hexdigest(), len(model.raw),
                          tuple(len(sg.tensors) for sg in model.subgraphs))
@@ -190,9 +192,12 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
         notes.insert(0, existing_plan_note(existing, plan.arena_bytes, keep, keep_offline_plan))
     if batch_note:
         notes.insert(0, batch_note)
+    if stored.note:
+        notes.insert(0, stored.note)
     if plan.runtime_arena is not None:
         packed = files[f"{prefix}.tflite"][0]
-        notes.insert(0, (verify_package(model_path, packed, plan, model) if verify else skipped()).line)
+        original = model.raw if stored.note else model_path  # the model TFLite Micro runs
+        notes.insert(0, (verify_package(original, packed, plan, model) if verify else skipped()).line)
     if report:
         files[f"{prefix}_report.html"] = (report_html(planned, model, strategy),
                                           "report: the plan as pictures (open in a browser)")
