@@ -94,11 +94,12 @@ def summary_json(result) -> dict:
 def declare_lines(arena: RuntimeArena, first_line: str) -> list[str]:
     """The summary's first figure, on its first line, then the split."""
     # The notes name the kernels (custom ops have a note of their own).
-    quality = "" if arena.exact else "; NOT EXACT: a kernel's memory is not modelled (see the notes)"
+    quality = "" if arena.exact else f"; NOT EXACT: {arena.reason or 'a kernel is not modelled'} (see the notes)"
     if arena.modelled:
         quality += f"; modelled, not measured ({arena.rule})"
     bound = "set-up room" if arena.setup_bytes > arena.head_bytes + arena.tail_bytes else "head + tail"
     at_least = "" if arena.exact else "at least "  # unmodelled memory only ever adds
-    return [f"declare {at_least}{arena.arena_bytes:,} bytes of TFLite Micro arena ({arena.target}): {first_line}",
+    exact = "" if arena.exact else ", not exact"  # the first line says so; the second names the kernels
+    return [f"declare {at_least}{arena.arena_bytes:,} bytes of TFLite Micro arena ({arena.target}{exact}): {first_line}",
             f"  = head {arena.head_bytes:,} ({arena.head_plan or 'the plan'}) + tail {arena.tail_bytes:,} (persistent), "
             f"16-aligned; set-up needs {arena.setup_bytes:,}; set by {bound}{quality}"]

@@ -102,3 +102,17 @@ def test_the_real_vela_model_keeps_its_proven_plan(tmp_path):
     result = package(path, tmp_path / "o", report=False)
     assert result.plan.runtime_arena.head_plan == "the model's own Vela plan"
     assert result.plan.runtime_arena.head_bytes == 74464
+
+
+def test_a_kernel_not_modelled_is_named_and_the_figure_marked_not_exact(tmp_path):
+    # custom_op's MyCustomOp stands for any kernel the tool does not model.
+    from tests.package.support import model_file
+    result = runner.invoke(app, ["package", str(model_file("custom_op")), "-o", str(tmp_path / "o"), "--no-verify"])
+    assert result.exit_code == 0, result.output
+    first, _, split = result.output.splitlines()[:3]
+    assert first.startswith("declare at least ") and "(host, not exact)" in first
+    assert "NOT EXACT: the memory of TFLite Micro's MyCustomOp kernel(s) is not modelled" in split
+    header = (tmp_path / "o" / "custom_op_plan.h").read_text()
+    assert "NOT EXACT: the memory of TFLite Micro's MyCustomOp kernel(s) is not modelled" in header
+    doc = json.loads((tmp_path / "o" / "custom_op_plan.json").read_text())
+    assert doc["runtime_arena"]["exact"] is False and "MyCustomOp" in doc["runtime_arena"]["reason"]
