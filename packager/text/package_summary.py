@@ -94,7 +94,7 @@ def summary_json(result) -> dict:
 def declare_lines(arena: RuntimeArena, first_line: str) -> list[str]:
     """The summary's first figure, on its first line, then the split."""
     # The notes name the kernels (custom ops have a note of their own).
-    quality = "" if arena.exact else f"; NOT EXACT: {arena.reason or 'a kernel is not modelled'} (see the notes)"
+    quality = "" if arena.exact else "; NOT EXACT: a kernel's memory is not modelled (see the notes)"
     if arena.modelled:
         quality += f"; modelled, not measured ({arena.rule})"
     bound = "set-up room" if arena.setup_bytes > arena.head_bytes + arena.tail_bytes else "head + tail"
