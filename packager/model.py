@@ -36,6 +36,9 @@ class Tensor:
     # Scale entries when the quantization has both scales and zero points (TFLite Micro copies the
     # zero points of such a tensor into its arena); 0 otherwise.
     quant_channels: int = 0
+    # Axes the file stores as -1 (size unknown): `shape` holds 1 there and `shape_signature` -1,
+    # so the size comes from --dim (dynamic/shapes.py), never from the placeholder.
+    unknown_axes: tuple[int, ...] = ()
 
     @property
     def num_elements(self) -> int:

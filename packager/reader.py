@@ -324,8 +324,9 @@ class _Parser:
             raise ModelError(f"subgraph {sg_index} tensor {index}: unknown element type {type_code}")
         shape = self._int32s(t, _SLOT["Tensor.Shape"])
         name = self._str(tables.string(t, _T_NAME))
+        unknown: tuple[int, ...] = ()
         if any(d < 0 for d in shape):
-            raise ModelError(f"subgraph {sg_index} tensor {index} '{name}': negative dimension in shape {list(shape)}")
+            shape, unknown = _unknown_axes(shape, f"subgraph {sg_index} tensor {index} '{name}'")
         type_name = _TYPE_NAMES[type_code]
         bits = ELEMENT_BITS[type_name] or 8
         if math.prod(shape) * bits > MAX_TENSOR_BYTES * 8:
@@ -333,6 +334,8 @@ class _Parser:
                              f"of {type_name} needs more than 2^63 bytes")
         signature = (None if not tables.field(t, _SLOT["Tensor.ShapeSignature"])
                      else self._int32s(t, _SLOT["Tensor.ShapeSignature"]))
+        if unknown:  # a stored -1 is a resizable dimension whatever the signature says
+            signature = tuple(-1 if k in unknown else d for k, d in enumerate(signature or shape))
         q = tables.ref(t, _T_QUANT)
         quantized = bool(q) and (bool(tables.field(q, _Q_SCALE)) or tables.u8(q, _Q_DETAILS_TYPE) != 0)
         scales = tables.length(q, _Q_SCALE) if q else 0
@@ -340,7 +343,8 @@ class _Parser:
         return Tensor(index=index, name=name, type=type_name, shape=shape,
                       shape_signature=signature, buffer=tables.u32(t, _T_BUFFER), has_data=False,
                       quantized=quantized, is_variable=bool(tables.u8(t, _T_VARIABLE)),
-                      sparse=bool(tables.field(t, _T_SPARSITY)), quant_channels=channels)
+                      sparse=bool(tables.field(t, _T_SPARSITY)), quant_channels=channels,
+                      unknown_axes=unknown)
 
     def _subgraph(self, index, sg, opcodes, n_buffers, n_subgraphs) -> Subgraph:
         pos = sg._tab.Pos
@@ -425,6 +429,15 @@ class _Parser:
         from dataclasses import replace
         tensors = tuple(replace(t, has_data=buffers[t.buffer].size > 0) if t.buffer else t for t in sg.tensors)
         return replace(sg, tensors=tensors)
+
+
+def _unknown_axes(shape: tuple[int, ...], where: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A stored -1 means the size is unknown (some writers store it so); other negative sizes are
+    damage. Returns the shape with 1 in the unknown axes, and those axes."""
+    if any(d < -1 for d in shape):
+        raise ModelError(f"{where}: negative dimension in shape {list(shape)} (only -1, unknown, "
+                         f"has a meaning)")
+    return tuple(1 if d == -1 else d for d in shape), tuple(k for k, d in enumerate(shape) if d == -1)
 
 
 class _LazyOptions(Mapping):

@@ -125,14 +125,34 @@ def smallest_arena(path: Path, model: Model, hint: int | None = None,
     path = Path(path)
     hint = None if hint is None else _align(hint)
     children = 0
+
+    def attempt(sizes: list[int]) -> list[ArenaTry]:
+        """One child process trying the sizes; a missing runtime ends the whole search."""
+        nonlocal children
+        tries = try_arenas(path, sizes, timeout)
+        children += 1
+        if isinstance(tries, Unavailable):
+            raise _Missing(tries)
+        return tries
+
+    try:
+        return _bisect(model, hint, attempt, lambda: children)
+    except _Missing as missing:
+        return missing.unavailable
+
+
+class _Missing(Exception):
+    def __init__(self, unavailable: Unavailable) -> None:
+        super().__init__(unavailable.reason)
+        self.unavailable = unavailable
+
+
+def _bisect(model: Model, hint: int | None, attempt, children) -> SmallestArena | Unavailable:
     works: ArenaTry | None = None
     fails: ArenaTry | None = None
     version = ""
     if hint is not None and hint > ARENA_STEP:
-        tries = try_arenas(path, [hint, hint - ARENA_STEP], timeout)
-        children += 1
-        if isinstance(tries, Unavailable):
-            return tries
+        tries = attempt([hint, hint - ARENA_STEP])
         if tries[0].ok:
             works = tries[0]
             if len(tries) > 1 and not tries[1].ok:
@@ -143,20 +163,14 @@ def smallest_arena(path: Path, model: Model, hint: int | None = None,
         # A wrong hint is usually near: widen the bracket around it step by doubling step.
         step = 2 * ARENA_STEP
         while works is None and hint + step < first_arena_size(model):
-            tries = try_arenas(path, [_align(hint + step)], timeout)
-            children += 1
-            if isinstance(tries, Unavailable):
-                return tries
+            tries = attempt([_align(hint + step)])
             if tries[0].ok:
                 works = tries[0]
             else:
                 fails, step = tries[0], step * 2
         step = 2 * ARENA_STEP
         while works is not None and fails is None and works.arena - step > 0:
-            tries = try_arenas(path, [works.arena - step], timeout)
-            children += 1
-            if isinstance(tries, Unavailable):
-                return tries
+            tries = attempt([works.arena - step])
             if tries[0].ok:
                 works, step = tries[0], step * 2
             else:
@@ -165,10 +179,7 @@ def smallest_arena(path: Path, model: Model, hint: int | None = None,
         high = first_arena_size(model)
         if fails is not None:
             high = max(high, fails.arena + ARENA_STEP)
-        tries = try_arenas(path, [_align(high)], timeout)
-        children += 1
-        if isinstance(tries, Unavailable):
-            return tries
+        tries = attempt([_align(high)])
         if not tries[0].ok:
             return Unavailable(REFUSED, tries[0].reason, "tflite-micro", "")
         works = tries[0]
@@ -177,10 +188,7 @@ def smallest_arena(path: Path, model: Model, hint: int | None = None,
         middle = _align((low + works.arena) // 2)
         if middle <= low:
             middle = low + ARENA_STEP
-        tries = try_arenas(path, [middle], timeout)
-        children += 1
-        if isinstance(tries, Unavailable):
-            return tries
+        tries = attempt([middle])
         if tries[0].ok:
             works = tries[0]
         else:
@@ -188,7 +196,7 @@ def smallest_arena(path: Path, model: Model, hint: int | None = None,
     if fails is None or fails.arena != works.arena - ARENA_STEP:
         fails = ArenaTry(works.arena - ARENA_STEP, False, reason="no arena")
     return SmallestArena("tflite-micro", version or _version(), works.arena, works.head or 0,
-                         works.tail or 0, works.outputs, fails.reason, children)
+                         works.tail or 0, works.outputs, fails.reason, children())
 
 
 def _align(n: int) -> int:

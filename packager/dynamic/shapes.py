@@ -49,6 +49,7 @@ class Symbol:
     derived_bound: Value | None = None  # an upper bound following from the op (an expression)
     pinned: int | None = None  # the one value the graph allows (a fixed-shape RESHAPE of it)
     pinned_by: str = ""  # the op that fixes it, in words
+    stored_unknown: str = ""  # "'x' [-1, 8]" when the file stores the dimension as -1 (no size at all)
 
 
 @dataclass(frozen=True)
@@ -131,9 +132,12 @@ def analyse(model: Model, subgraph: int = 0, renames: Mapping[str, str] | None =
         if tensor is None or tensor.shape_signature is None:
             continue
         dims = []
+        stored = _stored_text(tensor) if tensor.unknown_axes else ""
         for axis, (d, sig) in enumerate(zip(tensor.shape, tensor.shape_signature)):
             dims.append(new_symbol(f"{_identifier(tensor.name)}_{axis}", source=f"input '{tensor.name}' axis {axis}",
-                                   data_dependent=False, pass_index=1) if sig < 0 else d)
+                                   data_dependent=False, pass_index=1,
+                                   stored_unknown=stored if axis in tensor.unknown_axes else "")
+                        if sig < 0 else d)
         ctx.shapes[t] = tuple(dims)
 
     data_ops = 0
@@ -198,6 +202,11 @@ def analyse(model: Model, subgraph: int = 0, renames: Mapping[str, str] | None =
         passes[tensor.index] = max((pass_of[n] for n in symbols(size)), default=0)
     return DynamicShapes(subgraph=subgraph, symbols=tuple(syms), shapes=shapes, sizes=sizes, passes=passes,
                          constraints=tuple(constraints), names={t: sg.tensors[t].name for t in sizes})
+
+
+def _stored_text(tensor) -> str:
+    """The tensor's shape as the file stores it, -1 where the size is unknown."""
+    return f"'{tensor.name}' {[-1 if k in tensor.unknown_axes else d for k, d in enumerate(tensor.shape)]}"
 
 
 def _reshape_from_file(op, ctx) -> list[Shape] | None:
@@ -372,6 +381,10 @@ def require_bounds(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]])
     missing = [s for s in shapes.symbols if s.name not in bounds]
     if missing:
         s = missing[0]
+        if s.stored_unknown:  # no stored size to fall back on: the size it runs at is needed
+            raise DimError(f"tensor {s.stored_unknown.replace(' [', ' is stored with shape [', 1)}: "
+                           f"axis {s.source.rsplit(' ', 1)[1]} has no size; give --dim {s.name}=N "
+                           f"(the size it runs at)" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
         raise DimError(f"symbol '{s.name}' ({s.source}) has no bound: give --dim {s.name}=MIN..MAX"
                        + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
 

@@ -25,8 +25,9 @@ from packager.pictures import arena_picture
 from packager.errors import PackagerError, PlanError
 from packager.model import Model
 from packager.package.output_dir import stale_files, write_all
-from packager.package.existing_plan import existing_plan, existing_plan_note
-from packager.package.stored_shapes import stored_batch_note
+from packager.package.existing_plan import (existing_plan, existing_plan_note, head_plan_name, refuse_to_keep,
+                                           unproven)
+from packager.package.stored_shapes import stored_batch_note, with_stored_sizes
 from packager.package.verify import skipped, verify_package
 from packager.package.runtime_arena import check_target, needed_bytes, with_runtime_arena
 from packager.package.notes import model_notes
@@ -168,6 +169,8 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
         raise PackagerError(f"--name '{prefix}' is not a C identifier (letters, digits, '_'; "
                             "not starting with a digit)")
     model = read_model(model_path)
+    stored = with_stored_sizes(model, semantics, dims)  # a stored -1 gets the size --dim gives
+    model, dims = stored.model, stored.dims
     check_tensor_sizes(model, model_path.name)  # a tensor no plan can address, named before planning
     source = SourceModel(model_path.name, hashlib.sha256(model.raw).hexdigest(), len(model.raw),
                          tuple(len(sg.tensors) for sg in model.subgraphs))
@@ -175,10 +178,15 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
     planned = make_plan(model, semantics, strategy, source,
                         None if batch_note else bindings_for(model, dims))
     existing = existing_plan(model) if SEMANTICS[semantics].offline_plan else None
-    # Never worse than the original: a smaller plan the model already has is kept.
-    keep = existing is not None and (keep_offline_plan or existing.head < planned.plan.arena_bytes)
+    # Never worse than the original: a smaller plan the model already has is kept, if the
+    # validator proves it (every plan passes it before it is written).
+    why_not = unproven(model, existing) if existing is not None else None
+    if keep_offline_plan and existing is not None and why_not:
+        raise refuse_to_keep(existing, why_not)
+    keep = existing is not None and not why_not and (keep_offline_plan or existing.head < planned.plan.arena_bytes)
     plan = with_runtime_arena(planned.plan, model, check_target(target),
-                              head=existing.head if keep else None)
+                              head=existing.head if keep else None,
+                              head_plan=head_plan_name(existing) if keep else "")
     needed, bound, what = needed_bytes(plan)
     if budget is not None and needed > budget:
         why = ("no plan can fit: the lower bound is over the budget" if bound > budget
@@ -187,12 +195,15 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
                              f"{needed - budget:,} B over the budget of {budget:,} B ({why})")
     files, notes = build_files(plan, model, prefix, planned.unmodelled_ops, keep_offline_plan=keep)
     if existing is not None:
-        notes.insert(0, existing_plan_note(existing, plan.arena_bytes, keep, keep_offline_plan))
+        notes.insert(0, existing_plan_note(existing, plan.arena_bytes, keep, keep_offline_plan, why_not))
     if batch_note:
         notes.insert(0, batch_note)
+    if stored.note:
+        notes.insert(0, stored.note)
     if plan.runtime_arena is not None:
         packed = files[f"{prefix}.tflite"][0]
-        notes.insert(0, (verify_package(model_path, packed, plan, model) if verify else skipped()).line)
+        original = model.raw if stored.note else model_path  # the model TFLite Micro runs
+        notes.insert(0, (verify_package(original, packed, plan, model) if verify else skipped()).line)
     if report:
         files[f"{prefix}_report.html"] = (report_html(planned, model, strategy),
                                           "report: the plan as pictures (open in a browser)")

@@ -288,7 +288,10 @@ def _whole_arena_macros(P: str, arena) -> list[str]:
         *block_comment([
             f"TFLite Micro's whole arena ({arena.runtime}, target {arena.target}):",
             f"give MicroInterpreter {P}_TENSOR_ARENA_BYTES bytes, starting on a 16-byte boundary.",
-            f"{P}_ARENA_HEAD_BYTES: the head, this plan (tensors and kernel scratch buffers);",
+            (f"{P}_ARENA_HEAD_BYTES: the head, this plan (tensors and kernel scratch buffers);"
+             if not arena.head_plan else
+             f"{P}_ARENA_HEAD_BYTES: the head, {arena.head_plan} (kept in the model: TFLite Micro uses "
+             f"its offsets, not this header's {P}_ARENA_BYTES plan);"),
             f"{P}_ARENA_TAIL_BYTES: the tail, TFLite Micro's persistent memory (its structs, every",
             "kernel's persistent buffers, variables, the input and output tensors);",
             f"{P}_ARENA_SETUP_BYTES: the arena TFLite Micro's planning step needs while it sets the",

@@ -53,6 +53,7 @@ def dumps(plan: PackagePlan) -> bytes:
 
 def _runtime_arena(b: flatbuffers.Builder, r: RuntimeArena) -> int:
     runtime, target, rule, reason = (b.CreateString(x) for x in (r.runtime, r.target, r.rule, r.reason))
+    head_plan = b.CreateString(r.head_plan) if r.head_plan else None  # absent when the head is this plan
     FbRuntimeArena.Start(b)
     FbRuntimeArena.AddRuntime(b, runtime)
     FbRuntimeArena.AddTarget(b, target)
@@ -64,6 +65,8 @@ def _runtime_arena(b: flatbuffers.Builder, r: RuntimeArena) -> int:
     FbRuntimeArena.AddModelled(b, r.modelled)
     FbRuntimeArena.AddRule(b, rule)
     FbRuntimeArena.AddReason(b, reason)
+    if head_plan is not None:
+        FbRuntimeArena.AddHeadPlan(b, head_plan)
     return FbRuntimeArena.End(b)
 
 
@@ -293,7 +296,8 @@ def _runtime_arena_from(r) -> RuntimeArena | None:
     if r is None:
         return None
     return RuntimeArena(_s(r.Runtime()), _s(r.Target()), r.ArenaBytes(), r.HeadBytes(), r.TailBytes(),
-                        r.SetupBytes(), bool(r.Exact()), bool(r.Modelled()), _s(r.Rule()), _s(r.Reason()))
+                        r.SetupBytes(), bool(r.Exact()), bool(r.Modelled()), _s(r.Rule()), _s(r.Reason()),
+                        _s(r.HeadPlan()))
 
 
 def _symbol_from(s) -> SymbolEntry:

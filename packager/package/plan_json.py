@@ -35,6 +35,8 @@ def to_dict(plan: PackagePlan) -> dict[str, Any]:
                            "pass": s.pass_, "min": s.min, "max": s.max} for s in plan.symbols]
     if plan.runtime_arena is not None:
         doc["runtime_arena"] = {k: getattr(plan.runtime_arena, k) for k in _RUNTIME_ARENA_FIELDS}
+        if plan.runtime_arena.head_plan:  # written only when the head is not this plan
+            doc["runtime_arena"]["head_plan"] = plan.runtime_arena.head_plan
     return doc
 
 
@@ -105,7 +107,8 @@ def from_dict(doc: dict[str, Any]) -> PackagePlan:
 def _runtime_arena_from(r: dict[str, Any]) -> RuntimeArena:
     return RuntimeArena(_str(r["runtime"]), _str(r["target"]), _int(r["arena_bytes"]),
                         _int(r["head_bytes"]), _int(r["tail_bytes"]), _int(r["setup_bytes"]),
-                        _bool(r["exact"]), _bool(r["modelled"]), _str(r["rule"]), _str(r["reason"]))
+                        _bool(r["exact"]), _bool(r["modelled"]), _str(r["rule"]), _str(r["reason"]),
+                        _str(r.get("head_plan", "")))
 
 
 def _arena_from(a: dict[str, Any]) -> ArenaSection:

@@ -23,9 +23,10 @@ def check_target(name: str) -> str:
 
 
 def runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
-                  head: int | None = None) -> RuntimeArena | None:
+                  head: int | None = None, head_plan: str = "") -> RuntimeArena | None:
     """None unless the plan is TFLite Micro's (tflm semantics, one inline arena). `head`: the
-    head TFLite Micro will have when the model keeps an offline plan of its own."""
+    head TFLite Micro will have when the model keeps an offline plan of its own, `head_plan` whose
+    plan that is."""
     if not SEMANTICS[plan.semantics].whole_arena_predicted or len(plan.arenas) != 1 or not plan.arenas[0].inline:
         return None
     rules = TARGETS[target]
@@ -33,12 +34,12 @@ def runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
     return RuntimeArena(runtime=RUNTIME, target=target, arena_bytes=whole.arena,
                         head_bytes=whole.head, tail_bytes=whole.tail, setup_bytes=whole.setup,
                         exact=whole.exact, modelled=not rules.measured, rule=rules.rule,
-                        reason=whole.why_inexact)
+                        reason=whole.why_inexact, head_plan=head_plan if head is not None else "")
 
 
 def with_runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
-                       head: int | None = None) -> PackagePlan:
-    return replace(plan, runtime_arena=runtime_arena(plan, model, target, head))
+                       head: int | None = None, head_plan: str = "") -> PackagePlan:
+    return replace(plan, runtime_arena=runtime_arena(plan, model, target, head, head_plan))
 
 
 def needed_bytes(plan: PackagePlan) -> tuple[int, int, str]:

@@ -124,6 +124,7 @@ class RuntimeArena:
     modelled: bool  # True: no runtime checks this target's figures (`rule` says how they are made)
     rule: str
     reason: str = ""  # why the figure is not exact; "" when it is
+    head_plan: str = ""  # "": the head is this plan; else whose it is ("the model's own Vela plan")
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,9 @@ def skipped() -> Verification:
     return Verification(SKIPPED, "not verified on TFLite Micro (--no-verify)")
 
 
-def verify_package(original: Path, packed: bytes, plan: PackagePlan, model: Model,
+def verify_package(original: Path | bytes, packed: bytes, plan: PackagePlan, model: Model,
                    timeout: float = 300.0) -> Verification:
+    """`original`: the input model's file, or its bytes (a model whose stored sizes were written)."""
     if plan.runtime_arena is None:
         return Verification(UNVERIFIED, "unverified: only a tflm plan runs on TFLite Micro")
     head = plan.runtime_arena.head_bytes  # the plan's, or a kept offline plan's
@@ -56,13 +57,16 @@ def verify_package(original: Path, packed: bytes, plan: PackagePlan, model: Mode
     if host.arena > before.arena and not dynamic:
         raise VerifyError(f"the packaged model would need {host.arena:,} B of TFLite Micro arena, "
                           f"more than the original's {before.arena:,} B")
-    reference = try_arenas(Path(original), [max(first_arena_size(model), host.arena)], timeout)
-    if isinstance(reference, Unavailable):
-        return Verification(UNVERIFIED, f"unverified: {reference.reason}")
-    if not reference[0].ok:
-        return Verification(UNVERIFIED, "unverified: TFLite Micro does not run the original model "
-                                        f"({reference[0].reason})")
     with tempfile.TemporaryDirectory(prefix="tflpack-verify-") as folder:
+        if isinstance(original, bytes):
+            (Path(folder) / "original.tflite").write_bytes(original)
+            original = Path(folder) / "original.tflite"
+        reference = try_arenas(Path(original), [max(first_arena_size(model), host.arena)], timeout)
+        if isinstance(reference, Unavailable):
+            return Verification(UNVERIFIED, f"unverified: {reference.reason}")
+        if not reference[0].ok:
+            return Verification(UNVERIFIED, "unverified: TFLite Micro does not run the original model "
+                                            f"({reference[0].reason})")
         path = Path(folder) / "packaged.tflite"
         path.write_bytes(packed)
         # An arena the prediction cannot vouch for (a kernel not modelled) is tried generously.

@@ -25,6 +25,8 @@ def summary_lines(result) -> list[str]:
         lines.append(f"  dynamic shapes ({bounds}): sizes are the largest, so the plan holds for every binding")
     for a in plan.arenas:
         where = "arena (all subgraphs)" if a.inline else f"arena of subgraph {a.subgraph}"
+        if plan.runtime_arena is not None and plan.runtime_arena.head_plan:
+            where = f"this plan, not used ({plan.runtime_arena.head_plan} is kept)"
         o, b = a.offsets, a.objects
         lines.append(f"  {where}: {o.arena_bytes:,} B by {o.strategy}; lower bound {o.lower_bound:,} B "
                      f"(+{overhead_pct(o.arena_bytes, o.lower_bound):.1f}%)")
@@ -97,6 +99,7 @@ def declare_lines(arena: RuntimeArena, first_line: str) -> list[str]:
         quality += f"; modelled, not measured ({arena.rule})"
     bound = "set-up room" if arena.setup_bytes > arena.head_bytes + arena.tail_bytes else "head + tail"
     at_least = "" if arena.exact else "at least "  # unmodelled memory only ever adds
-    return [f"declare {at_least}{arena.arena_bytes:,} bytes of TFLite Micro arena ({arena.target}): {first_line}",
-            f"  = head {arena.head_bytes:,} (the plan) + tail {arena.tail_bytes:,} (persistent), "
+    exact = "" if arena.exact else ", not exact"  # the first line says so; the second names the kernels
+    return [f"declare {at_least}{arena.arena_bytes:,} bytes of TFLite Micro arena ({arena.target}{exact}): {first_line}",
+            f"  = head {arena.head_bytes:,} ({arena.head_plan or 'the plan'}) + tail {arena.tail_bytes:,} (persistent), "
             f"16-aligned; set-up needs {arena.setup_bytes:,}; set by {bound}{quality}"]

@@ -98,7 +98,14 @@ class RuntimeArena(object):
             return self._tab.String(o + self._tab.Pos)
         return None
 
-def RuntimeArenaStart(builder): builder.StartObject(10)
+    # RuntimeArena
+    def HeadPlan(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(24))
+        if o != 0:
+            return self._tab.String(o + self._tab.Pos)
+        return None
+
+def RuntimeArenaStart(builder): builder.StartObject(11)
 def Start(builder):
     return RuntimeArenaStart(builder)
 def RuntimeArenaAddRuntime(builder, runtime): builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(runtime), 0)
@@ -131,6 +138,9 @@ def AddRule(builder, rule):
 def RuntimeArenaAddReason(builder, reason): builder.PrependUOffsetTRelativeSlot(9, flatbuffers.number_types.UOffsetTFlags.py_type(reason), 0)
 def AddReason(builder, reason):
     return RuntimeArenaAddReason(builder, reason)
+def RuntimeArenaAddHeadPlan(builder, headPlan): builder.PrependUOffsetTRelativeSlot(10, flatbuffers.number_types.UOffsetTFlags.py_type(headPlan), 0)
+def AddHeadPlan(builder, headPlan):
+    return RuntimeArenaAddHeadPlan(builder, headPlan)
 def RuntimeArenaEnd(builder): return builder.EndObject()
 def End(builder):
     return RuntimeArenaEnd(builder)
