@@ -348,3 +348,40 @@ def search_plan(records: Sequence[UsageRecord], alignment: int, initial: OffsetP
                 nodes: int, time_limit: float | None, lower_bound: int | None) -> OffsetPlan:
     """The portfolio's entry (the same as `plan`)."""
     return plan(records, alignment, initial, nodes, time_limit, lower_bound)
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """Whether an "optimal" claim for an arena holds: `holds`, or `reason` in plain words."""
+    holds: bool
+    reason: str = ""
+    nodes: int = 0
+
+
+def check_optimal_claim(records: Sequence[UsageRecord], alignment: int, arena: int,
+                        node_budget: int) -> ClaimCheck:
+    """Re-prove that no plan of `records` has an arena below `arena`.
+
+    A claim at the lower bound needs nothing more. Above it, a proof is one exhausted probe at
+    `arena - 1` (infeasibility is monotone: nothing smaller fits either), which is exactly the probe
+    that closed the search's gap; the probe is deterministic, so within `node_budget` nodes it
+    reaches the same answer the search did."""
+    alignment = max(1, alignment)
+    bound = aligned_lower_bound(records, alignment)
+    if arena <= bound:
+        return ClaimCheck(True)
+    inst = _Instance(records, alignment)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * len(inst.ids) + 1000))
+    try:
+        found, complete, used, _ = fits(inst, arena - 1, node_budget, None)
+    finally:
+        sys.setrecursionlimit(limit)
+    if found is not None:
+        offsets = [0] * len(records)
+        for k, i in enumerate(inst.ids):
+            offsets[i] = found[k]
+        return ClaimCheck(False, f"a plan of {arena_of(records, offsets)} B exists", used)
+    if not complete:
+        return ClaimCheck(False, f"no proof within {node_budget:,} nodes of the exact search", used)
+    return ClaimCheck(True, "", used)
