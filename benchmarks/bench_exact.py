@@ -1,6 +1,12 @@
 """The exact offset search on MiniMalloc's challenging instances: one row per instance.
 
     python -m benchmarks.bench_exact [--nodes N] [CSV ...]
+    python -m benchmarks.bench_exact --scale [--sizes 1000,2000,5000] [NETWORK ...]
+
+`--scale` runs `best`'s offset searches on the synthetic scale models (benchmarks/synthetic.py)
+and on the paper's networks: per input, the best plan of the rest of the portfolio, the exact
+search's plan from it (never worse), whether the gap closed or why the search stopped, its nodes
+and CPU seconds.
 
 Without CSV files it reads ../shared/benchmarks/minimalloc/*.csv. Each instance is solved from
 nothing (no portfolio plan to start from) with the node budget `best` uses; the columns are our
@@ -16,6 +22,7 @@ from its C++ build: 0.6 to 6.2 s per instance.
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import time
 from pathlib import Path
@@ -29,7 +36,10 @@ from packager.plan.offsets import exact_search
 from packager.plan.registry import EXACT_NODES
 from packager.plan.records import offset_lower_bound
 from packager.plan.validate import check_offset_plan
-from packager.plan.records import OffsetPlan
+from packager.plan.records import OffsetPlan, UsageRecord
+from packager.plan.portfolio import run_portfolio, validate
+from packager.plan.problem import Problem
+from packager.plan.registry import OFFSET_STRATEGIES, SEARCH_STRATEGIES, offset_strategy
 
 REPO = Path(__file__).resolve().parent.parent
 MINIMALLOC = REPO.parent / "shared" / "benchmarks" / "minimalloc"
@@ -44,15 +54,71 @@ def row(path: Path, nodes: int) -> list[str]:
     cpu = time.process_time() - start
     check_offset_plan(records, OffsetPlan(exact_search.NAME, result.offsets, result.arena))
     return [path.name.split(".")[0], f"{len(records)}", f"{offset_lower_bound(records) / CAPACITY:.4f}",
-            f"{result.arena / CAPACITY:.4f}", "yes" if result.proven_optimal else "no",
+            f"{result.arena / CAPACITY:.4f}", "yes" if result.proven_optimal else f"no: {result.stopped}",
             f"{result.nodes:,}", f"{cpu:.1f}", MINIMALLOC_FIGURE]
+
+
+def random_steps(n: int, seed: int) -> list[UsageRecord]:
+    """n records over a timeline of n / 2 steps, each alive for up to 13 steps, 64 B to 4 KiB."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        first = rng.randint(0, n // 2)
+        out.append(UsageRecord(i, first, first + rng.randint(0, 12), rng.randint(1, 64) * 64))
+    return out
+
+
+def scale_subjects(sizes: list[int], networks: list[str]) -> list[tuple[str, Problem]]:
+    from benchmarks.synthetic import SHAPES, usage_records
+
+    out = [(f"{shape} {n:,}", Problem(records=tuple(usage_records(make(n)))))
+           for n in sizes for shape, make in SHAPES.items()]
+    # The four shapes plan at their bound; random short lifetimes leave a gap to search.
+    out += [(f"random steps {n:,}", Problem(records=tuple(random_steps(n, seed=3)))) for n in sizes]
+    if networks:
+        from benchmarks.paper_setting import paper_problems
+        from fixtures.network_cache import network_path
+        from packager.reader import read_model
+
+        out += [(name, paper_problems(read_model(network_path(name)))[0]) for name in networks]
+    return out
+
+
+def scale_row(title: str, problem: Problem) -> list[str]:
+    """The rest of `best`'s offsets, then the exact search from their best, as `best` runs it
+    (without its safety-net time limit: the figures are the work budget's)."""
+    rest = run_portfolio(problem, object_names=[], baselines=False,
+                         offset_names=[s.name for s in OFFSET_STRATEGIES + SEARCH_STRATEGIES
+                                       if s.name != exact_search.NAME])
+    start, bound = rest.best_offsets, problem.offset_lower_bound
+    if start.total <= bound:  # `best` does not run it: nothing to improve
+        return [title, f"{len(problem.records):,}", f"{bound:,}", f"{start.total:,} ({start.strategy})",
+                f"{start.total:,}", "yes", "at the bound", "-", "-"]
+    cpu = time.process_time()
+    result = exact_search.search(problem.records, problem.alignment, start.plan,
+                                 offset_strategy(exact_search.NAME).budget.work, None, bound)
+    cpu = time.process_time() - cpu
+    validate(problem, OffsetPlan(exact_search.NAME, result.offsets, result.arena, problem.alignment))
+    state = "proven optimal" if result.proven_optimal else result.stopped
+    return [title, f"{len(problem.records):,}", f"{bound:,}", f"{start.total:,} ({start.strategy})",
+            f"{result.arena:,}", "yes" if result.arena <= start.total else "NO", state,
+            f"{result.nodes:,}", f"{cpu:.1f}"]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv", nargs="*", type=Path)
     parser.add_argument("--nodes", type=int, default=EXACT_NODES, help="node budget per instance")
+    parser.add_argument("--scale", action="store_true",
+                        help="synthetic scale models and the paper's networks (named as arguments)")
+    parser.add_argument("--sizes", default="1000,2000,5000", help="records of the synthetic models")
     args = parser.parse_args(argv)
+    if args.scale:
+        sizes = [int(s) for s in args.sizes.split(",") if s]
+        rows = [scale_row(t, p) for t, p in scale_subjects(sizes, [str(n) for n in args.csv])]
+        print(render(["input", "records", "bound", "rest of best", "exact_search", "never worse",
+                      "gap", "nodes", "CPU s"], rows))
+        return 0
     paths = args.csv or sorted(MINIMALLOC.glob("*.csv"))
     if not paths:
         print(f"no instances: pass CSV files or provide {MINIMALLOC}", file=sys.stderr)

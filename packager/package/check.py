@@ -14,7 +14,9 @@ from packager.lifetimes import PERSISTENT
 from packager.model import Model
 from packager.package.assemble import symbol_entries
 from packager.package.sidecar import TENSOR, ArenaSection, PackagePlan, object_plan_of, offset_plan_of
+from packager.plan.offsets.exact_search import check_optimal_claim
 from packager.plan.portfolio import validate
+from packager.plan.registry import EXACT_NODES
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan, arena_of
 from packager.arenas import ArenaToPlan, Bindings, arenas_to_plan, problem_of
@@ -140,6 +142,8 @@ def _check_arena(section: ArenaSection, expected: Problem, alignment: int) -> No
         raise PlanError(f"arena of {stated.arena} B stated, the offsets need {arena_of(expected.records, offsets)} B")
     if section.offsets.lower_bound != expected.offset_lower_bound:
         raise PlanError(f"lower bound {section.offsets.lower_bound} stated, it is {expected.offset_lower_bound}")
+    if section.offsets.optimal:
+        _check_optimal_offsets(expected, stated.arena, alignment)
     objects = object_plan_of(section)
     assigned = dict(section.objects.assignment)
     if assigned.keys() != want.keys() or len(assigned) != len(section.objects.assignment):
@@ -151,6 +155,14 @@ def _check_arena(section: ArenaSection, expected: Problem, alignment: int) -> No
     if section.objects.lower_bound != expected.object_lower_bound:
         raise PlanError(f"shared-object lower bound {section.objects.lower_bound} stated, "
                         f"it is {expected.object_lower_bound}")
+
+
+def _check_optimal_offsets(expected: Problem, arena: int, alignment: int) -> None:
+    """An "optimal" claim is proved again: at the bound, or by the exact search's deterministic
+    probe one byte below, with the node budget `best` gives that search."""
+    claim = check_optimal_claim(expected.records, alignment, arena, EXACT_NODES)
+    if not claim.holds:
+        raise PlanError(f"the offsets are stated optimal at {arena} B, but {claim.reason}")
 
 
 def _check_names(section: ArenaSection, model: Model) -> None:

@@ -66,6 +66,11 @@ class PortfolioResult:
         """The searches a safety-net time limit stopped: their plans may depend on the machine."""
         return tuple(o.strategy for o in self.offsets if o.plan.time_limit_hit)
 
+    @property
+    def offsets_search_stopped(self) -> tuple[tuple[str, str], ...]:
+        """(search, why) for the searches a rule counting their work stopped with a gap left."""
+        return tuple((o.strategy, o.plan.search_stopped) for o in self.offsets if o.plan.search_stopped)
+
     def object_plan_optimal(self, outcome: Outcome) -> bool:
         """It meets the lower bound, or an exact strategy proved no plan smaller than its total."""
         return outcome.total <= self.problem.object_lower_bound or any(
@@ -96,7 +101,7 @@ def _as_is(problem: Problem, outcome: Outcome, name: str) -> Outcome:
     """A plan at the lower bound, reported under the name of a strategy that could not beat it."""
     plan = replace(outcome.plan, strategy=name)
     if isinstance(plan, OffsetPlan):  # at the bound: optimal, and no search ran out of time on it
-        plan = replace(plan, proven_optimal=False, time_limit_hit=False)
+        plan = replace(plan, proven_optimal=False, time_limit_hit=False, search_stopped="")
     validate(problem, plan)
     return Outcome(name, outcome.kind, plan, 0.0)
 

@@ -37,6 +37,9 @@ class OffsetPlan:
     # Set when a search stopped on its safety-net time limit instead of its work budget: only
     # then may the plan depend on the machine's speed and load.
     time_limit_hit: bool = False
+    # Set by a search that stopped on a rule counting its work before closing the gap to its
+    # bound: why, in words ("no progress in 200,000 nodes"). The plan is still deterministic.
+    search_stopped: str = ""
 
 
 @dataclass(frozen=True)

@@ -167,3 +167,52 @@ def test_every_search_says_when_its_time_limit_stopped_it(search):
     # With work left to count and time to spare, the same budget gives the same plan twice.
     small = Budget(min(search.budget.work, 2_000), None)
     assert search.improve(problem, start, small) == search.improve(problem, start, small)
+
+
+def test_a_search_that_cannot_close_the_gap_stops_by_counting_nodes_and_says_so():
+    records = read_records_csv_or_skip("D")  # its bound is out of reach
+    first = exact_search.search(records, 1, node_budget=4_000)
+    assert not first.proven_optimal and not first.time_limit_hit
+    assert first.stopped in ("no progress in 500 nodes", "node budget of 4,000 spent")
+    assert first.nodes <= 4_000
+    plan = exact_search.plan(records, 1, node_budget=4_000)
+    check_offset_plan(records, plan)
+    assert plan.search_stopped == first.stopped and plan.arena == first.arena
+
+
+def test_two_runs_give_identical_plans_whatever_the_clock_says(monkeypatch):
+    # The budget counts nodes: a clock that races (a loaded machine) changes nothing while the
+    # safety net is far away; the plan, its nodes and why it stopped are the same.
+    records = read_records_csv_or_skip("D")
+    quiet = exact_search.search(records, 1, node_budget=4_000, time_limit=1e9)
+    ticks = iter(range(0, 10**9, 1_000))
+
+    class RacingClock:
+        @staticmethod
+        def perf_counter() -> float:
+            return float(next(ticks))
+
+    monkeypatch.setattr(exact_search, "time", RacingClock)
+    loaded = exact_search.search(records, 1, node_budget=4_000, time_limit=1e9)
+    assert loaded == quiet
+
+
+def test_plan_says_when_the_exact_search_stopped_with_a_gap_left():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from packager.plan.portfolio import Outcome, PortfolioResult
+    from packager.text.plan_text import print_result
+    from packager.text.plan_view import result_view
+
+    records = tuple(read_records_csv_or_skip("D"))
+    problem = Problem(records=records)
+    plan = exact_search.plan(list(records), 1, node_budget=4_000)
+    result = PortfolioResult(problem, (Outcome("exact_search", "offsets", plan, 0.0),), (), ())
+    assert plan.search_stopped and not result.offsets_optimal
+    view = result_view(result, with_tensors=False)
+    assert view["strategies"][0]["search_stopped"] == plan.search_stopped
+    out = StringIO()
+    print_result(Console(file=out, width=200), "records", result)
+    assert f"exact_search stopped before closing the gap to the bound: {plan.search_stopped}" in out.getvalue()

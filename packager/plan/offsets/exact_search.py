@@ -49,6 +49,9 @@ NAME = "exact_search"
 PREORDERS = ("WAT", "TAW", "TWA")
 # The node limit of the first round of a probe, per record; it doubles every round.
 FIRST_ROUND_NODES_PER_RECORD = 2
+# The search gives up once node_budget // PATIENCE_DIVISOR nodes pass without progress (a better
+# plan, or a capacity proved infeasible), counted between probes after the probe at the bound.
+PATIENCE_DIVISOR = 8
 
 
 class _Stop(Exception):
@@ -63,6 +66,7 @@ class SearchResult:
     lower_bound: int  # the largest capacity proved infeasible, plus one (or the static bound)
     nodes: int
     time_limit_hit: bool
+    stopped: str = ""  # why the search left a gap to its bound open, in words ("" when closed)
 
 
 class _Instance:
@@ -288,7 +292,11 @@ def fits(inst: _Instance, capacity: int, node_budget: int, deadline: float | Non
 def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPlan | None = None,
            node_budget: int = 1_000_000, time_limit: float | None = None,
            lower_bound: int | None = None) -> SearchResult:
-    """The smallest arena the budget reaches, proved optimal when the probes close the gap."""
+    """The smallest arena the budget reaches, proved optimal when the probes close the gap.
+
+    The probe at the bound gets half the budget; the bisection after it gives up once
+    `patience` nodes pass without progress (a better plan, or a capacity proved infeasible),
+    and the result says why a gap is left open (`stopped`): both rules count nodes."""
     alignment = max(1, alignment)
     inst = _Instance(records, alignment)
     deadline = None if time_limit is None else time.perf_counter() + time_limit
@@ -297,35 +305,67 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     if initial is None or len(initial.offsets) != n:  # start from first fit of the greedy order
         initial = OffsetPlan(NAME, tuple(_first_fit(records, alignment)), 0, alignment)
         initial = OffsetPlan(NAME, initial.offsets, arena_of(records, initial.offsets), alignment)
-    best_offsets, best = list(initial.offsets), initial.arena
-    spent, timed_out = 0, False
+    state = _Gap(records, inst, bound, list(initial.offsets), initial.arena, deadline)
+    patience = max(1, node_budget // PATIENCE_DIVISOR)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * len(inst.ids) + 1000))
     try:
-        lo = bound  # every capacity below lo is proved infeasible
-        unanswered = lo - 1  # the highest capacity a probe left open (out of its share)
-        while lo < best and spent < node_budget and not timed_out:
-            if spent == 0:
-                capacity, share = lo, node_budget // 2
-            elif max(lo, unanswered + 1) >= best:
-                break
-            else:
-                capacity = (max(lo, unanswered + 1) + best - 1) // 2
-                share = max(1, (node_budget - spent) // 2)
-            found, complete, used, timed_out = fits(inst, capacity, share, deadline)
-            spent += used
-            if found is not None:
-                offsets = [0] * n
-                for k, i in enumerate(inst.ids):
-                    offsets[i] = found[k]
-                best_offsets, best = offsets, arena_of(records, offsets)
-            elif complete:
-                lo = capacity + 1
-            else:
-                unanswered = capacity
+        state.bisect(node_budget, patience)
     finally:
         sys.setrecursionlimit(limit)
-    return SearchResult(tuple(best_offsets), best, best <= lo, min(lo, best), spent, timed_out)
+    stopped = ""
+    if state.best > state.lo and not state.timed_out:
+        stopped = (f"no progress in {patience:,} nodes" if state.gave_up
+                   else f"node budget of {node_budget:,} spent")
+    return SearchResult(tuple(state.best_offsets), state.best, state.best <= state.lo,
+                        min(state.lo, state.best), state.spent, state.timed_out, stopped)
+
+
+class _Gap:
+    """The open gap between the highest capacity proved infeasible (+1, `lo`) and the best plan."""
+
+    def __init__(self, records: Sequence[UsageRecord], inst: _Instance, lo: int,
+                 best_offsets: list[int], best: int, deadline: float | None) -> None:
+        self.records, self.inst, self.deadline = records, inst, deadline
+        self.lo, self.best_offsets, self.best = lo, best_offsets, best
+        self.unanswered = lo - 1  # the highest capacity a probe left open (out of its share)
+        self.spent, self.timed_out, self.gave_up = 0, False, False
+
+    def probe(self, capacity: int, share: int) -> bool:
+        """One probe; True when it made progress (a better plan, or `lo` raised)."""
+        found, complete, used, self.timed_out = fits(self.inst, capacity, max(1, share), self.deadline)
+        self.spent += used
+        if found is not None:
+            offsets = [0] * len(self.records)
+            for k, i in enumerate(self.inst.ids):
+                offsets[i] = found[k]
+            self.best_offsets, self.best = offsets, arena_of(self.records, offsets)
+            return True
+        if complete:
+            self.lo = capacity + 1
+            return True
+        self.unanswered = max(self.unanswered, capacity)
+        return False
+
+    def bisect(self, node_budget: int, patience: int) -> None:
+        """Probe the bound with half the budget (MiniMalloc's instances meet it), then bisect
+        between the gap's floor and the best plan with half of what is left each time: a packing
+        lowers the best plan, an exhausted probe raises `lo`, an unanswered one raises the floor
+        of the next probes. Stop (`gave_up`) once `patience` nodes pass without progress."""
+        quiet = 0  # nodes since the last progress
+        while self.lo < self.best and self.spent < node_budget and not self.timed_out:
+            low = max(self.lo, self.unanswered + 1)
+            if low >= self.best:
+                break
+            if quiet >= patience:
+                self.gave_up = True
+                break
+            first = self.spent == 0
+            capacity = self.lo if first else (low + self.best - 1) // 2
+            share = node_budget // 2 if first else max(1, (node_budget - self.spent) // 2)
+            before = self.spent
+            progress = self.probe(capacity, share)
+            quiet = 0 if progress or first else quiet + self.spent - before
 
 
 def _first_fit(records: Sequence[UsageRecord], alignment: int) -> list[int]:
@@ -341,10 +381,48 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPlan
     """The search's plan; `initial` itself (relabelled) when the search finds nothing smaller."""
     result = search(records, alignment, initial, node_budget, time_limit, lower_bound)
     return OffsetPlan(NAME, result.offsets, result.arena, max(1, alignment),
-                      proven_optimal=result.proven_optimal, time_limit_hit=result.time_limit_hit)
+                      proven_optimal=result.proven_optimal, time_limit_hit=result.time_limit_hit,
+                      search_stopped=result.stopped)
 
 
 def search_plan(records: Sequence[UsageRecord], alignment: int, initial: OffsetPlan | None,
                 nodes: int, time_limit: float | None, lower_bound: int | None) -> OffsetPlan:
     """The portfolio's entry (the same as `plan`)."""
     return plan(records, alignment, initial, nodes, time_limit, lower_bound)
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """Whether an "optimal" claim for an arena holds: `holds`, or `reason` in plain words."""
+    holds: bool
+    reason: str = ""
+    nodes: int = 0
+
+
+def check_optimal_claim(records: Sequence[UsageRecord], alignment: int, arena: int,
+                        node_budget: int) -> ClaimCheck:
+    """Re-prove that no plan of `records` has an arena below `arena`.
+
+    A claim at the lower bound needs nothing more. Above it, a proof is one exhausted probe at
+    `arena - 1` (infeasibility is monotone: nothing smaller fits either), which is exactly the probe
+    that closed the search's gap; the probe is deterministic, so within `node_budget` nodes it
+    reaches the same answer the search did."""
+    alignment = max(1, alignment)
+    bound = aligned_lower_bound(records, alignment)
+    if arena <= bound:
+        return ClaimCheck(True)
+    inst = _Instance(records, alignment)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * len(inst.ids) + 1000))
+    try:
+        found, complete, used, _ = fits(inst, arena - 1, node_budget, None)
+    finally:
+        sys.setrecursionlimit(limit)
+    if found is not None:
+        offsets = [0] * len(records)
+        for k, i in enumerate(inst.ids):
+            offsets[i] = found[k]
+        return ClaimCheck(False, f"a plan of {arena_of(records, offsets)} B exists", used)
+    if not complete:
+        return ClaimCheck(False, f"no proof within {node_budget:,} nodes of the exact search", used)
+    return ClaimCheck(True, "", used)
