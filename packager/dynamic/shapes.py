@@ -109,6 +109,13 @@ class _Context:
         return None
 
 
+def is_static(model: Model, subgraph: int = 0) -> bool:
+    """True when the analysis can give no symbol: no tensor of the subgraph has a resizable
+    dimension (symbols start at resizable inputs, or at outputs the file marks resizable, and
+    only spread from there). A look at the shape signatures, without the analysis."""
+    return not any(t.is_dynamic_shape for t in model.subgraphs[subgraph].tensors)
+
+
 def analyse(model: Model, subgraph: int = 0, renames: Mapping[str, str] | None = None) -> DynamicShapes:
     """Symbolic shapes, byte sizes and passes of every non-constant tensor of a subgraph: once per
     model, subgraph and renames (a command asks when planning and again when checking the plan)."""

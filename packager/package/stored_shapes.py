@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from packager.arenas import dynamic_shapes
+from packager.dynamic.shapes import is_static
 from packager.model import Model
 from packager.semantics import SEMANTICS
 
@@ -14,7 +15,7 @@ from packager.semantics import SEMANTICS
 def stored_batch_note(model: Model, semantics: str, dims: Sequence[str]) -> str | None:
     """The note to print when the model is planned at its stored shape; None when --dim is given,
     the runtime is not TFLite Micro, or some symbol is not an input's batch."""
-    if dims or not SEMANTICS[semantics].runs_stored_shapes:
+    if dims or not SEMANTICS[semantics].runs_stored_shapes or is_static(model):
         return None
     shapes, _ = dynamic_shapes(model, ())
     if not shapes.is_dynamic:
