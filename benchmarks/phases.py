@@ -147,3 +147,75 @@ def render_end_to_end(path_of: Callable[[int], Path], sizes: list[int], timeout:
         label = "package FILE" if what == "package" else "plan FILE --strategy best"
         rows.append([label, *cells, "-" if k is None else f"{k:.2f}"])
     return render(["command (CPU, peak memory)", *(f"n={n:,}" for n in sizes), "k (fit)"], rows)
+
+
+# -- package, phase by phase -------------------------------------------------------------------
+
+# (label, module, function) timed inside one `package FILE --no-verify` run: each call of the
+# function adds its CPU time to its row (nested rows include their callees: 'planning' holds
+# every strategy and its validation; 'build the files' holds the writers and read-back checks).
+PACKAGE_PHASES = (
+    ("read", "packager.package.build", "read_model"),
+    ("shape analysis (stored batch)", "packager.package.build", "stored_batch_note"),
+    ("planning: every arena, every strategy, validation", "packager.package.build", "plan_arenas"),
+    ("sidecar plan from the plans", "packager.package.build", "package_plan"),
+    ("check of the plan against the model", "packager.package.build", "check_package_plan"),
+    ("TFLite Micro's whole arena", "packager.package.build", "with_runtime_arena"),
+    ("build the files (all of the below)", "packager.package.build", "build_files"),
+    ("  plan JSON", "packager.package.plan_json", "dumps"),
+    ("  plan FlatBuffer", "packager.package.plan_flatbuffer", "dumps"),
+    ("  read-back check of both plan files", "packager.package.build", "parse_plan"),
+    ("  C header", "packager.package.c_header", "render"),
+    ("  C array of the model", "packager.emit.model_array", "render_source"),
+    ("  offline-planned model and its check", "packager.package.build", "check_offline_model"),
+    ("report page", "packager.package.build", "report_html"),
+    ("write the folder", "packager.package.build", "write_all"),
+)
+
+
+def package_phase_seconds(path: Path) -> tuple[dict[str, float], float]:
+    """CPU seconds per phase of one `package` run (verification off), and the whole run's."""
+    import importlib
+    import tempfile
+    from packager.package import build
+    spent: dict[str, float] = {}
+    originals = []
+    for label, module_name, name in PACKAGE_PHASES:
+        module = importlib.import_module(module_name)
+        # build.py imported some of these by name: patch where package() looks them up
+        owner = build if hasattr(build, name) and module_name != "packager.package.build" and \
+            getattr(build, name) is getattr(module, name) else module
+        real = getattr(owner, name)
+
+        def timed(*args, _real=real, _label=label, **kwargs):
+            start = time.process_time()
+            try:
+                return _real(*args, **kwargs)
+            finally:
+                spent[_label] = spent.get(_label, 0.0) + time.process_time() - start
+        originals.append((owner, name, real))
+        setattr(owner, name, timed)
+    try:
+        with tempfile.TemporaryDirectory() as out:
+            start = time.process_time()
+            build.package(path, Path(out) / "out", strategy="best")
+            total = time.process_time() - start
+    finally:
+        for owner, name, real in reversed(originals):
+            setattr(owner, name, real)
+    return spent, total
+
+
+def render_package_phases(path_of: Callable[[int], Path], sizes: list[int], exponent: Callable) -> str:
+    rows = {label: Row(label) for label, _, _ in PACKAGE_PHASES}
+    whole = Row("package (whole run, this process)")
+    for n in sizes:
+        spent, total = package_phase_seconds(path_of(n))
+        for label, row in rows.items():
+            if label in spent:
+                row.seconds[n] = spent[label]
+            else:
+                row.notes[n] = "not run"
+        whole.seconds[n] = total
+        print(f"  package phases at {n:,}: done", file=sys.stderr, flush=True)
+    return render_phases([*rows.values(), whole], sizes, exponent)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
-from packager.dynamic.shapes import (DynamicShapes, PassPlan, analyse, bounds_of, parse_dim,
+from packager.dynamic.shapes import (DynamicShapes, PassPlan, analyse, bounds_of, is_static, parse_dim,
                                      plan_passes_at_largest, renames_of, require_bounds,
                                      worst_case_lifetimes)
 from packager.dynamic.symbolic import Value
@@ -80,6 +80,8 @@ def bindings_for(model: Model, dims: Sequence[str] = ()) -> Bindings | None:
     """The model's symbols and their bounds from --dim (or derived); None for a static model.
     A plan must hold for every binding, so every symbol needs a bound: DimError names the first
     that has none."""
+    if not dims and is_static(model):  # no symbol to bound: skip the analysis
+        return None
     shapes, bounds = dynamic_shapes(model, dims)
     if not shapes.is_dynamic:
         return None

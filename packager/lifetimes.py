@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from packager.errors import ModelError
-from packager.model import Model, Subgraph, Tensor
+from packager.model import Model, Subgraph, Tensor, derived
 from packager.plan.records import UsageRecord, align_up
 from packager.semantics import SEMANTICS, Semantics
 
@@ -65,6 +65,14 @@ def model_lifetimes(model: Model, semantics: str | Semantics,
     them a place in a later pass.
     """
     sem = SEMANTICS[semantics] if isinstance(semantics, str) else semantics
+    if SEMANTICS.get(sem.name) is not sem:  # semantics made on the fly: nothing to share
+        return _model_lifetimes(model, sem, plan_dynamic)
+    # Once per model (planning, then checking the plan, ask again); a new list each time.
+    return list(derived(model, ("lifetimes", sem.name, plan_dynamic),
+                        lambda: tuple(_model_lifetimes(model, sem, plan_dynamic))))
+
+
+def _model_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool) -> list[ArenaLifetimes]:
     if sem.inline_subgraphs:
         return [_inline_lifetimes(model, sem, plan_dynamic)]
     return [subgraph_lifetimes(model, i, sem, plan_dynamic) for i in range(len(model.subgraphs))]

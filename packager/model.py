@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Hashable, Mapping, TypeVar
+
+_T = TypeVar("_T")
 
 # Bits per element of each TensorType (official enum names). None: variable size (strings) or an
 # opaque handle (resource, variant); such tensors are allocated dynamically by the runtimes.
@@ -140,3 +142,14 @@ class Model:
     @property
     def main(self) -> Subgraph:
         return self.subgraphs[0]
+
+
+def derived(model: Model, key: Hashable, compute: Callable[[], _T]) -> _T:
+    """What `compute` derives from the model, computed once per model and `key`: a command asks
+    for the same analysis several times (planning, then checking the plan), and the model is
+    immutable. Kept beside the model (not a field: equality and repr are unchanged); callers must
+    not modify what they get."""
+    cache = model.__dict__.setdefault("_derived", {})
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]

@@ -57,22 +57,45 @@ def tensor_info(model: Model, arena: ArenaLifetimes, tensor_id: int, size: int |
     return TensorInfo(tensor_id, name, t.type, tuple(t.shape), size)
 
 
+# Marks one chart draws at most: a chart 900 pixels wide cannot show more one by one, and a page
+# with hundreds of thousands of elements is slow to write and to open. Above it, the largest
+# tensors (bytes x lifetime) are drawn and the page says how many are left out.
+MAX_DRAWN = 20_000
+
+
+def largest(records: Sequence[UsageRecord], limit: int = MAX_DRAWN) -> list[int]:
+    """Positions of the `limit` records of largest area (bytes x lifetime; ties by position), in
+    record order: all of them when there are no more than `limit`."""
+    if len(records) <= limit:
+        return list(range(len(records)))
+    by_area = sorted(range(len(records)),
+                     key=lambda i: (-records[i].size * (records[i].last_op - records[i].first_op + 1), i))
+    return sorted(by_area[:limit])
+
+
 def placed_tensors(model: Model, arena: ArenaLifetimes, records: Sequence[UsageRecord],
-                   offsets: Sequence[int], labels: Mapping[int, str] | None = None) -> tuple[PlacedTensor, ...]:
-    """records[i] at offsets[i], each with the aliases that share its buffer."""
+                   offsets: Sequence[int], labels: Mapping[int, str] | None = None,
+                   drawn: Sequence[int] | None = None) -> tuple[PlacedTensor, ...]:
+    """records[i] at offsets[i], each with the aliases that share its buffer; only the positions
+    `drawn` when given."""
     aliases_of: dict[int, list[AliasInfo]] = {}
     for alias, owner in sorted(arena.aliases.items()):
         first, last = arena.alias_intervals[alias]
         aliases_of.setdefault(owner, []).append(AliasInfo(tensor_info(model, arena, alias), first, last))
-    return tuple(PlacedTensor(tensor_info(model, arena, r.tensor, r.size, labels), r.first_op, r.last_op, off,
-                              tuple(aliases_of.get(r.tensor, ())))
-                 for r, off in zip(records, offsets))
+    if drawn is None:
+        drawn = range(len(records))
+    return tuple(PlacedTensor(tensor_info(model, arena, records[i].tensor, records[i].size, labels),
+                              records[i].first_op, records[i].last_op, offsets[i],
+                              tuple(aliases_of.get(records[i].tensor, ())))
+                 for i in drawn)
 
 
 def _object_rows(model: Model, arena: ArenaLifetimes, records: Sequence[UsageRecord],
-                 plan: ObjectPlan, labels: Mapping[int, str] | None) -> tuple[ObjectRow, ...]:
+                 plan: ObjectPlan, labels: Mapping[int, str] | None,
+                 drawn: Sequence[int] | None = None) -> tuple[ObjectRow, ...]:
     members: list[list[tuple[TensorInfo, int, int]]] = [[] for _ in plan.object_sizes]
-    for r, k in zip(records, plan.assignment):
+    for i in (range(len(records)) if drawn is None else drawn):
+        r, k = records[i], plan.assignment[i]
         members[k].append((tensor_info(model, arena, r.tensor, r.size, labels), r.first_op, r.last_op))
     return tuple(ObjectRow(size, tuple(sorted(m, key=lambda e: (e[1], e[0].id))))
                  for size, m in zip(plan.object_sizes, members))
@@ -120,8 +143,10 @@ def arena_picture(model: Model, planned: PlannedArena, strategy: str = "best", l
     elif objects_outcome is not None:
         layout = laid_end_to_end(problem, objects_outcome)
         layout_name, note = layout.strategy, "the shared objects laid end to end, validated"
-    placed = placed_tensors(model, arena, records, layout.offsets, labels) if layout else ()
-    rows = _object_rows(model, arena, records, objects_outcome.plan, labels) if objects_outcome else ()
+    drawn = largest(records)
+    placed = placed_tensors(model, arena, records, layout.offsets, labels, drawn) if layout else ()
+    rows = _object_rows(model, arena, records, objects_outcome.plan, labels, drawn) if objects_outcome else ()
+    left_out = len(drawn) < len(records)
     persistent = tuple(tensor_info(model, arena, t) for t in arena.ids(PERSISTENT))
     return ArenaPicture(
         title=arena_title(arena, model), step_name="scope" if arena.inline else "operator",
@@ -133,7 +158,9 @@ def arena_picture(model: Model, planned: PlannedArena, strategy: str = "best", l
         object_lower_bound=problem.object_lower_bound, persistent=persistent,
         persistent_bytes=arena.persistent_bytes,
         strategies=_strategy_rows(result, (offsets_outcome, objects_outcome)),
-        dynamic_bounds=_dynamic_bounds(planned))
+        dynamic_bounds=_dynamic_bounds(planned),
+        placed_total=len(records) if left_out and layout else None,
+        object_members_total=len(records) if left_out and objects_outcome else None)
 
 
 def _dynamic_bounds(planned: PlannedArena) -> tuple[tuple[str, int, int], ...]:

@@ -23,7 +23,7 @@ import numpy as np
 
 from packager.errors import PackagerError
 from packager.lifetimes import ArenaLifetimes
-from packager.model import ELEMENT_BITS, Model, Subgraph
+from packager.model import ELEMENT_BITS, Model, Subgraph, derived
 from packager.plan.offsets._gaps import offset_plan, place_in_order
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, offset_lower_bound
 from packager.semantics import SEMANTICS
@@ -110,9 +110,22 @@ class _Context:
         return None
 
 
+def is_static(model: Model, subgraph: int = 0) -> bool:
+    """True when the analysis can give no symbol: no tensor of the subgraph has a resizable
+    dimension (symbols start at resizable inputs, or at outputs the file marks resizable, and
+    only spread from there). A look at the shape signatures, without the analysis."""
+    return not any(t.is_dynamic_shape for t in model.subgraphs[subgraph].tensors)
+
+
 def analyse(model: Model, subgraph: int = 0, renames: Mapping[str, str] | None = None) -> DynamicShapes:
-    """Symbolic shapes, byte sizes and passes of every non-constant tensor of a subgraph."""
+    """Symbolic shapes, byte sizes and passes of every non-constant tensor of a subgraph: once per
+    model, subgraph and renames (a command asks when planning and again when checking the plan)."""
     renames = dict(renames or {})
+    key = ("dynamic.shapes.analyse", subgraph, tuple(sorted(renames.items())))
+    return derived(model, key, lambda: _analyse(model, subgraph, renames))
+
+
+def _analyse(model: Model, subgraph: int, renames: dict[str, str]) -> DynamicShapes:
     sg = model.subgraphs[subgraph]
     ctx = _Context(model, sg)
     syms: list[Symbol] = []

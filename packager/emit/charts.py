@@ -127,13 +127,49 @@ def layout_svg(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bou
                **{"class": "chart", "data-chart": label, "role": "img", **scale.data_attributes()})
 
 
+# Above this many steps the breadth curve is drawn per group of steps (each at the group's
+# largest breadth, so the peak, the lower bound, stays exact): a chart 900 pixels wide cannot
+# show more columns.
+BREADTH_MAX_COLUMNS = 20_000
+BREADTH_GROUPS = 1_000
+
+
+def breadth_groups(breadths: Sequence[int]) -> tuple[int, list[tuple[int, int, int]]]:
+    """(steps per group, [(first step, last step, largest breadth)]); one step per group when the
+    curve fits."""
+    n = len(breadths)
+    width = 1 if n <= BREADTH_MAX_COLUMNS else -(-n // BREADTH_GROUPS)
+    return width, [(a, min(a + width, n) - 1, max(breadths[a:a + width])) for a in range(0, n, width)]
+
+
+def breadth_note(picture: ArenaPicture) -> str:
+    width, _ = breadth_groups(picture.breadths)
+    if width == 1:
+        return ""
+    return (f'<p class="note">{len(picture.breadths):,} {picture.step_name}s drawn in groups of '
+            f"{width:,}, each at its largest breadth (the peak is exact).</p>")
+
+
 def breadth_svg(picture: ArenaPicture) -> str:
     """Bytes alive at each operator as a step curve, with the lower bound and the arena lines."""
     steps, breadths = picture.steps, picture.breadths
     top = max(picture.arena, picture.lower_bound, 1)
     scale = TimeAddressScale.fit(steps, top, LEFT, TOP, PLOT_WIDTH, BREADTH_HEIGHT)
     parts = _frame(scale, steps, top, BREADTH_HEIGHT, picture.step_name, "bytes alive")
-    if breadths:
+    width, groups = breadth_groups(breadths)
+    if breadths and width > 1:
+        path = [f"M{scale.x(0):.3f} {scale.y(0):.3f}"]
+        for first, last, value in groups:
+            path.append(f"V{scale.y(value):.3f}H{scale.x(last + 1):.3f}")
+        path.append(f"V{scale.y(0):.3f}Z")
+        parts.append(element("path", {"class": "breadth", "d": "".join(path)}))
+        for first, last, value in groups:
+            parts.append(element("rect", {"class": "hit", "data-step": first, "data-bytes": value,
+                                          "x": scale.x(first), "y": scale.y(top),
+                                          "width": scale.x(last + 1) - scale.x(first), "height": BREADTH_HEIGHT},
+                                 [title(f"{picture.step_name}s {first}–{last}: at most "
+                                        f"{format_bytes(value)} alive")]))
+    elif breadths:
         path = [f"M{scale.x(0):.3f} {scale.y(0):.3f}"]
         for step, value in enumerate(breadths):
             path.append(f"V{scale.y(value):.3f}H{scale.x(step + 1):.3f}")

@@ -8,6 +8,8 @@ C99 has no alignment syntax (_Alignas is C11), so the .c uses GCC/Clang's
 
 from __future__ import annotations
 
+import numpy as np
+
 from packager.emit.c_text import block_comment
 
 BYTES_PER_ROW = 12
@@ -54,7 +56,25 @@ def render_source(prefix: str, data: bytes) -> str:
               f"#define {P}_ALIGN_AFTER",
               "#endif", "",
               f"{P}_ALIGN_BEFORE const unsigned char {prefix}_model[{P}_MODEL_BYTES] {P}_ALIGN_AFTER = {{"]
-    for i in range(0, len(data), BYTES_PER_ROW):
-        lines.append("    " + " ".join(map(_HEX.__getitem__, data[i:i + BYTES_PER_ROW])))
-    lines += ["};", "", f"const size_t {prefix}_model_len = {P}_MODEL_BYTES;", ""]
-    return "\n".join(lines)
+    full = len(data) - len(data) % BYTES_PER_ROW
+    rest = ["    " + " ".join(map(_HEX.__getitem__, data[i:i + BYTES_PER_ROW]))
+            for i in range(full, len(data), BYTES_PER_ROW)]
+    tail = ["};", "", f"const size_t {prefix}_model_len = {P}_MODEL_BYTES;", ""]
+    return "\n".join(lines) + "\n" + _full_rows(data[:full]) + "\n".join(rest + tail)
+
+
+# "0xNN, " for each byte value: a row is 4 spaces, 12 of these without the last space, a newline.
+_CELLS = np.frombuffer("".join(f"0x{b:02x}, " for b in range(256)).encode("ascii"), np.uint8).reshape(256, 6)
+
+
+def _full_rows(data: bytes) -> str:
+    """Rows of BYTES_PER_ROW bytes each, every row ending in a newline, built as one array (a
+    model of tens of megabytes has millions of bytes to format)."""
+    if not data:
+        return ""
+    cells = _CELLS[np.frombuffer(data, np.uint8)].reshape(-1, BYTES_PER_ROW * 6)
+    rows = np.empty((cells.shape[0], 4 + BYTES_PER_ROW * 6), np.uint8)
+    rows[:, :4] = ord(" ")
+    rows[:, 4:-1] = cells[:, :-1]
+    rows[:, -1] = ord("\n")
+    return rows.tobytes().decode("ascii")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from packager.emit.atomic_write import write_atomically
-from packager.emit.charts import breadth_svg, layout_svg, objects_svg, shape_text
+from packager.emit.charts import breadth_note, breadth_svg, layout_svg, objects_svg, shape_text
 from packager.emit.report_data import ArenaPicture, MeasuredLayout
 from packager.emit.scale import format_bytes
 from packager.emit.svg import escape
@@ -88,8 +88,17 @@ def _strategy_table(picture: ArenaPicture, include_times: bool) -> str:
     return _table(header, rows, numeric, classes) + f'<p class="note">{escape(note)}</p>'
 
 
+def _drawn_note(p: ArenaPicture, total: int | None, drawn: int) -> str:
+    """What a chart leaves out at scale, in words (empty when it draws everything)."""
+    if total is None:
+        return ""
+    return (f'<p class="note">{drawn:,} of {total:,} tensors drawn: the largest by bytes × '
+            f"lifetime. A chart this wide cannot show the others one by one; every tensor is in "
+            f"the plan files.</p>")
+
+
 def _headline(p: ArenaPicture) -> str:
-    n = len(p.placed)
+    n = len(p.placed) if p.placed_total is None else p.placed_total
     if p.layout_strategy is None:
         return "No offset plan was made."
     return (f"{n} planned tensors; {escape(p.layout_strategy)} places them in "
@@ -146,10 +155,12 @@ def _arena_section(index: int, p: ArenaPicture, include_times: bool, measured: M
         parts += [f"<h3>Layout: {escape(p.layout_strategy)}</h3>",
                   f'<p class="note">{escape(p.layout_note)}; x: {p.step_name}, y: address. '
                   f"Hover a tensor for its name, shape, size, lifetime and offset.</p>",
+                  _drawn_note(p, p.placed_total, len(p.placed)),
                   f'<div class="scroll">{layout_svg(p.placed, p.steps, p.arena, p.lower_bound, p.step_name)}</div>']
     parts += [f"<h3>{p.step_name.capitalize()} breadth</h3>",
               f'<p class="note">Bytes alive at each {p.step_name}; no plan can be smaller than its '
               f"largest value, the lower bound.</p>",
+              breadth_note(p),
               f'<div class="scroll">{breadth_svg(p)}</div>']
     if p.objects_strategy is not None:
         total = sum(r.size for r in p.object_rows)
@@ -158,6 +169,7 @@ def _arena_section(index: int, p: ArenaPicture, include_times: bool, measured: M
                   f"{overhead_pct(total, p.object_lower_bound):.1f}% over their lower bound "
                   f"{format_bytes(p.object_lower_bound)}; one row per object, each bar as tall as the "
                   f"tensor's share of it.</p>",
+                  _drawn_note(p, p.object_members_total, sum(len(r.tensors) for r in p.object_rows)),
                   f'<div class="scroll">{objects_svg(p)}</div>']
     parts += [_measured_section(p, measured), _aliases_table(p), _persistent_table(p),
               "<h3>Strategies</h3>", _strategy_table(p, include_times), "</section>"]

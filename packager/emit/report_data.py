@@ -72,6 +72,10 @@ class ArenaPicture:
     persistent_bytes: int
     strategies: tuple[StrategyRow, ...]
     dynamic_bounds: tuple[tuple[str, int, int], ...] = ()  # (symbol, min, max): sizes are at max
+    # A chart cannot show more marks than it has pixels: above a limit only the largest tensors
+    # (bytes x lifetime) are drawn. The totals say how many there are (None: all drawn).
+    placed_total: int | None = None
+    object_members_total: int | None = None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ plan file edited by hand (or damaged) is refused even when its own numbers look 
 
 from __future__ import annotations
 
-from packager.dynamic.shapes import analyse
+from packager.dynamic.shapes import analyse, is_static
 from packager.errors import ModelError, PlanError
 from packager.kernels.tflm_offline_plan import METADATA_NAME, decode
 from packager.lifetimes import PERSISTENT
@@ -70,6 +70,8 @@ def expected_arenas(plan: PackagePlan, model: Model) -> list[ArenaToPlan]:
 def bindings_of(plan: PackagePlan, model: Model) -> Bindings | None:
     """The model's symbols under the names the plan gives them, bounded as the plan says; None
     for a static model. The symbols must be the model's: same sources, passes and order."""
+    if not plan.symbols and is_static(model):
+        return None
     shapes = analyse(model)
     if not shapes.is_dynamic and not plan.symbols:
         return None

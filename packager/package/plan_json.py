@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from packager.emit.json_text import dumps_indented
 from packager.errors import PlanError
 from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
                                    PassSection, PersistentEntry, RuntimeArena, SourceModel, SymbolEntry,
@@ -74,7 +75,8 @@ def _tensor(t: TensorEntry) -> dict[str, Any]:
 
 
 def dumps(plan: PackagePlan) -> bytes:
-    return (json.dumps(to_dict(plan), indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    # The text of json.dumps(indent=2, sort_keys=True, ensure_ascii=False), written faster.
+    return (dumps_indented(to_dict(plan)) + "\n").encode("utf-8")
 
 
 def loads(data: bytes) -> PackagePlan:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from packager.arenas import dynamic_shapes
-from packager.dynamic.shapes import DimError, parse_dim, require_bounds
+from packager.dynamic.shapes import DimError, is_static, parse_dim, require_bounds
 from packager.dynamic.symbolic import evaluate, symbols
 from packager.model import Model, Tensor
 from packager.package.tflite_patch import _deref, _table_fields, _table_vector, _u32
@@ -23,7 +23,7 @@ from packager.semantics import SEMANTICS
 def stored_batch_note(model: Model, semantics: str, dims: Sequence[str]) -> str | None:
     """The note to print when the model is planned at its stored shape; None when --dim is given,
     the runtime is not TFLite Micro, or some symbol is not an input's batch."""
-    if dims or not SEMANTICS[semantics].runs_stored_shapes:
+    if dims or not SEMANTICS[semantics].runs_stored_shapes or is_static(model):
         return None
     shapes, _ = dynamic_shapes(model, ())
     if not shapes.is_dynamic:
