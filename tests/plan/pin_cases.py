@@ -3,6 +3,7 @@
 The pins hold what every strategy produced before its code was made faster: a faster version must
 give the very same plan, byte for byte, on these inputs. Regenerate only on purpose:
     python -m tests.plan.pin_cases > tests/plan/plan_pins.json
+    python -m tests.plan.pin_cases searches > tests/plan/search_pins.json
 """
 
 from __future__ import annotations
@@ -76,5 +77,58 @@ def pins() -> dict[str, dict[str, str]]:
     return table
 
 
+
+
+# The searches are pinned on the same cases, each from greedy_by_size's plan with a work budget
+# only (no time limit, so the pins cannot depend on the machine), small enough for a test.
+SEARCH_WORK = {"local_search": 300, "best_fit_search": 2000}
+# The strategies whose speed matters most at scale, pinned on larger inputs too: their indexes
+# (buckets, trees, heaps) take other paths there.
+SCALE_STRATEGIES = ("offsets:nnc", "offsets:strip_packing", "objects:greedy_by_size_improved",
+                    "objects:greedy_by_breadth", "search:best_fit_search", "search0:best_fit_search",
+                    "search:local_search")
+SCALE_SEARCH_WORK = 100
+
+
+def scale_cases() -> dict[str, Problem]:
+    out = {f"{shape}-10000": Problem(records=tuple(usage_records(SHAPES[shape](10_000))))
+           for shape in ("branching", "chain")}
+    out["random4-6000"] = Problem(records=tuple(random_records(4, 6000, 3000, 40, 100_000)))
+    return out
+
+
+def search_pins() -> dict[str, dict[str, str]]:
+    from packager.plan.registry import SEARCH_STRATEGIES
+
+    table: dict[str, dict[str, str]] = {}
+    for name, problem in cases().items():
+        row = {}
+        for s in SEARCH_STRATEGIES:
+            if s.name in SEARCH_WORK:  # from greedy_by_size's plan, and from nothing
+                for key in (f"search:{s.name}", f"search0:{s.name}"):
+                    row[key] = digest(run_pinned(key, problem, SEARCH_WORK[s.name]))
+        table[name] = row
+    for name, problem in scale_cases().items():
+        table[name] = {key: digest(run_pinned(key, problem, SCALE_SEARCH_WORK))
+                       for key in SCALE_STRATEGIES}
+    return table
+
+
+def run_pinned(key: str, problem: Problem, work: int) -> OffsetPlan | ObjectPlan:
+    """The plan a pin names: `kind:name`; a search (`search:`) from greedy_by_size's plan or
+    (`search0:`) from nothing, with `work`."""
+    from packager.plan.registry import SEARCH_STRATEGIES, Budget, offset_strategy
+
+    kind, name = key.split(":")
+    if kind in ("search", "search0"):
+        search = next(s for s in SEARCH_STRATEGIES if s.name == name)
+        start = offset_strategy("greedy_by_size").run(problem) if kind == "search" else None
+        return search.improve(problem, start, Budget(work))
+    table = OFFSET_STRATEGIES if kind == "offsets" else OBJECT_STRATEGIES
+    return next(s for s in table if s.name == name).run(problem)
+
+
 if __name__ == "__main__":
-    print(json.dumps(pins(), indent=1, sort_keys=True))
+    import sys
+    table = search_pins() if sys.argv[1:] == ["searches"] else pins()
+    print(json.dumps(table, indent=1, sort_keys=True))
