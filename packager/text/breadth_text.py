@@ -39,7 +39,8 @@ def breadth_lines(breadths: Sequence[int], lower_bound: int, arena: int | None,
         return [f"{LABEL}(no planned tensors)"]
     cols, per = columns(breadths, width - len(LABEL))
     top = max(arena or 0, lower_bound, 1)
-    peak_at = next(i for i, b in enumerate(breadths) if b == max(breadths))
+    highest = max(breadths)
+    peak_at = next(i for i, b in enumerate(breadths) if b == highest)
     carets = "".join("^" if c == lower_bound and lower_bound > 0 else " " for c in cols).rstrip()
     full = (f"█ arena {arena:,} B, {overhead_pct(arena, lower_bound):.1f}% over the bound"
             if arena else "█ the lower bound (no offset plan)")
