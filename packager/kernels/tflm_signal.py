@@ -74,6 +74,8 @@ def persistent_buffers(model: Model, s: int, op: Operator, target) -> list[int] 
         return _framer(sg, op, options, p)
     if name == "SignalDelay":
         return _delay(sg, op, options, p)
+    if name == "SignalOverlapAdd":
+        return _overlap_add(sg, op, options, p)
     if name == "SignalRfft":
         element = _element(sg.tensors[op.inputs[0]].type)
         fft_length = options.get("fft_length")
@@ -141,10 +143,24 @@ def _delay(sg, op, options: dict, p: int) -> list[int] | None:
     return [params, outer * p, outer * p] + [circular_buffer_state(shape[-1] + delay, p)] * outer
 
 
+def _overlap_add(sg, op, options: dict, p: int) -> list[int] | None:
+    """Init: the params (five int32, a pointer); Prepare: a state pointer per outer row, then
+    each row's state of one frame in the options' type T (int16 or float32)."""
+    element = {7: 2, 0: 4}.get(options.get("T"))
+    shape = sg.tensors[op.inputs[0]].shape
+    if element is None or not isinstance(options.get("frame_step"), int) or len(shape) < 2:
+        return None
+    outer = 1
+    for d in shape[:-2]:
+        outer *= d
+    params = -(-20 // p) * p + p
+    return [params, outer * p] + [shape[-1] * element] * outer
+
+
 def init_buffer_count(op: Operator, buffers: list[int]) -> int:
-    """SignalFramer and SignalDelay take their params in Init and the rest in Prepare; the
-    other Signal ops take everything in Init."""
-    if op.name in ("SignalFramer", "SignalDelay"):
+    """SignalFramer, SignalDelay and SignalOverlapAdd take their params in Init and the rest in
+    Prepare; the other Signal ops take everything in Init."""
+    if op.name in ("SignalFramer", "SignalDelay", "SignalOverlapAdd"):
         return min(1, len(buffers))
     return len(buffers)
 
