@@ -285,6 +285,14 @@ _U16, _U32 = struct.Struct("<H").unpack_from, struct.Struct("<I").unpack_from
 _I32, _I64 = struct.Struct("<i").unpack_from, struct.Struct("<q").unpack_from
 
 
+def _table(data: bytes, vector: int, k: int) -> tuple[int, int, int]:
+    """The k-th table of a vector of tables: its start, its vtable's start and the vtable's size."""
+    at = vector + 4 * k
+    t = at + _U32(data, at)[0]
+    vt = t - _I32(data, t)[0]
+    return t, vt, _U16(data, vt)[0]
+
+
 def _tensor_entries(data: bytes, vector: int, count: int) -> list[TensorEntry]:
     """The offset plan's tensor entries read straight from the bytes (vtable slot k at 4 + 2k, as
     schemas/plan.fbs orders TensorEntry's fields): the generated accessors cost a dozen calls per
@@ -292,10 +300,7 @@ def _tensor_entries(data: bytes, vector: int, count: int) -> list[TensorEntry]:
     u16, u32, i32, i64 = _U16, _U32, _I32, _I64
     out = []
     for k in range(count):
-        at = vector + 4 * k
-        t = at + u32(data, at)[0]
-        vt = t - i32(data, t)[0]
-        vt_size = u16(data, vt)[0]
+        t, vt, vt_size = _table(data, vector, k)
         slots = [u16(data, vt + 4 + 2 * f)[0] if 4 + 2 * f < vt_size else 0 for f in range(14)]
 
         def int32(f: int, default: int = 0) -> int:
@@ -330,13 +335,10 @@ def _tensor_entries(data: bytes, vector: int, count: int) -> list[TensorEntry]:
 def _pairs(data: bytes, vector: int, count: int, second) -> tuple[tuple[int, int], ...]:
     """(index, value) tables of two fields (an int and `second`), read straight from the bytes:
     ObjectAssignment (index, object) and PassOffset (index, offset)."""
-    u16, u32, i32 = _U16, _U32, _I32
+    u16, i32 = _U16, _I32
     out = []
     for k in range(count):
-        at = vector + 4 * k
-        t = at + u32(data, at)[0]
-        vt = t - i32(data, t)[0]
-        vt_size = u16(data, vt)[0]
+        t, vt, vt_size = _table(data, vector, k)
         first = u16(data, vt + 4)[0] if vt_size > 4 else 0
         other = u16(data, vt + 6)[0] if vt_size > 6 else 0
         out.append((i32(data, t + first)[0] if first else 0, second(data, t + other)[0] if other else 0))

@@ -15,6 +15,7 @@ from packager.plan.offsets import exact_search
 from packager.plan.offsets.local_search import OrderDecoder
 from packager.plan.portfolio import run_portfolio
 from packager.plan.problem import Problem
+from benchmarks.bench_exact import random_steps
 from packager.plan.records import OffsetPlan, UsageRecord, offset_lower_bound
 from packager.plan.registry import SEARCH_STRATEGIES, SEARCHES, Budget, strategy_names
 from packager.plan.validate import check_offset_plan
@@ -112,12 +113,7 @@ def test_searches_are_registry_strategies_with_one_budget_type():
 
 def chain_of_steps(n: int, seed: int) -> list[UsageRecord]:
     """n records over a long timeline, each alive for a few steps: over 1,000 records."""
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        first = rng.randint(0, n // 2)
-        out.append(UsageRecord(i, first, first + rng.randint(0, 12), rng.randint(1, 64) * 64))
-    return out
+    return random_steps(n, seed)
 
 
 def test_on_over_a_thousand_records_best_is_never_worse_than_the_rest():
