@@ -42,6 +42,8 @@ import time
 from heapq import heappop, heappush
 from typing import Callable, Sequence
 
+from sortedcontainers import SortedList
+
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of
 
 NAME = "best_fit_search"
@@ -114,14 +116,26 @@ class SkylineSearch:
         to_place = n
         nodes = 0
         stack: list[list] = []  # frames: [height, start, end, actions, next action, applied action]
+        # The cells where the skyline changes height (c with height[c] != height[c - 1]): the
+        # lowest segment ends before the first of them after its start, found in log time
+        # instead of by walking the segment (which made the greedy descent quadratic).
+        steps = SortedList()
+
+        def levelled(x: int, y: int) -> None:
+            """Cells x..y were just set to one height: update the steps around and inside them."""
+            del steps[steps.bisect_right(x):steps.bisect_right(y)]
+            for c in (x, y + 1):  # the two edges: a step where the heights differ
+                if 0 < c < cells:
+                    steps.discard(c)  # a SortedList keeps duplicates: one entry per step
+                    if height[c] != height[c - 1]:
+                        steps.add(c)
 
         def open_frame(depth: int) -> list:
             while lowest[0][0] != height[lowest[0][1]]:
                 heappop(lowest)
-            h, a = lowest[0]
-            z = a
-            while z + 1 < cells and height[z + 1] == h:
-                z += 1
+            h, a = lowest[0]  # the lowest height's leftmost cell: a segment starts there
+            after = steps.bisect_right(a)
+            z = steps[after] - 1 if after < len(steps) else cells - 1
             walls = [height[c] for c in (a - 1, z + 1) if 0 <= c < cells]
             cands = None
             if bounded and walls:
@@ -174,10 +188,12 @@ class SkylineSearch:
                         height[c] = h
                         left[c] += s
                         heappush(lowest, (h, c))
+                    levelled(first[applied], last[applied])
                 else:
                     for c in range(a, z + 1):
                         height[c] = h
                         heappush(lowest, (h, c))
+                    levelled(a, z)
                 frame[5] = None
             start = align_up(h, align)
             while nxt < len(actions):
@@ -195,6 +211,7 @@ class SkylineSearch:
                         height[c] = top
                         left[c] -= s
                         heappush(lowest, (top, c))
+                    levelled(first[k], last[k])
                 else:
                     wall = min(height[c] for c in (a - 1, z + 1) if 0 <= c < cells)
                     if bounded and any(wall + left[c] > cap for c in range(a, z + 1)):
@@ -202,6 +219,7 @@ class SkylineSearch:
                     for c in range(a, z + 1):
                         height[c] = wall
                         heappush(lowest, (wall, c))
+                    levelled(a, z)
                 frame[5] = k
                 break
             frame[4] = nxt
