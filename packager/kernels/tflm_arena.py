@@ -257,6 +257,10 @@ RULES: dict[str, Rule] = {
 def persistent_buffers(model: Model, s: int, op: Operator, target: Target) -> list[int] | None:
     """Bytes of each persistent buffer the op's kernel asks for; None when not modelled."""
     rule = RULES.get(op.name)
+    if rule is None and op.opcode.is_custom:
+        from packager.kernels import tflm_custom_ops  # TFLite Micro's own custom ops
+        if op.name in tflm_custom_ops.NAMES:
+            return tflm_custom_ops.persistent_buffers(op)
     if rule is None:
         from packager.kernels import tflm_signal  # custom ops of the Signal library
         return tflm_signal.persistent_buffers(model, s, op, target)
@@ -284,6 +288,9 @@ def prepare_temp_tensors(op: Operator) -> list[int]:
     """The tensors (ids, -1 for an absent optional one) a kernel's Prepare holds as temporary
     TfLiteTensors at once; all of its inputs and outputs unless the table says fewer."""
     chosen = _PREPARE_TEMPS.get(op.name)
+    if chosen is None and op.opcode.is_custom:
+        from packager.kernels import tflm_custom_ops
+        chosen = tflm_custom_ops.prepare_temp_positions(op)
     if chosen is None:
         return [*op.inputs, *op.outputs]
     inputs, outputs = chosen

@@ -115,6 +115,10 @@ def requests(sg: Subgraph, op: Operator, model=None, s: int = 0) -> tuple[list[S
     if rule is not None:
         return rule(sg, op), True
     if model is not None and op.opcode.is_custom:
+        from packager.kernels import tflm_custom_ops
+        sizes = tflm_custom_ops.scratch_requests(model, s, op)
+        if sizes is not None:
+            return [ScratchRequest(n, f"{op.name} scratch") for n in sizes], True
         from packager.kernels import tflm_signal
         sizes = tflm_signal.scratch_requests(model, s, op)
         if sizes is not None:

@@ -83,6 +83,8 @@ def persistent_buffers(model: Model, s: int, op: Operator, target) -> list[int] 
             return None
         params = -(-20 // p) * p + p + (-(-4 // p) * p) + p  # 5 x int32, T*, int, int8*
         return [params, kiss_fftr_state(fft_length, element, p)]
+    if name == "SignalIrfft":
+        return _irfft(options, p)
     if name == "SignalFilterBank":
         channels = options.get("num_channels")
         if not isinstance(channels, int):
@@ -155,6 +157,25 @@ def _overlap_add(sg, op, options: dict, p: int) -> list[int] | None:
         outer *= d
     params = -(-20 // p) * p + p
     return [params, outer * p] + [shape[-1] * element] * outer
+
+
+# The options' T (a TensorType) -> the element of kiss_fft's scalar: int16, int32, float32.
+_IRFFT_SCALAR = {7: 2, 2: 4, 0: 4}
+
+
+def _irfft(options: dict, p: int) -> list[int] | None:
+    """irfft.cc, Init: the params (four int32, a TfLiteType, an int8 pointer) and the state
+    IrfftXGetNeededMemory gives: kiss_fftr's inverse state, which for float32 follows an
+    IrfftFloatState (an int32 and a pointer). Prepare asks for nothing."""
+    t, fft_length = options.get("T"), options.get("fft_length")
+    element = _IRFFT_SCALAR.get(t)
+    if element is None or not isinstance(fft_length, int) or fft_length <= 0:
+        return None
+    params = -(-20 // p) * p + p
+    state = kiss_fftr_state(fft_length, element, p)
+    if t == 0:
+        state += -(-4 // p) * p + p
+    return [params, state]
 
 
 def init_buffer_count(op: Operator, buffers: list[int]) -> int:
