@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from packager.emit.c_text import block_comment, comment_text, identifier, int_rows
-from packager.kernels.tflm_offline_plan import INT32_MAX
+from packager.kernels.tflm_offline_plan import INT32_MAX, offline_plan_of
 from packager.errors import PlanError
 from packager.model import Model
 from packager.package.sidecar import SCRATCH, PackagePlan, TensorEntry, end_to_end
@@ -87,6 +87,22 @@ def _rows(plan: PackagePlan, model: Model) -> tuple[list[_Row], list[int], list[
     return rows, object_sizes, scratch
 
 
+def _kept_offsets(plan: PackagePlan, model: Model, rows: list[_Row]) -> bool:
+    """A model that keeps its own OfflineMemoryAllocation runs with those offsets, not this
+    plan's: the header's offsets (the table and the input/output macros) become the kept ones,
+    so that what a device program reads is where TFLite Micro puts each tensor."""
+    if plan.runtime_arena is None or not plan.runtime_arena.head_plan:
+        return False
+    offsets = offline_plan_of(model)
+    if offsets is None or len(offsets) != len(rows):
+        raise PlanError("the kept OfflineMemoryAllocation does not cover every tensor")
+    for r, offset in zip(rows, offsets):
+        r.offset = offset if offset >= 0 else NONE
+        if offset >= 0 and r.size == 0:  # planned by the kept plan only (Vela's scratch tensors)
+            r.note += " (placed by the kept plan)"
+    return True
+
+
 def _io_names(model: Model, which: str) -> list[tuple[str, int]]:
     """(macro stem, tensor index) of the main subgraph's inputs or outputs, in interpreter order;
     named by the serving signature when it names them, else by the tensor's name."""
@@ -107,6 +123,7 @@ def _io_names(model: Model, which: str) -> list[tuple[str, int]]:
 def render(plan: PackagePlan, model: Model, prefix: str) -> str:
     P = prefix.upper()
     rows, object_sizes, scratch = _rows(plan, model)
+    kept = _kept_offsets(plan, model, rows)
     for r in rows:
         if max(r.offset, r.multipass) + r.size > INT32_MAX:
             raise PlanError("the plan does not fit the header's int32 offsets")
@@ -155,6 +172,10 @@ def render(plan: PackagePlan, model: Model, prefix: str) -> str:
         "Byte offset of every tensor from the start of its arena, in TFLite Micro's convention: -1 for",
         "tensors with no place in an arena (constants, persistent variables, dynamic or unused ones).",
         "One line per tensor: global id, subgraph:index, name, type and shape, lifetime in steps, size.",
+        *([f"The offsets are those of {plan.runtime_arena.head_plan}, kept in the model: the ones",
+           f"TFLite Micro uses (its head is {P}_ARENA_HEAD_BYTES); this plan's own offsets, unused, are",
+           "in the sidecar."]
+          if kept else []),
     ])
     out.append(f"static const int32_t {P}_TENSOR_OFFSETS[{P}_TENSOR_COUNT] = {{")
     out += [f"    {r.offset}, /* {comment_text(r.note)} */" for r in rows]

@@ -79,6 +79,30 @@ def test_a_proven_vela_plan_is_kept_and_named_as_the_head(tmp_path):
             "the model's own Vela plan"
 
 
+def header_offsets(header: str) -> list[int]:
+    table = header.split("_TENSOR_OFFSETS[", 1)[1].split("};", 1)[0].split("{", 1)[1]
+    return [int(line.split(",", 1)[0]) for line in table.strip().splitlines()]
+
+
+def test_a_kept_plan_s_offsets_are_the_header_s_offsets(tmp_path):
+    """TFLite Micro places every tensor where the kept plan says: the header's offsets are those,
+    not this plan's (which lays the input beside the scratch area, not inside it)."""
+    path = tmp_path / "vela_like.tflite"
+    path.write_bytes(vela_like(VELA))
+    result = package(path, tmp_path / "o", report=False, keep_offline_plan=True)
+    header = (tmp_path / "o" / "vela_like_plan.h").read_text()
+    assert header_offsets(header) == VELA
+    assert "The offsets are those of the model's own Vela plan, kept in the model" in header
+    ours = {t.index: t.offset for t in result.plan.arenas[0].offsets.tensors}
+    assert ours[5] != VELA[5]  # the input: ours is not where TFLite Micro puts it
+    # Replaced (the plan is not kept): the header's offsets are this plan's again.
+    replaced = tmp_path / "bad.tflite"
+    replaced.write_bytes(vela_like([0, -1, -1, 0, 0, SCRATCH - 16]))
+    result = package(replaced, tmp_path / "r", report=False)
+    ours = {t.index: t.offset for t in result.plan.arenas[0].offsets.tensors}
+    assert header_offsets((tmp_path / "r" / "bad_plan.h").read_text()) == [ours.get(t, -1) for t in range(6)]
+
+
 def test_an_unproven_plan_is_replaced_saying_why_and_cannot_be_kept(tmp_path):
     path = tmp_path / "bad.tflite"
     path.write_bytes(vela_like([0, -1, -1, 0, 0, SCRATCH - 16]))
@@ -102,6 +126,8 @@ def test_the_real_vela_model_keeps_its_proven_plan(tmp_path):
     result = package(path, tmp_path / "o", report=False)
     assert result.plan.runtime_arena.head_plan == "the model's own Vela plan"
     assert result.plan.runtime_arena.head_bytes == 74464
+    header = (tmp_path / "o" / "person_detect_vela_plan.h").read_text()
+    assert header_offsets(header) == list(existing_plan(model).offsets)  # what TFLite Micro uses
 
 
 def test_a_kernel_not_modelled_is_named_and_the_figure_marked_not_exact(tmp_path):
