@@ -40,8 +40,14 @@ def print_summary(out: Console, s: dict, show_records: bool) -> None:
     if s["symbols"]:
         out.print("\nsymbols:")
         for sym in s["symbols"]:
-            bound = f"[{sym['bound'][0]}, {sym['bound'][1]}]" if sym["bound"] else "unbound (give --dim)"
+            bound = f"[{sym['bound'][0]}, {sym['bound'][1]}]" if sym["bound"] else _unbound(sym)
             fixed = f" (fixed by the graph: {sym['fixed_by']})" if sym.get("fixed_by") else ""
             out.print(f"  {sym['name']}: {sym['source']}, pass {sym['pass']}, {bound}{fixed}", markup=False)
     if not show_records:
         out.print("\n(--records lists every usage record; --json gives everything)")
+
+
+def _unbound(sym: dict) -> str:
+    if sym.get("stored_unknown"):  # the file gives no size at all: the one it runs at is needed
+        return f"unbound: the file stores {sym['stored_unknown']}; give {sym['give']} (the size it runs at)"
+    return f"unbound (give {sym['give']})"

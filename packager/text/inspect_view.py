@@ -71,6 +71,14 @@ def model_summary(model: Model, semantics: str, source: str | Path | None = None
         "symbols": [{"name": s.name, "source": s.source, "data_dependent": s.data_dependent,
                      "pass": s.pass_index, "bound": list(bounds[s.name]) if s.name in bounds else None,
                      "derived_bound": None if s.derived_bound is None else str(s.derived_bound),
-                     "fixed_by": s.pinned_by or None}
+                     "fixed_by": s.pinned_by or None,
+                     "stored_unknown": s.stored_unknown or None,
+                     "give": _dim_form(s)}
                     for s in shapes.symbols],
     }
+
+
+def _dim_form(symbol) -> str:
+    """The --dim a symbol takes, as the other commands name it: the one size a stored -1 runs
+    at (nothing else gives it one), else a range."""
+    return f"--dim {symbol.name}=N" if symbol.stored_unknown else f"--dim {symbol.name}=MIN..MAX"

@@ -57,6 +57,20 @@ def test_without_dim_it_names_the_tensor_and_the_option(files, tmp_path, name, c
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("name", sorted(FIXES))
+@pytest.mark.parametrize("semantics", ["tflm", "tflite"])
+def test_inspect_names_the_exact_dim_form(files, name, semantics):
+    """inspect reads the model without a size (it plans nothing at that axis) and says which
+    --dim gives one, in the form package and plan ask for: one size, NAME=N."""
+    tensor, symbol, _ = FIXES[name]
+    code, text = invoke("inspect", files[name], "-s", semantics)
+    assert code == 0, text
+    line = " ".join(text.split())  # the console wraps long lines
+    assert f"{symbol}: input '{tensor}' axis" in line
+    assert f"unbound: the file stores '{tensor}' [" in line and f"give --dim {symbol}=N (the size it runs at)" in line
+    assert "(give --dim)" not in line
+
+
 def test_tflite_micro_takes_one_size_not_a_range(files, tmp_path):
     text = one_line_error(*invoke("package", files["stored_unknown_batch"], "-o", tmp_path / "out",
                                   "--dim", "x_0=1..8", "--no-verify"))
