@@ -112,12 +112,18 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
     for s, index, buffers in prepared:
         sg = model.subgraphs[s]
         op = sg.operators[index]
-        temp, live = tflm_arena.prepare_temps(
-            sg, op, target, target.scratch_request * (requests + target.max_scratch_per_op))
-        prepare_peak = max(prepare_peak, tail.bytes + temp)
+        start = target.scratch_request * (requests + target.max_scratch_per_op)
+        temp, live = tflm_arena.prepare_temps(sg, op, target, start)
+        before = tflm_arena.prepare_temps_before_buffers(sg, op, target, start)
+        prepare_peak = max(prepare_peak, tail.bytes + (temp if before is None else before))
         for size in buffers:
             tail.take(size, ARENA_ALIGNMENT)
-        if buffers:
+        if buffers and before is not None:
+            # The kernel takes more temporaries after its buffers: all of them must fit below
+            # the tail those buffers leave (TFLite Micro checks a temporary against the tail),
+            # so no buffer overwrites one.
+            prepare_peak = max(prepare_peak, tail.bytes + temp)
+        elif buffers:
             # TFLite Micro checks a persistent buffer against the head only, so one taken while
             # the node's tensors sit in temp memory may overwrite them: the part the kernel
             # still reads must not be (kernels/tflm_arena.py, prepare_temps).

@@ -276,19 +276,17 @@ def init_buffers(op: Operator, buffers: list[int]) -> int:
     return 1 if op.name in _OPDATA or op.name == "BATCH_MATMUL" else 0
 
 
-# Kernels whose Prepare takes fewer of the node's tensors as temporaries than all its inputs and
-# outputs: (which inputs, which outputs) by position.
-_PREPARE_TEMPS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
-    "SPLIT": ((0,), ()),  # the axis only
-    "SPLIT_V": ((2,), ()),  # the axis only
-}
-
-
-def prepare_temp_tensors(op: Operator) -> list[int]:
+def prepare_temp_tensors(op: Operator, sg: Subgraph | None = None) -> list[int]:
     """The tensors (ids, -1 for an absent optional one) a kernel's Prepare holds as temporary
-    TfLiteTensors at once; all of its inputs and outputs unless the table says fewer."""
-    chosen = _PREPARE_TEMPS.get(op.name)
-    if chosen is None and op.opcode.is_custom:
+    TfLiteTensors at once, in order, repeats included (kernels/tflm_prepare_temps.py); all of
+    its inputs and outputs once for a kernel not listed there."""
+    from packager.kernels import tflm_prepare_temps
+    if sg is not None:
+        taken = tflm_prepare_temps.taken_tensors(sg, op)
+        if taken is not None:
+            return taken
+    chosen = None
+    if op.opcode.is_custom:
         from packager.kernels import tflm_custom_ops
         chosen = tflm_custom_ops.prepare_temp_positions(op)
     if chosen is None:
@@ -308,7 +306,7 @@ def prepare_temps(sg: Subgraph, op: Operator, target: Target, start: int) -> tup
     TfLiteAffineQuantization (scale, zero_point): above them the tables may lie. Other kernels:
     everything stays live (safe, not proven the smallest)."""
     temp = live = start
-    for t in prepare_temp_tensors(op):
+    for t in prepare_temp_tensors(op, sg):
         if t < 0:
             continue
         for k, (size, alignment) in enumerate(temp_tensor_bytes(sg.tensors[t], target)):
@@ -319,6 +317,23 @@ def prepare_temps(sg: Subgraph, op: Operator, target: Target, start: int) -> tup
                 live = temp + 2 * target.pointer
             temp += size  # k == 2, the zero-point array: only its address is used
     return temp, (live if softmax_tables_overlap(sg, op) else temp)
+
+
+def prepare_temps_before_buffers(sg: Subgraph, op: Operator, target: Target, start: int) -> int | None:
+    """Where the temporaries a kernel takes before its Prepare buffers end, for a kernel that
+    takes more after them (CONV_2D: output, input, filter; the per-channel arrays; input,
+    filter, bias, output again); None for the others."""
+    from packager.kernels import tflm_prepare_temps
+    count = tflm_prepare_temps.taken_before_buffers(sg, op)
+    if count is None:
+        return None
+    temp = start
+    for t in prepare_temp_tensors(op, sg)[:count]:
+        if t < 0:
+            continue
+        for size, alignment in temp_tensor_bytes(sg.tensors[t], target):
+            temp = align_up(temp, alignment) + size
+    return temp
 
 
 def softmax_tables_overlap(sg: Subgraph, op: Operator) -> bool:

@@ -48,7 +48,7 @@ _NO_REQUESTS = frozenset({
 def _reduce(sg: Subgraph, op: Operator) -> list[ScratchRequest]:
     x, axis = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]
     out = []
-    if x.type in ("INT8", "INT16"):
+    if x.type in ("INT8", "INT16") and op.name in ("MEAN", "SUM"):  # MIN/MAX/ALL sum nothing
         y = sg.tensors[op.outputs[0]]
         out.append(ScratchRequest(4 * math.prod(y.shape), "temp_sum"))
     out.append(ScratchRequest(4 * len(x.shape), "temp_index"))

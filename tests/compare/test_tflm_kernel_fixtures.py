@@ -81,3 +81,17 @@ def test_int16_softmax_tables_overlap_the_temporaries_it_no_longer_reads(folder)
     result = smallest_arena(path, model, hint=prediction.arena)
     assert isinstance(result, SmallestArena)
     assert result.arena == prediction.arena
+
+
+def test_the_set_up_fixtures_are_set_by_prepare_s_temporaries(folder):
+    """Each set-up fixture's arena is its set-up room (the kernel's Prepare temporaries, repeats
+    included: CONV_2D holds seven for its four tensors), so predicted == measured above proves
+    the kernel's rule, not head + tail."""
+    from fixtures.tflm_kernels import SETUP_BUILDERS
+    for build in SETUP_BUILDERS:
+        model = read_model(written(build.__name__, folder))
+        prediction = predict_whole_arena(model)
+        assert prediction.binding == "set-up", build.__name__
+        assert prediction.setup > prediction.head + prediction.tail, build.__name__
+    sg = read_model(written("setup_conv", folder)).subgraphs[0]
+    assert len(tflm_arena.prepare_temp_tensors(sg.operators[0], sg)) == 7

@@ -1,0 +1,99 @@
+"""Which of a node's tensors TFLite Micro's kernels take as temporary TfLiteTensors in Prepare,
+in the order they take them, repeats included.
+
+TFLite Micro frees temporaries only when a node's Prepare ends (ResetTempAllocations; a
+DeallocateTempTfLiteTensor only counts), so a kernel whose Prepare and its helper each take the
+same tensor holds it twice. The rule for a kernel not listed here is every input and output
+once. Sources (facts): the Prepare functions of tensorflow/lite/micro/kernels/*.cc (conv_common,
+depthwise_conv_common, transpose_conv, reduce_common, tanh, concatenation, activations_common,
+split, split_v); checked against the pinned wheel on fixtures where the set-up room binds.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from packager.model import Operator, Subgraph
+
+Taken = list[tuple[str, int]]  # ("in" | "out", position); ("buffers", 0): its Prepare buffers
+BUFFERS = ("buffers", 0)  # where the kernel takes its persistent buffers of Prepare
+
+
+def _conv(sg: Subgraph, op: Operator) -> Taken:
+    """ConvPrepare / DepthwiseConvPrepare: output, input, filter; the per-channel arrays; then
+    CalculateOpData*: input, filter, bias (when present), output."""
+    return [("out", 0), ("in", 0), ("in", 1), BUFFERS, ("in", 0), ("in", 1), ("in", 2), ("out", 0)]
+
+
+def _transpose_conv(sg: Subgraph, op: Operator) -> Taken:
+    """TransposeConvPrepare: output, input (position 2), filter (1); the per-channel arrays;
+    CalculateOpData takes input, filter, bias and output again unless the input is float32."""
+    taken = [("out", 0), ("in", 2), ("in", 1), BUFFERS]
+    if sg.tensors[op.inputs[2]].type != "FLOAT32":
+        taken += [("in", 2), ("in", 1), ("in", 3), ("out", 0)]
+    return taken
+
+
+def _simple(sg: Subgraph, op: Operator) -> Taken:
+    """reduce_common.cc's PrepareSimple: input, axis, and the output for an int8 input."""
+    taken = [("in", 0), ("in", 1)]
+    if sg.tensors[op.inputs[0]].type == "INT8":
+        taken.append(("out", 0))
+    return taken
+
+
+def _mean_or_sum(sg: Subgraph, op: Operator) -> Taken:
+    """PrepareMeanOrSumHelper and PrepareAllHelper: input, output, axis, then PrepareSimple."""
+    return [("in", 0), ("out", 0), ("in", 1)] + _simple(sg, op)
+
+
+def _min_max(sg: Subgraph, op: Operator) -> Taken:
+    """PrepareMinMaxHelper: PrepareSimple first, then input, output, axis."""
+    return _simple(sg, op) + [("in", 0), ("out", 0), ("in", 1)]
+
+
+def _tanh(sg: Subgraph, op: Operator) -> Taken:
+    """TanhPrepare: the input; then CalculateArithmeticOpData: input and output."""
+    return [("in", 0), ("in", 0), ("out", 0)]
+
+
+def _concatenation(sg: Subgraph, op: Operator) -> Taken:
+    """ConcatenationPrepare: input 0 and the output, then every input in turn."""
+    return [("in", 0), ("out", 0)] + [("in", i) for i in range(len(op.inputs))]
+
+
+SEQUENCES: dict[str, Callable[[Subgraph, Operator], Taken]] = {
+    "CONV_2D": _conv, "DEPTHWISE_CONV_2D": _conv, "TRANSPOSE_CONV": _transpose_conv,
+    "MEAN": _mean_or_sum, "SUM": _mean_or_sum, "REDUCE_ALL": _mean_or_sum,
+    "REDUCE_MAX": _min_max, "REDUCE_MIN": _min_max,
+    "TANH": _tanh, "CONCATENATION": _concatenation,
+    "RELU6": lambda sg, op: [("in", 0)],  # Relu6Prepare reads the input only
+    "SPLIT": lambda sg, op: [("in", 0)],  # the axis only
+    "SPLIT_V": lambda sg, op: [("in", 2)],  # the axis only
+}
+
+
+def taken_tensors(sg: Subgraph, op: Operator) -> list[int] | None:
+    """Tensor ids (-1: an absent optional one, which takes nothing) in the order the op's
+    Prepare takes them; None when the kernel is not listed (then: every input and output)."""
+    rule = SEQUENCES.get(op.name)
+    if rule is None:
+        return None
+    out = []
+    for kind, position in rule(sg, op):
+        if (kind, position) == BUFFERS:
+            continue
+        ids = op.inputs if kind == "in" else op.outputs
+        out.append(ids[position] if position < len(ids) else -1)
+    return out
+
+
+def taken_before_buffers(sg: Subgraph, op: Operator) -> int | None:
+    """How many of the taken tensors come before the kernel's Prepare buffers, when it takes
+    more after them (then every temporary must fit below the tail those buffers leave, and no
+    buffer can overwrite one); None otherwise."""
+    rule = SEQUENCES.get(op.name)
+    taken = rule(sg, op) if rule is not None else []
+    if BUFFERS not in taken or taken[-1] == BUFFERS:
+        return None
+    return taken.index(BUFFERS)
