@@ -301,12 +301,12 @@ def compare_tflm(path: Path, model: Model, plan: Planned, measure: bool = True) 
     common = dict(planned=planned(model, TFLM.name, True), model_only=plan, predicted=prediction.head,
                   predicted_model=prediction.model_head, uncovered_ops=prediction.uncovered_ops,
                   whole_predicted=whole.arena, whole_inexact_reason=whole.why_inexact)
-    result = tflm_runtime.measure_tflm(path, model) if measure else Unavailable(
-        MISSING, "not measured")
+    # One set-up per try: the bisection's last working try carries the recording run's figures.
+    result, smallest = tflm_runtime.measure_with_smallest_arena(path, model, hint=whole.arena) \
+        if measure else (Unavailable(MISSING, "not measured"), None)
     if not isinstance(result, TflmMeasurement):
         return RuntimeComparison(TFLM.name, result.outcome, result.reason, result.runtime,
                                  result.version, **common)
-    smallest = tflm_runtime.smallest_arena(path, model, hint=whole.arena)
     return RuntimeComparison(TFLM.name, "measured", "", result.runtime, result.version,
                              measured=result.head, persistent=result.tail, **common,
                              whole_measured=getattr(smallest, "arena", None))

@@ -209,3 +209,21 @@ def _version() -> str:
         return version("tflite-micro")
     except Exception:  # not installed or no metadata: the version is only informative
         return ""
+
+
+def measure_with_smallest_arena(path: Path, model: Model, hint: int | None = None,
+                                timeout: float = 120.0) -> tuple[TflmMeasurement | Unavailable,
+                                                                 SmallestArena | Unavailable]:
+    """The recording run's figures and the smallest arena, setting the model up once per try:
+    the bisection's last working try (the Python interpreter's recording allocator, at the
+    smallest arena + RECORDING_ALLOCATOR_EXTRA) carries the head and tail the recording run
+    would give. Its tail is the one at that arena's end, whose padding follows the end
+    address; the head does not depend on the arena. Only when the model does not run (the
+    bisection finds no arena) is it set up once more, at a generous size, for the head and
+    the runtime's reason."""
+    smallest = smallest_arena(path, model, hint=hint, timeout=timeout)
+    if not isinstance(smallest, SmallestArena):
+        return measure_tflm(path, model, timeout=timeout), smallest
+    tail = smallest.tail + RECORDING_ALLOCATOR_EXTRA
+    return TflmMeasurement(smallest.runtime, smallest.version, smallest.head, tail,
+                           smallest.head + tail, smallest.arena + RECORDING_ALLOCATOR_EXTRA), smallest

@@ -125,3 +125,22 @@ def test_a_model_with_an_offline_plan_is_predicted_with_it(tmp_path):
     prediction, measured_result = measured(str(packed))
     assert prediction.head == result.plan.arena_bytes
     assert measured_result.arena == prediction.arena == result.plan.runtime_arena.arena_bytes
+
+
+def test_compare_sets_a_model_up_once_per_try(monkeypatch):
+    """compare measures TFLite Micro with the bisection alone: its last working try carries the
+    head and tail the recording run gave, so no separate recording run sets the model up again
+    (the figures are the same: the head, and the tail at the smallest arena)."""
+    from packager.compare import comparison, tflm_runtime
+
+    def no_second_run(*args, **kwargs):
+        raise AssertionError("a second TFLite Micro set-up")
+
+    monkeypatch.setattr(tflm_runtime, "measure_tflm", no_second_run)
+    path = DEFAULT_DIR / "quantized_int8.tflite"
+    model = read_model(path)
+    c = comparison.compare_tflm(path, model, comparison.planned(model, "tflm"))
+    prediction, result = measured(str(path))
+    assert c.status == "measured" and c.exact and c.whole_exact
+    assert (c.measured, c.whole_measured) == (result.head, result.arena)
+    assert c.persistent == result.tail + HOST_PLAIN_DIFFERENCE  # the recording allocator's tail
