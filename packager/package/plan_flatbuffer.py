@@ -13,7 +13,9 @@ import flatbuffers
 import numpy as np
 
 from packager.errors import PlanError
-from packager.package.flatbuffer_builder import LeanBuilder
+from packager.package.flatbuffer_builder import (_PACK_I32, _PACK_I64, _PACK_U16, _PACK_U32,
+                                                  LeanBuilder)
+from packager.package.flatbuffer_builder import LeanBuilder as _Lean  # the class itself, however named
 from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
                                    PassSection, PersistentEntry, RuntimeArena, SourceModel, SymbolEntry,
                                    TensorEntry)
@@ -147,8 +149,117 @@ def _tensor(b: flatbuffers.Builder, t: TensorEntry) -> int:
     return FbTensorEntry.End(b)
 
 
+def _tensors(b: flatbuffers.Builder, tensors: tuple[TensorEntry, ...]) -> list[int]:
+    """Each tensor entry's table, as _tensor writes it with the builder's methods, here with the
+    same steps done in place (space made once, the same alignment, fields and vtable sharing):
+    thirty builder calls per entry were seconds for a plan of 100,000 tensors. LeanBuilder only:
+    a test compares both with the library's Builder."""
+    if not isinstance(b, _Lean) or b.nested:
+        return [_tensor(b, t) for t in tensors]
+    encoded = [(t.kind.encode(), t.name.encode(), t.type.encode(),
+                None if t.size_expr is None else t.size_expr.encode()) for t in tensors]
+    # Room for every entry: strings with their length, terminator and padding, the shape vector,
+    # 14 fields of at most 8 bytes, alignment and a vtable of 16 slots.
+    room = sum(sum(len(x) + 8 for x in e if x is not None) + 4 * len(t.shape) + 8 + 14 * 8 + 8 + 36
+               for t, e in zip(tensors, encoded))
+    while b.head < room:
+        old = len(b.Bytes)
+        b.GrowByteBuffer()
+        b.head += len(b.Bytes) - old
+    buf, end, head, vtables = b.Bytes, len(b.Bytes), b.head, b.vtables
+    b.minalign = max(b.minalign, 4)
+    u16, i32, u32, i64 = _PACK_U16, _PACK_I32, _PACK_U32, _PACK_I64
+    out = []
+    for t, strings in zip(tensors, encoded):
+        refs = []
+        for x in strings:
+            if x is None:
+                refs.append(0)
+                continue
+            n = len(x)
+            head -= (-(end - head + n + 1)) & 3  # padding bytes below head are zero already
+            head -= n + 1
+            buf[head:head + n] = x
+            head -= 4
+            u32(buf, head, n)
+            refs.append(end - head)
+        kind, name, type_, size_expr = refs
+        shape = t.shape
+        head -= (head - end) & 3
+        for d in reversed(shape):
+            head -= 4
+            i32(buf, head, d)
+        head -= 4
+        u32(buf, head, len(shape))
+        shape_ref = end - head
+        object_end = end - head
+        vtable = [0] * 14
+
+        def int32(slot: int, x: int, default: int) -> None:
+            nonlocal head
+            if x != default:
+                head -= ((head - end) & 3) + 4
+                i32(buf, head, x)
+                vtable[slot] = end - head
+
+        def int64(slot: int, x: int) -> None:
+            nonlocal head
+            if x != 0:
+                head -= ((head - end) & 7) + 8
+                i64(buf, head, x)
+                vtable[slot] = end - head
+
+        def ref(slot: int, off: int) -> None:
+            nonlocal head
+            if off:
+                head -= (head - end) & 3
+                here = end - head
+                head -= 4
+                u32(buf, head, here - off + 4)
+                vtable[slot] = end - head
+
+        int32(0, t.index, 0)
+        int32(1, t.subgraph, 0)
+        int32(2, t.tensor, -1)
+        ref(3, kind)
+        ref(4, name)
+        ref(5, type_)
+        ref(6, shape_ref)
+        if t.offset or t.size:
+            b.minalign = max(b.minalign, 8)
+        int64(7, t.offset)
+        int64(8, t.size)
+        int32(9, t.first_op, 0)
+        int32(10, t.last_op, 0)
+        int32(11, NO_ALIAS if t.alias_of is None else t.alias_of, NO_ALIAS)
+        int32(12, t.pass_, 0)
+        ref(13, size_expr)
+        # the vtable, shared with an equal one written before (LeanBuilder.WriteVtable's steps)
+        head -= ((head - end) & 3) + 4
+        object_offset = end - head
+        last = 14
+        while last and vtable[last - 1] == 0:
+            last -= 1
+        fields = [object_offset - e if e else 0 for e in vtable[:last]]
+        object_size = object_offset - object_end
+        key = (*reversed(fields), object_size)
+        existing = vtables.get(key)
+        if existing is None:
+            for off in (*reversed(fields), object_size, (last + 2) * 2):
+                head -= 2
+                u16(buf, head, off)
+            here = end - head
+            i32(buf, end - object_offset, here - object_offset)
+            vtables[key] = here
+        else:
+            i32(buf, head, existing - object_offset)
+        out.append(object_offset)
+    b.head = head
+    return out
+
+
 def _arena(b: flatbuffers.Builder, a: ArenaSection) -> int:
-    tensors = _offsets_vector(b, OffsetPlan.StartTensorsVector, [_tensor(b, t) for t in a.offsets.tensors])
+    tensors = _offsets_vector(b, OffsetPlan.StartTensorsVector, _tensors(b, a.offsets.tensors))
     strategy = b.CreateString(a.offsets.strategy)
     OffsetPlan.Start(b)
     OffsetPlan.AddStrategy(b, strategy)
