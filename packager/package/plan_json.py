@@ -8,6 +8,7 @@ written only for a model with dynamic shapes, so a static model's file has none 
 from __future__ import annotations
 
 import json
+from itertools import chain
 from typing import Any
 
 from json.encoder import encode_basestring
@@ -157,14 +158,14 @@ def _arena_from(a: dict[str, Any]) -> ArenaSection:
                               _bool(off.get("optimal", False))),
         objects=ObjectSection(_str(obj["strategy"]), _int(obj["total_bytes"]), _int(obj["lower_bound"]),
                               tuple(_int(s) for s in obj["object_sizes"]),
-                              tuple((_int(t["index"]), _int(t["object"])) for t in obj["tensors"]),
+                              _pairs_from(obj["tensors"], "object"),
                               _bool(obj.get("optimal", False))),
         persistent=tuple(PersistentEntry(_int(p["index"]), _int(p["subgraph"]), _int(p["tensor"]),
                                          _str(p["name"]), _int(p["size"])) for p in a["persistent"]),
         persistent_bytes=_int(a["persistent_bytes"]),
         passes=None if "passes" not in a else PassSection(
             _int(a["passes"]["arena_bytes"]),
-            tuple((_int(t["index"]), _int(t["offset"])) for t in a["passes"]["tensors"])))
+            _pairs_from(a["passes"]["tensors"], "offset")))
 
 
 _INT_FIELDS = ("index", "subgraph", "tensor", "offset", "size", "first_op", "last_op", "pass")
@@ -182,17 +183,30 @@ def _tensors_from(entries: list[dict[str, Any]]) -> tuple[TensorEntry, ...]:
         exprs = [t.get("size_expr", _ABSENT) for t in entries]
     except (KeyError, TypeError, AttributeError):
         return tuple(_tensor_from(t) for t in entries)
-    int_, str_, list_ = int, str, list
-    plain = (all(type(v) is int_ for c in ints.values() for v in c)
-             and all(type(v) is str_ for c in strs.values() for v in c)
-             and all(type(s) is list_ and all(type(d) is int_ for d in s) for s in shapes)
-             and all(a is None or type(a) is int_ for a in aliases)
-             and all(e is _ABSENT or type(e) is str_ for e in exprs))
+    plain = (_all_of(int, *ints.values()) and _all_of(str, *strs.values()) and _all_of(list, shapes)
+             and _all_of(int, list(chain.from_iterable(shapes))) and _all_of(int, [a for a in aliases if a is not None])
+             and _all_of(str, [e for e in exprs if e is not _ABSENT]))
     if not plain:
         return tuple(_tensor_from(t) for t in entries)
     return tuple(map(TensorEntry, ints["index"], ints["subgraph"], ints["tensor"], strs["kind"], strs["name"],
                      strs["type"], map(tuple, shapes), ints["offset"], ints["size"], ints["first_op"],
                      ints["last_op"], aliases, ints["pass"], (None if e is _ABSENT else e for e in exprs)))
+
+
+def _all_of(kind: type, *columns: list) -> bool:
+    """Every value of every column of exactly this type (bool is not an int here)."""
+    return all(set(map(type, c)) <= {kind} for c in columns)
+
+
+def _pairs_from(entries: list[dict[str, Any]], second: str) -> tuple[tuple[int, int], ...]:
+    """(index, `second`) of each entry, both integers; read column by column, like the tensors."""
+    try:
+        firsts, seconds = [t["index"] for t in entries], [t[second] for t in entries]
+    except (KeyError, TypeError, AttributeError):
+        firsts = seconds = None
+    if firsts is None or not _all_of(int, firsts, seconds):
+        return tuple((_int(t["index"]), _int(t[second])) for t in entries)
+    return tuple(zip(firsts, seconds))
 
 
 def _tensor_from(t: dict[str, Any]) -> TensorEntry:
