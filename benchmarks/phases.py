@@ -166,7 +166,7 @@ PACKAGE_PHASES = (
     ("  plan FlatBuffer", "packager.package.plan_flatbuffer", "dumps"),
     ("  read-back check of both plan files", "packager.package.build", "parse_plan"),
     ("  C header", "packager.package.c_header", "render"),
-    ("  C array of the model", "packager.emit.model_array", "render_source"),
+    ("  C array of the model", "packager.emit.model_array", "render_source_bytes"),
     ("  offline-planned model and its check", "packager.package.build", "check_offline_model"),
     ("report page", "packager.package.build", "report_html"),
     ("write the folder", "packager.package.build", "write_all"),

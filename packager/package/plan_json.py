@@ -13,7 +13,7 @@ from typing import Any
 
 from json.encoder import encode_basestring
 
-from packager.emit.json_text import Written, dumps_indented
+from packager.emit.json_text import Written, dumps_indented_bytes
 
 _INDENT = "  "
 from packager.errors import PlanError
@@ -85,23 +85,25 @@ def _tensor(t: TensorEntry) -> dict[str, Any]:
 def _tensors_written(tensors: tuple[TensorEntry, ...]) -> Written:
     """The tensor entries' text at a level, as dumps_indented would write the list of their dicts
     (keys sorted), from one format per entry: the general writer costs a second at 100,000."""
-    def render(level: int) -> str:
+    def render(level: int) -> list[str]:
         if not tensors:
-            return "[]"
+            return ["[]"]
         pad, key, dim = ("\n" + _INDENT * (level + k) for k in (1, 2, 3))
         end_shape = key + "]"
         head = [("{" if i == 0 else ",") + key + f'"{k}": ' for i, k in enumerate(_TENSOR_KEYS)]
         text_of = encode_basestring
-        out = []
+        out, before = [], "[" + pad
         for t in tensors:
             shape = "[" + dim + ("," + dim).join(map(str, t.shape)) + end_shape if t.shape else "[]"
             alias = "null" if t.alias_of is None else str(t.alias_of)
             expr = "" if t.size_expr is None else "," + key + '"size_expr": ' + text_of(t.size_expr)
-            out.append(f"{head[0]}{alias}{head[1]}{t.first_op}{head[2]}{t.index}{head[3]}{text_of(t.kind)}"
+            out.append(f"{before}{head[0]}{alias}{head[1]}{t.first_op}{head[2]}{t.index}{head[3]}{text_of(t.kind)}"
                        f"{head[4]}{t.last_op}{head[5]}{text_of(t.name)}{head[6]}{t.offset}{head[7]}{t.pass_}"
                        f"{head[8]}{shape}{head[9]}{t.size}{expr}{head[10]}{t.subgraph}{head[11]}{t.tensor}"
                        f"{head[12]}{text_of(t.type)}{pad}}}")
-        return "[" + pad + ("," + pad).join(out) + "\n" + _INDENT * level + "]"
+            before = "," + pad
+        out.append("\n" + _INDENT * level + "]")
+        return out
     return Written(render)
 
 
@@ -112,7 +114,7 @@ _TENSOR_KEYS = ("alias_of", "first_op", "index", "kind", "last_op", "name", "off
 
 def dumps(plan: PackagePlan) -> bytes:
     # The text of json.dumps(indent=2, sort_keys=True, ensure_ascii=False), written faster.
-    return (dumps_indented(to_dict(plan, fast=True)) + "\n").encode("utf-8")
+    return dumps_indented_bytes(to_dict(plan, fast=True), end="\n")
 
 
 def loads(data: bytes) -> PackagePlan:
