@@ -270,7 +270,11 @@ def main(argv: list[str]) -> int:
         for shape in shapes:
             path_of = lambda n, shape=shape: cached_model(shape, n)
             print(f"\n### {shape}: CPU seconds per phase ('tflite' semantics), growth exponent k\n")
-            print(render_phases(phase_rows(path_of, sizes, args.budget), sizes, exponent))
+            rows = phase_rows(path_of, sizes, args.budget)
+            print(render_phases(rows, sizes, exponent))
+            real, floor = rows[0].seconds, rows[1].seconds  # read, and the struct-based reference
+            print("\nreader / reference reader: " + ", ".join(
+                f"{real[n] / floor[n]:.1f}x at {n:,}" for n in sizes if floor.get(n)))
             print(f"\n### {shape}: `package` phase by phase ('tflm' semantics, --no-verify), CPU seconds\n")
             print(render_package_phases(path_of, sizes, exponent))
             print(f"\n### {shape}: commands end to end, each in a fresh process\n")
