@@ -64,8 +64,6 @@ def phase_rows(path_of: Callable[[int], Path], sizes: list[int], budget: float) 
     for n in sizes:
         model, s = cpu(lambda: read_model(path_of(n)))
         row("read").seconds[n] = s
-        _, s = cpu(lambda: read_reference(path_of(n)))
-        row("read, reference: struct, only what package needs").seconds[n] = s
         arenas, s = cpu(lambda: model_lifetimes(model, SEMANTICS_OF_PLAN))
         row("lifetimes").seconds[n] = s
         problem = problem_of(arenas[0])
@@ -175,6 +173,19 @@ PACKAGE_PHASES = (
     ("report page", "packager.package.build", "report_html"),
     ("write the folder", "packager.package.build", "write_all"),
 )
+
+
+def reader_rows(path_of: Callable[[int], Path], sizes: list[int]) -> list[Row]:
+    """The real reader beside a plain struct-based one reading only what `package` needs
+    (benchmarks/reference_reader.py), each on the same file, and their ratio."""
+    real, floor = Row("read (the reader: typed, checked model)"), Row("read, reference: struct, only what package needs")
+    ratio = Row("ratio (the reader / the reference)")
+    for n in sizes:
+        path = path_of(n)
+        _, floor.seconds[n] = cpu(lambda: read_reference(path))
+        _, real.seconds[n] = cpu(lambda: read_model(path))
+        ratio.notes[n] = f"{real.seconds[n] / max(floor.seconds[n], 1e-9):.2f}x"
+    return [real, floor, ratio]
 
 
 def _resident_kb(field: str) -> int | None:
