@@ -17,13 +17,13 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from benchmarks.reference_reader import read_reference
 from benchmarks.text_table import render
 from packager.arenas import problem_of
 from packager.lifetimes import model_lifetimes
 from packager.plan.portfolio import validate
 from packager.plan.registry import OBJECT_STRATEGIES, OFFSET_STRATEGIES, INTEGER_PROGRAM_LIMIT
 from packager.reader import read_model
-from benchmarks.reference_reader import read_reference
 
 REPO = Path(__file__).resolve().parent.parent
 SEMANTICS_OF_PACKAGE = "tflm"  # package's default: the offline plan for TFLite Micro
@@ -101,7 +101,6 @@ if what == "package":
 else:
     from packager.arenas import plan_model
     from packager.reader import read_model
-from benchmarks.reference_reader import read_reference
     plan_model(read_model(path), "tflite", "best")
 seconds = time.process_time() - start
 try:  # this process's own peak: ru_maxrss would keep the forking parent's, from before exec
