@@ -266,11 +266,14 @@ def main(argv: list[str]) -> int:
     shapes = args.shapes.split(",")
     start = time.perf_counter()
     if args.phases:
-        from benchmarks.phases import phase_rows, render_end_to_end, render_package_phases, render_phases
+        from benchmarks.phases import (phase_rows, reader_rows, render_end_to_end, render_package_phases,
+                                       render_phases)
         for shape in shapes:
             path_of = lambda n, shape=shape: cached_model(shape, n)
             print(f"\n### {shape}: CPU seconds per phase ('tflite' semantics), growth exponent k\n")
             print(render_phases(phase_rows(path_of, sizes, args.budget), sizes, exponent))
+            print(f"\n### {shape}: the reader beside a struct-based reference reader, CPU seconds\n")
+            print(render_phases(reader_rows(path_of, sizes), sizes, exponent))
             print(f"\n### {shape}: `package` phase by phase ('tflm' semantics, --no-verify), CPU seconds\n")
             print(render_package_phases(path_of, sizes, exponent))
             print(f"\n### {shape}: commands end to end, each in a fresh process\n")

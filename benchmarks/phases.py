@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from benchmarks.reference_reader import read_reference
 from benchmarks.text_table import render
 from packager.arenas import problem_of
 from packager.lifetimes import model_lifetimes
@@ -123,12 +124,12 @@ def end_to_end(what: str, path: Path, timeout: float) -> dict | str:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def render_phases(rows: list[Row], sizes: list[int], exponent: Callable) -> str:
+def render_phases(rows: list[Row], sizes: list[int], exponent: Callable, label: str = "phase (CPU s)") -> str:
     def cell(r: Row, n: int) -> str:
         return r.notes.get(n) or (f"{r.seconds[n]:.3f}" if n in r.seconds else "-")
     table = [[r.name, *(cell(r, n) for n in sizes),
               "-" if exponent(r.seconds) is None else f"{exponent(r.seconds):.2f}"] for r in rows]
-    return render(["phase (CPU s)", *(f"n={n:,}" for n in sizes), "k (fit)"], table)
+    return render([label, *(f"n={n:,}" for n in sizes), "k (fit)"], table)
 
 
 def render_end_to_end(path_of: Callable[[int], Path], sizes: list[int], timeout: float,
@@ -166,19 +167,52 @@ PACKAGE_PHASES = (
     ("  plan FlatBuffer", "packager.package.plan_flatbuffer", "dumps"),
     ("  read-back check of both plan files", "packager.package.build", "parse_plan"),
     ("  C header", "packager.package.c_header", "render"),
-    ("  C array of the model", "packager.emit.model_array", "render_source"),
+    ("  C array of the model", "packager.emit.model_array", "render_source_bytes"),
     ("  offline-planned model and its check", "packager.package.build", "check_offline_model"),
     ("report page", "packager.package.build", "report_html"),
     ("write the folder", "packager.package.build", "write_all"),
 )
 
 
-def package_phase_seconds(path: Path) -> tuple[dict[str, float], float]:
-    """CPU seconds per phase of one `package` run (verification off), and the whole run's."""
+def reader_rows(path_of: Callable[[int], Path], sizes: list[int]) -> list[Row]:
+    """The real reader beside a plain struct-based one reading only what `package` needs
+    (benchmarks/reference_reader.py), each on the same file, and their ratio."""
+    real, floor = Row("read (the reader: typed, checked model)"), Row("read, reference: struct, only what package needs")
+    ratio = Row("ratio (the reader / the reference)")
+    for n in sizes:
+        path = path_of(n)
+        _, floor.seconds[n] = cpu(lambda: read_reference(path))
+        _, real.seconds[n] = cpu(lambda: read_model(path))
+        ratio.notes[n] = f"{real.seconds[n] / max(floor.seconds[n], 1e-9):.2f}x"
+    return [real, floor, ratio]
+
+
+def _resident_kb(field: str) -> int | None:
+    try:
+        status = Path("/proc/self/status").read_text()
+        return int(next(l for l in status.splitlines() if l.startswith(field + ":")).split()[1])
+    except (OSError, StopIteration, ValueError):
+        return None
+
+
+def _reset_peak() -> bool:
+    """Start this process's peak resident memory afresh (Linux: /proc/self/clear_refs)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def package_phase_seconds(path: Path, peaks: dict[str, float] | None = None) -> tuple[dict[str, float], float]:
+    """CPU seconds per phase of one `package` run (verification off), and the whole run's;
+    `peaks`: filled with each phase's peak resident memory in MB (Linux only), its nested
+    phases included."""
     import importlib
     import tempfile
     from packager.package import build
     spent: dict[str, float] = {}
+    open_phases: list[str] = []
     originals = []
     for label, module_name, name in PACKAGE_PHASES:
         module = importlib.import_module(module_name)
@@ -188,11 +222,18 @@ def package_phase_seconds(path: Path) -> tuple[dict[str, float], float]:
         real = getattr(owner, name)
 
         def timed(*args, _real=real, _label=label, **kwargs):
+            if peaks is not None and _reset_peak():
+                open_phases.append(_label)
             start = time.process_time()
             try:
                 return _real(*args, **kwargs)
             finally:
                 spent[_label] = spent.get(_label, 0.0) + time.process_time() - start
+                if peaks is not None and open_phases and open_phases[-1] == _label:
+                    open_phases.pop()
+                    high = (_resident_kb("VmHWM") or 0) / 1024
+                    for name in (_label, *open_phases):  # an outer phase's peak covers its inner ones
+                        peaks[name] = max(peaks.get(name, 0.0), high)
         originals.append((owner, name, real))
         setattr(owner, name, timed)
     try:
@@ -206,16 +247,71 @@ def package_phase_seconds(path: Path) -> tuple[dict[str, float], float]:
     return spent, total
 
 
-def render_package_phases(path_of: Callable[[int], Path], sizes: list[int], exponent: Callable) -> str:
+def verification_seconds(path: Path) -> tuple[float, float, str]:
+    """`package FILE` with verification on: (CPU seconds of the parent inside the verification,
+    CPU seconds of its TFLite Micro child processes, the verdict's first words). The synthetic
+    models carry placeholder weights, so TFLite Micro's outputs may differ from the original's:
+    the time is what counts here."""
+    import resource
+    import tempfile
+    from packager.errors import PackagerError
+    from packager.package import build
+    real, got = build.verify_package, {}
+
+    def timed(*args, **kwargs):
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.process_time()
+        try:
+            result = real(*args, **kwargs)
+            got["verdict"] = result.status
+            return result
+        except PackagerError as e:
+            got["verdict"] = "refused: outputs differ" if "differs" in str(e) else "refused"
+            raise
+        finally:
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            got["parent"] = time.process_time() - start
+            got["child"] = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+    build.verify_package = timed
+    try:
+        with tempfile.TemporaryDirectory() as out:
+            try:
+                build.package(path, Path(out) / "out", strategy="best", verify=True)
+            except PackagerError:
+                pass
+    finally:
+        build.verify_package = real
+    return got.get("parent", 0.0), got.get("child", 0.0), got.get("verdict", "not run")
+
+
+def render_package_phases(path_of: Callable[[int], Path], sizes: list[int], exponent: Callable,
+                          verify: bool = True) -> str:
     rows = {label: Row(label) for label, _, _ in PACKAGE_PHASES}
+    memory = {label: Row(label) for label, _, _ in PACKAGE_PHASES}
     whole = Row("package (whole run, this process)")
+    child = Row("verification: TFLite Micro child processes (a separate run, verify on)")
+    parent = Row("verification: this process (prediction, files for the child)")
     for n in sizes:
-        spent, total = package_phase_seconds(path_of(n))
+        peaks: dict[str, float] = {}
+        spent, total = package_phase_seconds(path_of(n), peaks)
         for label, row in rows.items():
             if label in spent:
                 row.seconds[n] = spent[label]
             else:
                 row.notes[n] = "not run"
+            if label in peaks:
+                memory[label].notes[n] = f"{peaks[label]:.0f}"
+            else:
+                memory[label].notes[n] = "-"
         whole.seconds[n] = total
+        if verify:
+            mine, theirs, verdict = verification_seconds(path_of(n))
+            parent.seconds[n], child.seconds[n] = mine, theirs
+            if verdict not in ("verified",):
+                child.notes[n] = f"{theirs:.3f} ({verdict})"
         print(f"  package phases at {n:,}: done", file=sys.stderr, flush=True)
-    return render_phases([*rows.values(), whole], sizes, exponent)
+    extra = [parent, child] if verify else []
+    cpu_table = render_phases([*rows.values(), whole, *extra], sizes, exponent)
+    peak_table = render_phases(list(memory.values()), sizes, lambda seconds: None, "phase (peak MB)")
+    return (cpu_table + "\n\nPeak resident memory (MB) of this process during each phase, nested phases "
+            "included (the whole run's peak is the largest):\n\n" + peak_table)

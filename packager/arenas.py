@@ -24,7 +24,7 @@ from packager.dynamic.symbolic import Value
 from packager.errors import PackagerError, PlanError
 from packager.kernels.tflm_scratch import scratch_records
 from packager.lifetimes import ArenaLifetimes, model_lifetimes
-from packager.model import Model
+from packager.model import Model, derived
 from packager.plan.offsets import greedy_by_size_tflm
 from packager.plan.portfolio import Outcome, PortfolioResult, run_portfolio, validate
 from packager.plan.problem import Problem
@@ -110,6 +110,16 @@ class ArenaToPlan:
 
 
 def problem_of(arena: ArenaLifetimes) -> Problem:
+    """One Problem per arena: planning, the sidecar plan and its check ask for the same arena's
+    lower bounds, which cost seconds at 100,000 records (kept beside the immutable arena; callers
+    must not modify it)."""
+    memo = arena.__dict__
+    if "_problem" not in memo:
+        memo["_problem"] = _new_problem(arena)
+    return memo["_problem"]
+
+
+def _new_problem(arena: ArenaLifetimes) -> Problem:
     sem = SEMANTICS[arena.semantics]
     return Problem(records=arena.records, alignment=sem.alignment, whole_run=arena.whole_run,
                    aliases=dict(arena.aliases), alias_intervals=dict(arena.alias_intervals))
@@ -121,6 +131,16 @@ def arenas_to_plan(model: Model, semantics: str, bindings: Bindings | None = Non
     kernels' scratch buffers in the arena (TFLite Micro), they are records too (unless
     `kernel_scratch` is off: the model's tensors alone), so the plan leaves room for them. With
     dynamic shapes, every record (data-dependent outputs too) is at its largest size."""
+    if bindings is None and SEMANTICS.get(semantics) is not None:
+        # Once per model (planning, the check of the plan and of the offline model ask again);
+        # a new list each time.
+        return list(derived(model, ("arenas_to_plan", semantics, kernel_scratch),
+                            lambda: tuple(_arenas_to_plan(model, semantics, None, kernel_scratch))))
+    return _arenas_to_plan(model, semantics, bindings, kernel_scratch)
+
+
+def _arenas_to_plan(model: Model, semantics: str, bindings: Bindings | None,
+                    kernel_scratch: bool) -> list[ArenaToPlan]:
     sem = SEMANTICS[semantics]
     out = []
     for arena in model_lifetimes(model, semantics, plan_dynamic=bindings is not None):

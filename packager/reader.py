@@ -18,6 +18,7 @@ import numpy as np
 from packager.errors import ModelError
 from packager.model import (ELEMENT_BITS, MAX_TENSOR_BYTES, Buffer, Model, Operator,
                             OperatorCode, SignatureDef, Subgraph, Tensor)
+from packager.reader_columns import Columns, Unusual, operator_fields, plain_tensors
 from schemas.tflite import BuiltinOperator, BuiltinOptions, TensorType
 from schemas.tflite.Model import Model as FbModel
 
@@ -213,6 +214,12 @@ _Q_ZERO_POINT = _slot("QuantizationParameters", "ZeroPointIsNone")
 _OP_CODE, _OP_OPTIONS_TYPE = _slot("Operator", "OpcodeIndex"), _slot("Operator", "BuiltinOptionsType")
 _OP_OPTIONS = _slot("Operator", "BuiltinOptions")
 _SG_TENSORS, _SG_OPERATORS = _slot("SubGraph", "Tensors"), _slot("SubGraph", "Operators")
+_TENSOR_SLOTS = {"type": _T_TYPE, "shape": _SLOT["Tensor.Shape"], "name": _T_NAME, "buffer": _T_BUFFER,
+                 "is_variable": _T_VARIABLE, "signature": _SLOT["Tensor.ShapeSignature"],
+                 "quantization": _T_QUANT, "sparsity": _T_SPARSITY}
+_OPERATOR_SLOTS = {"opcode": _OP_CODE, "options_type": _OP_OPTIONS_TYPE, "options": _OP_OPTIONS,
+                   "inputs": _SLOT["Operator.Inputs"], "outputs": _SLOT["Operator.Outputs"],
+                   "intermediates": _SLOT["Operator.Intermediates"]}
 
 
 class _Parser:
@@ -224,6 +231,7 @@ class _Parser:
             raise ModelError(f"corrupt or truncated model: the file ends at byte {len(data):,}; "
                              f"the model needs {root + 4:,} bytes")
         self.fb = FbModel.GetRootAs(data, 0)
+        self.columns = Columns(data)
 
     # -- safe access helpers -------------------------------------------------------------------
     def _count(self, n: int, what: str, min_elem_bytes: int = 4) -> int:
@@ -348,8 +356,12 @@ class _Parser:
 
     def _subgraph(self, index, sg, opcodes, n_buffers, n_subgraphs) -> Subgraph:
         pos = sg._tab.Pos
-        tensors = tuple(self._tensor(i, t, index)
-                        for i, t in enumerate(self.tables.tables(pos, _SG_TENSORS, "tensors")))
+        tensor_tables = self.tables.tables(pos, _SG_TENSORS, "tensors")
+        try:
+            tensors = tuple(plain_tensors(self.columns, tensor_tables, _TENSOR_SLOTS, _TYPE_NAMES, ELEMENT_BITS,
+                                          MAX_TENSOR_BYTES, Tensor, lambda i, t: self._tensor(i, t, index)))
+        except Unusual:
+            tensors = tuple(self._tensor(i, t, index) for i, t in enumerate(tensor_tables))
         n = len(tensors)
 
         def check(ids: tuple[int, ...], what: str, optional: bool = False) -> tuple[int, ...]:
@@ -359,8 +371,10 @@ class _Parser:
                                      f"but the subgraph has {n} tensors")
             return ids
 
-        ops = []
-        for i, op in enumerate(self.tables.tables(pos, _SG_OPERATORS, "operators")):
+        op_tables = self.tables.tables(pos, _SG_OPERATORS, "operators")
+        ops = self._plain_operators(op_tables, opcodes, n)
+        slow_ops: list[Operator] = []
+        for i, op in enumerate(op_tables if ops is None else ()):
             oi = self.tables.u32(op, _OP_CODE)
             if oi >= len(opcodes):
                 raise ModelError(f"subgraph {index} operator {i}: operator code {oi} does not exist "
@@ -374,15 +388,37 @@ class _Parser:
                 if not 0 <= r < n_subgraphs:
                     raise ModelError(f"subgraph {index} {where} runs subgraph {r}, "
                                      f"but the model has {n_subgraphs}")
-            ops.append(Operator(index=i, opcode=code,
+            slow_ops.append(Operator(index=i, opcode=code,
                                 inputs=check(self._int32s(op, _SLOT["Operator.Inputs"]), where + " input", optional=True),
                                 outputs=check(self._int32s(op, _SLOT["Operator.Outputs"]), where + " output", optional=True),
                                 intermediates=check(self._int32s(op, _SLOT["Operator.Intermediates"]), where + " intermediate"),
                                 options=options, subgraphs=refs))
+        ops = slow_ops if ops is None else ops
         return Subgraph(index=index, name=self._str(sg.Name()), tensors=tensors,
                         inputs=check(self._int32s(pos, _SLOT["SubGraph.Inputs"]), "inputs", optional=True),
                         outputs=check(self._int32s(pos, _SLOT["SubGraph.Outputs"]), "outputs", optional=True),
                         operators=tuple(ops))
+
+    def _plain_operators(self, tables: list[int], opcodes: tuple[OperatorCode, ...],
+                         n_tensors: int) -> list[Operator] | None:
+        """The operators read column by column (reader_columns.py); None when any is unusual, or
+        runs a subgraph: the table-by-table loop then reads them all."""
+        try:
+            codes, kinds, options, inputs, outputs, intermediates = operator_fields(
+                self.columns, tables, _OPERATOR_SLOTS, n_tensors, len(opcodes))
+        except Unusual:
+            return None
+        ops = []
+        for i, (c, kind, table, ins, outs, inter) in enumerate(zip(codes, kinds, options, inputs, outputs,
+                                                                  intermediates)):
+            code = opcodes[c]
+            if code.name in _SUBGRAPH_FIELDS:
+                return None
+            table_name = _OPTION_TABLES.get(kind)
+            lazy = _LazyOptions(self, table_name, table) if table_name is not None and table else {}
+            ops.append(Operator(index=i, opcode=code, inputs=ins, outputs=outs, intermediates=inter,
+                                options=lazy, subgraphs=()))
+        return ops
 
     def _options(self, op: int) -> Mapping[str, object]:
         kind = self.tables.u8(op, _OP_OPTIONS_TYPE)
@@ -427,7 +463,8 @@ class _Parser:
     @staticmethod
     def _with_constants(sg: Subgraph, buffers: tuple[Buffer, ...]) -> Subgraph:
         from dataclasses import replace
-        tensors = tuple(replace(t, has_data=buffers[t.buffer].size > 0) if t.buffer else t for t in sg.tensors)
+        tensors = tuple(replace(t, has_data=buffers[t.buffer].size > 0)
+                        if t.buffer and t.has_data != (buffers[t.buffer].size > 0) else t for t in sg.tensors)
         return replace(sg, tensors=tensors)
 
 

@@ -26,9 +26,10 @@ def is_identifier(text: str) -> bool:
 def comment_text(text: str) -> str:
     """Text that is safe inside /* */ : printable ASCII only, no comment delimiters, no trigraphs
     (C99 replaces ??x even inside comments, and gcc -Wall warns about it)."""
-    text = "".join(c if " " <= c <= "~" else "?" for c in text)
+    if not (text.isascii() and text.isprintable()):  # the usual line needs no character replaced
+        text = "".join(c if " " <= c <= "~" else "?" for c in text)
     text = text.replace("*/", "*_/").replace("/*", "/_*")
-    return re.sub(r"\?(?=\?)", "?_", text)
+    return re.sub(r"\?(?=\?)", "?_", text) if "??" in text else text
 
 
 def int_rows(values: Sequence[int], per_row: int = 12, indent: str = "    ") -> list[str]:

@@ -34,6 +34,12 @@ def render_header(prefix: str, source: str, size: int, note: str) -> str:
 
 
 def render_source(prefix: str, data: bytes) -> str:
+    return render_source_bytes(prefix, data).decode("ascii")
+
+
+def render_source_bytes(prefix: str, data: bytes) -> bytes:
+    """The .c file's bytes, made without a text copy of them: for a model of tens of megabytes
+    the text is six times its size, and each copy counts in the peak memory of `package`."""
     P = prefix.upper()
     lines = block_comment([f"{prefix}_model.c: the bytes of {prefix}_model.h, written by tflpack.",
                            "Generated: do not edit."])
@@ -60,21 +66,25 @@ def render_source(prefix: str, data: bytes) -> str:
     rest = ["    " + " ".join(map(_HEX.__getitem__, data[i:i + BYTES_PER_ROW]))
             for i in range(full, len(data), BYTES_PER_ROW)]
     tail = ["};", "", f"const size_t {prefix}_model_len = {P}_MODEL_BYTES;", ""]
-    return "\n".join(lines) + "\n" + _full_rows(data[:full]) + "\n".join(rest + tail)
+    head, end = ("\n".join(lines) + "\n").encode("ascii"), "\n".join(rest + tail).encode("ascii")
+    return b"".join((head, _full_rows(memoryview(data)[:full]), end))
 
 
 # "0xNN, " for each byte value: a row is 4 spaces, 12 of these without the last space, a newline.
 _CELLS = np.frombuffer("".join(f"0x{b:02x}, " for b in range(256)).encode("ascii"), np.uint8).reshape(256, 6)
 
 
-def _full_rows(data: bytes) -> str:
+_ROWS_AT_ONCE = 1 << 16  # rows formatted per step: bounds the temporary array to a few megabytes
+
+
+def _full_rows(data: bytes | memoryview) -> memoryview:
     """Rows of BYTES_PER_ROW bytes each, every row ending in a newline, built as one array (a
     model of tens of megabytes has millions of bytes to format)."""
-    if not data:
-        return ""
-    cells = _CELLS[np.frombuffer(data, np.uint8)].reshape(-1, BYTES_PER_ROW * 6)
-    rows = np.empty((cells.shape[0], 4 + BYTES_PER_ROW * 6), np.uint8)
+    values = np.frombuffer(data, np.uint8).reshape(-1, BYTES_PER_ROW)
+    rows = np.empty((values.shape[0], 4 + BYTES_PER_ROW * 6), np.uint8)
     rows[:, :4] = ord(" ")
-    rows[:, 4:-1] = cells[:, :-1]
-    rows[:, -1] = ord("\n")
-    return rows.tobytes().decode("ascii")
+    cells = rows[:, 4:].reshape(-1, BYTES_PER_ROW, 6)
+    for start in range(0, values.shape[0], _ROWS_AT_ONCE):
+        cells[start:start + _ROWS_AT_ONCE] = _CELLS[values[start:start + _ROWS_AT_ONCE]]
+    rows[:, -1] = ord("\n")  # the last cell's space
+    return memoryview(rows.reshape(-1))

@@ -30,8 +30,12 @@ def _attrs(attrs: Attrs) -> str:
     for key, value in attrs.items():
         if value is None:
             continue
-        text = num(value) if isinstance(value, float) else str(value)
-        parts.append(f' {key}="{escape(text)}"')
+        if isinstance(value, float):
+            parts.append(f' {key}="{num(value)}"')  # digits, '-' and '.': nothing to escape
+        elif type(value) is int:
+            parts.append(f' {key}="{value}"')
+        else:
+            parts.append(f' {key}="{escape(str(value))}"')
     return "".join(parts)
 
 

@@ -133,7 +133,7 @@ def build_files(plan: PackagePlan, model: Model, prefix: str,
     source_name = f"{prefix}.tflite" if SEMANTICS[plan.semantics].offline_plan else plan.source.file
     files[f"{prefix}_model.h"] = (model_array.render_header(prefix, source_name, len(embedded), embedded_note)
                                   .encode("ascii"), "C array declaration (16-byte aligned, const)")
-    files[f"{prefix}_model.c"] = (model_array.render_source(prefix, embedded).encode("ascii"),
+    files[f"{prefix}_model.c"] = (model_array.render_source_bytes(prefix, embedded),
                                   f"C array of the model bytes ({embedded_note})")
     notes += model_notes(plan, model, unmodelled_ops)
     return files, notes

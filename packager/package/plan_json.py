@@ -8,9 +8,14 @@ written only for a model with dynamic shapes, so a static model's file has none 
 from __future__ import annotations
 
 import json
+from itertools import chain
 from typing import Any
 
-from packager.emit.json_text import dumps_indented
+from json.encoder import encode_basestring
+
+from packager.emit.json_text import Written, dumps_indented_bytes
+
+_INDENT = "  "
 from packager.errors import PlanError
 from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
                                    PassSection, PersistentEntry, RuntimeArena, SourceModel, SymbolEntry,
@@ -20,7 +25,9 @@ _RUNTIME_ARENA_FIELDS = ("runtime", "target", "arena_bytes", "head_bytes", "tail
                          "setup_bytes", "exact", "modelled", "rule", "reason")
 
 
-def to_dict(plan: PackagePlan) -> dict[str, Any]:
+def to_dict(plan: PackagePlan, fast: bool = False) -> dict[str, Any]:
+    """The plan as a JSON document; `fast`: each offset plan's tensor list as text already written
+    (json_text.Written), for dumps only."""
     doc = {
         "format": plan.format,
         "format_version": plan.format_version,
@@ -29,7 +36,7 @@ def to_dict(plan: PackagePlan) -> dict[str, Any]:
                    "subgraph_tensor_counts": list(plan.source.subgraph_tensor_counts)},
         "semantics": plan.semantics,
         "alignment": plan.alignment,
-        "arenas": [_arena(a) for a in plan.arenas],
+        "arenas": [_arena(a, fast) for a in plan.arenas],
     }
     if plan.symbols:
         doc["symbols"] = [{"name": s.name, "source": s.source, "data_dependent": s.data_dependent,
@@ -41,14 +48,15 @@ def to_dict(plan: PackagePlan) -> dict[str, Any]:
     return doc
 
 
-def _arena(a: ArenaSection) -> dict[str, Any]:
+def _arena(a: ArenaSection, fast: bool = False) -> dict[str, Any]:
     doc = {
         "subgraph": a.subgraph,
         "inline": a.inline,
         "steps": a.steps,
         "offsets": {"strategy": a.offsets.strategy, "arena_bytes": a.offsets.arena_bytes,
                     "lower_bound": a.offsets.lower_bound,
-                    "tensors": [_tensor(t) for t in a.offsets.tensors],
+                    "tensors": _tensors_written(a.offsets.tensors) if fast else
+                    [_tensor(t) for t in a.offsets.tensors],
                     "optimal": a.offsets.optimal},
         "objects": {"strategy": a.objects.strategy, "total_bytes": a.objects.total_bytes,
                     "lower_bound": a.objects.lower_bound, "optimal": a.objects.optimal,
@@ -74,9 +82,39 @@ def _tensor(t: TensorEntry) -> dict[str, Any]:
     return doc
 
 
+def _tensors_written(tensors: tuple[TensorEntry, ...]) -> Written:
+    """The tensor entries' text at a level, as dumps_indented would write the list of their dicts
+    (keys sorted), from one format per entry: the general writer costs a second at 100,000."""
+    def render(level: int) -> list[str]:
+        if not tensors:
+            return ["[]"]
+        pad, key, dim = ("\n" + _INDENT * (level + k) for k in (1, 2, 3))
+        end_shape = key + "]"
+        head = [("{" if i == 0 else ",") + key + f'"{k}": ' for i, k in enumerate(_TENSOR_KEYS)]
+        text_of = encode_basestring
+        out, before = [], "[" + pad
+        for t in tensors:
+            shape = "[" + dim + ("," + dim).join(map(str, t.shape)) + end_shape if t.shape else "[]"
+            alias = "null" if t.alias_of is None else str(t.alias_of)
+            expr = "" if t.size_expr is None else "," + key + '"size_expr": ' + text_of(t.size_expr)
+            out.append(f"{before}{head[0]}{alias}{head[1]}{t.first_op}{head[2]}{t.index}{head[3]}{text_of(t.kind)}"
+                       f"{head[4]}{t.last_op}{head[5]}{text_of(t.name)}{head[6]}{t.offset}{head[7]}{t.pass_}"
+                       f"{head[8]}{shape}{head[9]}{t.size}{expr}{head[10]}{t.subgraph}{head[11]}{t.tensor}"
+                       f"{head[12]}{text_of(t.type)}{pad}}}")
+            before = "," + pad
+        out.append("\n" + _INDENT * level + "]")
+        return out
+    return Written(render)
+
+
+# the keys of a tensor entry in sorted order, but for size_expr (written after size when present)
+_TENSOR_KEYS = ("alias_of", "first_op", "index", "kind", "last_op", "name", "offset", "pass", "shape",
+                "size", "subgraph", "tensor", "type")
+
+
 def dumps(plan: PackagePlan) -> bytes:
     # The text of json.dumps(indent=2, sort_keys=True, ensure_ascii=False), written faster.
-    return (dumps_indented(to_dict(plan)) + "\n").encode("utf-8")
+    return dumps_indented_bytes(to_dict(plan, fast=True), end="\n")
 
 
 def loads(data: bytes) -> PackagePlan:
@@ -118,18 +156,59 @@ def _arena_from(a: dict[str, Any]) -> ArenaSection:
     return ArenaSection(
         subgraph=_int(a["subgraph"]), inline=_bool(a["inline"]), steps=_int(a["steps"]),
         offsets=OffsetSection(_str(off["strategy"]), _int(off["arena_bytes"]), _int(off["lower_bound"]),
-                              tuple(_tensor_from(t) for t in off["tensors"]),
+                              _tensors_from(off["tensors"]),
                               _bool(off.get("optimal", False))),
         objects=ObjectSection(_str(obj["strategy"]), _int(obj["total_bytes"]), _int(obj["lower_bound"]),
                               tuple(_int(s) for s in obj["object_sizes"]),
-                              tuple((_int(t["index"]), _int(t["object"])) for t in obj["tensors"]),
+                              _pairs_from(obj["tensors"], "object"),
                               _bool(obj.get("optimal", False))),
         persistent=tuple(PersistentEntry(_int(p["index"]), _int(p["subgraph"]), _int(p["tensor"]),
                                          _str(p["name"]), _int(p["size"])) for p in a["persistent"]),
         persistent_bytes=_int(a["persistent_bytes"]),
         passes=None if "passes" not in a else PassSection(
             _int(a["passes"]["arena_bytes"]),
-            tuple((_int(t["index"]), _int(t["offset"])) for t in a["passes"]["tensors"])))
+            _pairs_from(a["passes"]["tensors"], "offset")))
+
+
+_INT_FIELDS = ("index", "subgraph", "tensor", "offset", "size", "first_op", "last_op", "pass")
+_STR_FIELDS = ("kind", "name", "type")
+_ABSENT = object()
+
+
+def _tensors_from(entries: list[dict[str, Any]]) -> tuple[TensorEntry, ...]:
+    """The tensor entries read field by field over the whole list (per-entry checks cost a second
+    at 100,000 tensors); anything unexpected is read again entry by entry, for its error."""
+    try:
+        ints = {k: [t[k] for t in entries] for k in _INT_FIELDS}
+        strs = {k: [t[k] for t in entries] for k in _STR_FIELDS}
+        shapes, aliases = [t["shape"] for t in entries], [t["alias_of"] for t in entries]
+        exprs = [t.get("size_expr", _ABSENT) for t in entries]
+    except (KeyError, TypeError, AttributeError):
+        return tuple(_tensor_from(t) for t in entries)
+    plain = (_all_of(int, *ints.values()) and _all_of(str, *strs.values()) and _all_of(list, shapes)
+             and _all_of(int, list(chain.from_iterable(shapes))) and _all_of(int, [a for a in aliases if a is not None])
+             and _all_of(str, [e for e in exprs if e is not _ABSENT]))
+    if not plain:
+        return tuple(_tensor_from(t) for t in entries)
+    return tuple(map(TensorEntry, ints["index"], ints["subgraph"], ints["tensor"], strs["kind"], strs["name"],
+                     strs["type"], map(tuple, shapes), ints["offset"], ints["size"], ints["first_op"],
+                     ints["last_op"], aliases, ints["pass"], (None if e is _ABSENT else e for e in exprs)))
+
+
+def _all_of(kind: type, *columns: list) -> bool:
+    """Every value of every column of exactly this type (bool is not an int here)."""
+    return all(set(map(type, c)) <= {kind} for c in columns)
+
+
+def _pairs_from(entries: list[dict[str, Any]], second: str) -> tuple[tuple[int, int], ...]:
+    """(index, `second`) of each entry, both integers; read column by column, like the tensors."""
+    try:
+        firsts, seconds = [t["index"] for t in entries], [t[second] for t in entries]
+    except (KeyError, TypeError, AttributeError):
+        firsts = seconds = None
+    if firsts is None or not _all_of(int, firsts, seconds):
+        return tuple((_int(t["index"]), _int(t[second])) for t in entries)
+    return tuple(zip(firsts, seconds))
 
 
 def _tensor_from(t: dict[str, Any]) -> TensorEntry:
