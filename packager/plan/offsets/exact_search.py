@@ -70,6 +70,7 @@ class SearchResult:
     nodes: int
     time_limit_hit: bool
     stopped: str = ""  # why the search left a gap to its bound open, in words ("" when closed)
+    nodes_to_best: int = 0  # nodes spent when the best plan was found (0: the plan it started from)
 
 
 def granule(records: Sequence[UsageRecord], alignment: int) -> int:
@@ -190,11 +191,12 @@ class _Probe:
         inst, offset, min_offset, rank = self.inst, self.offset, self.min_offset, self.rank
         size, first, last, neighbours = inst.size, inst.first, inst.last, inst.neighbours
         total, capacity, align = self.total, self.capacity, inst.alignment
-        unplaced = [k for k in members if offset[k] < 0]
-        if not unplaced:
+        stride = self.stride  # by minimum offset, then preorder rank, then k, as one integer key
+        keys = [(min_offset[k] * stride + rank[k]) * stride + k for k in members if offset[k] < 0]
+        if not keys:
             return True
-        stride = self.stride  # by minimum offset, then preorder rank, as one integer key
-        unplaced.sort(key=lambda k: min_offset[k] * stride + rank[k])
+        keys.sort()  # plain integers: no key function called per record
+        unplaced = [key % stride for key in keys]
         lowest_top = min(min_offset[k] + size[k] for k in unplaced)
         # Section inference with a monotonic floor: once a record goes at `at`, nothing below `at`
         # is placed any more, so every section needs max(its floor, at) + its bytes-to-place under
@@ -367,7 +369,8 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
         stopped = (f"no progress in {patience:,} nodes" if state.gave_up
                    else f"node budget of {node_budget:,} spent")
     return SearchResult(tuple(state.best_offsets), state.best, state.best <= state.lo,
-                        min(state.lo, state.best), state.spent, state.timed_out, stopped)
+                        min(state.lo, state.best), state.spent, state.timed_out, stopped,
+                        state.nodes_to_best)
 
 
 class _Gap:
@@ -379,16 +382,25 @@ class _Gap:
         self.lo, self.best_offsets, self.best = lo, best_offsets, best
         self.unanswered = lo - inst.granule  # the highest capacity a probe left open (out of its share)
         self.spent, self.timed_out, self.gave_up = 0, False, False
+        self.nodes_to_best = 0  # nodes spent when the best plan was found (0: the one it started from)
+        self.open: dict[int, _CapacityProbe] = {}  # unanswered probes by capacity, resumed when met again
 
     def probe(self, capacity: int, share: int) -> bool:
-        """One probe; True when it made progress (a better plan, or `lo` raised)."""
-        found, complete, used, self.timed_out = fits(self.inst, capacity, max(1, share), self.deadline)
+        """One probe (resumed if this capacity was probed before); True when it made progress
+        (a better plan, or `lo` raised)."""
+        capacity -= capacity % self.inst.granule
+        probe = self.open.pop(capacity, None) or _CapacityProbe(self.inst, capacity)
+        used, self.timed_out = probe.run(max(1, share), self.deadline)
         self.spent += used
+        found, complete = probe.found, probe.complete
+        if not complete:
+            self.open[capacity] = probe
         if found is not None:
             offsets = [0] * len(self.records)
             for k, i in enumerate(self.inst.ids):
                 offsets[i] = found[k]
             self.best_offsets, self.best = offsets, arena_of(self.records, offsets)
+            self.nodes_to_best = self.spent
             return True
         if complete:  # every capacity up to the probed one's granule is infeasible
             step = self.inst.granule
@@ -401,12 +413,15 @@ class _Gap:
         """Probe the bound with half the budget (MiniMalloc's instances meet it), then bisect
         between the gap's floor and the best plan with half of what is left each time: a packing
         lowers the best plan, an exhausted probe raises `lo`, an unanswered one raises the floor
-        of the next probes. Stop (`gave_up`) once `patience` nodes pass without progress."""
+        of the next probes. When every capacity below the plan was left open, the bisection starts
+        again with what is left (an open probe goes on where it stopped), so the whole budget is
+        used. Stop (`gave_up`) once `patience` nodes pass without progress."""
         quiet = 0  # nodes since the last progress
         while self.lo < self.best and self.spent < node_budget and not self.timed_out:
             low = max(self.lo, self.unanswered + self.inst.granule)
-            if low >= self.best:
-                break
+            if low >= self.best:  # every capacity below the plan left open: again, with more nodes
+                self.unanswered = self.lo - self.inst.granule
+                low = self.lo
             if quiet >= patience:
                 self.gave_up = True
                 break
