@@ -468,10 +468,11 @@ def check_optimal_claim(records: Sequence[UsageRecord], alignment: int, arena: i
                         node_budget: int) -> ClaimCheck:
     """Re-prove that no plan of `records` has an arena below `arena`.
 
-    A claim at the lower bound needs nothing more. Above it, a proof is one exhausted probe at
-    `arena - 1` (infeasibility is monotone: nothing smaller fits either), which is exactly the probe
-    that closed the search's gap; the probe is deterministic, so within `node_budget` nodes it
-    reaches the same answer the search did."""
+    A claim at the lower bound (rounded up to the granule) needs nothing more. Above it, a proof
+    is one exhausted probe at `arena - 1`, rounded down to the granule (infeasibility is monotone:
+    nothing smaller fits either), which is the probe that closed the search's gap; the probe is
+    deterministic, and run in one go it needs no more nodes than the search's probe given in
+    shares, so within `node_budget` nodes it reaches the same answer the search did."""
     alignment = max(1, alignment)
     inst = _Instance(records, alignment)
     if arena <= round_up(aligned_lower_bound(records, alignment), inst.granule):
