@@ -55,6 +55,55 @@ def test_proves_the_optimum_brute_force_finds(seed):
         assert result.arena == brute_force(records, alignment), (records, alignment)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_capacities_in_steps_of_the_granule_keep_the_optimum(seed):
+    # Sizes sharing a factor, with alignments that divide it, do not, or share part of it: the
+    # search probes capacities in steps of the granule only, and still proves what brute force finds.
+    rng = random.Random(100 + seed)
+    for _ in range(40):
+        factor = rng.choice([2, 3, 6, 12])
+        records = [UsageRecord(r.tensor, r.first_op, r.last_op, r.size * factor)
+                   for r in random_records(rng)]
+        alignment = rng.choice([1, 4, 8, 9])
+        result = exact_search.search(records, alignment, node_budget=1_000_000)
+        assert result.proven_optimal, (records, alignment)
+        assert result.arena == brute_force(records, alignment), (records, alignment)
+
+
+def test_the_granule_of_sizes_and_alignment():
+    sized = [UsageRecord(i, 0, 0, s) for i, s in enumerate([0, 2048, 3072, 1024])]
+    assert exact_search.granule(sized, 1) == 1024  # an alignment dividing the sizes' gcd keeps it
+    assert exact_search.granule(sized, 64) == 1024
+    assert exact_search.granule(sized, 4096) == 1024  # aligned tops of 1 KiB multiples stay there
+    assert exact_search.granule(sized, 96) == 32  # the gcd with the alignment
+    assert exact_search.granule([UsageRecord(0, 0, 0, 0)], 16) == 1  # nothing to place
+
+
+def test_an_instance_in_kib_is_searched_as_in_bytes():
+    # D's sizes are KiB multiples: searched in bytes it probes the same capacities in steps of
+    # 1,024 as its copy in KiB does in steps of 1 (a search in bytes used to spend its tail on
+    # capacities no packing can have), so the nodes are the same and the arena 1,024 times.
+    records = read_records_csv_or_skip("D")
+    in_kib = [UsageRecord(r.tensor, r.first_op, r.last_op, r.size // 1024) for r in records]
+    assert exact_search.granule(records, 1) == 1024 and exact_search.granule(in_kib, 1) == 1
+    kib = exact_search.search(in_kib, 1, node_budget=3_000)
+    byte = exact_search.search(records, 1, node_budget=3_000)
+    assert byte.arena > offset_lower_bound(records)  # a gap left: the probes below the best ran
+    assert (byte.arena, byte.proven_optimal, byte.nodes, byte.lower_bound) == (
+        kib.arena * 1024, kib.proven_optimal, kib.nodes, kib.lower_bound * 1024)
+
+
+def test_a_probe_given_its_nodes_in_shares_reaches_the_answer_of_one_call():
+    records = read_records_csv_or_skip("A")
+    inst = exact_search._Instance(records, 1)
+    found, complete, used, _ = exact_search.fits(inst, CAPACITY, 400_000, None)
+    assert complete and found is not None
+    probe = exact_search._CapacityProbe(inst, CAPACITY)
+    while not probe.complete:
+        probe.run(5_000, None)
+    assert probe.found == found and probe.spent >= used  # a run cut by a share starts again
+
+
 def test_never_worse_than_the_plan_it_starts_from():
     records = read_records_csv_or_skip("A")
     start = exact_search.plan(records, 1, node_budget=2_000)  # first fit, then a little search

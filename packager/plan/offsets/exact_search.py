@@ -36,6 +36,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass
+from math import gcd
 from typing import Sequence
 
 from packager.plan.offsets.local_search import (OrderDecoder, aligned_lower_bound, conflict_lists,
@@ -69,6 +70,29 @@ class SearchResult:
     nodes: int
     time_limit_hit: bool
     stopped: str = ""  # why the search left a gap to its bound open, in words ("" when closed)
+    nodes_to_best: int = 0  # nodes spent when the best plan was found (0: the plan it started from)
+
+
+def granule(records: Sequence[UsageRecord], alignment: int) -> int:
+    """The step every canonical offset and peak is a multiple of.
+
+    A canonical offset is 0 or a placed record's top aligned up; by induction it is a multiple of
+    a step dividing every size and kept by the alignment (the sizes' gcd when the alignment divides
+    it, else their gcd with the alignment). So is every top, and the optimum: a capacity C fits
+    exactly when C rounded down to the step fits, and no capacity strictly between two steps needs
+    a probe (MiniMalloc's instances are in KiB: one probe at peak - 1 KiB proves a peak optimal)."""
+    step = 0
+    for r in records:
+        if r.size > 0:
+            step = gcd(step, r.size)
+    alignment = max(1, alignment)
+    if step == 0:
+        return 1
+    return step if step % alignment == 0 else gcd(step, alignment)
+
+
+def round_up(value: int, step: int) -> int:
+    return -(-value // step) * step
 
 
 class _Instance:
@@ -76,6 +100,7 @@ class _Instance:
 
     def __init__(self, records: Sequence[UsageRecord], alignment: int) -> None:
         self.alignment = max(1, alignment)
+        self.granule = granule(records, self.alignment)
         self.ids = [i for i, r in enumerate(records) if r.size > 0]  # zero-size records take no space
         ends = sorted({records[i].first_op for i in self.ids} | {records[i].last_op + 1 for i in self.ids})
         cell = {t: k for k, t in enumerate(ends)}
@@ -166,11 +191,12 @@ class _Probe:
         inst, offset, min_offset, rank = self.inst, self.offset, self.min_offset, self.rank
         size, first, last, neighbours = inst.size, inst.first, inst.last, inst.neighbours
         total, capacity, align = self.total, self.capacity, inst.alignment
-        unplaced = [k for k in members if offset[k] < 0]
-        if not unplaced:
+        stride = self.stride  # by minimum offset, then preorder rank, then k, as one integer key
+        keys = [(min_offset[k] * stride + rank[k]) * stride + k for k in members if offset[k] < 0]
+        if not keys:
             return True
-        stride = self.stride  # by minimum offset, then preorder rank, as one integer key
-        unplaced.sort(key=lambda k: min_offset[k] * stride + rank[k])
+        keys.sort()  # plain integers: no key function called per record
+        unplaced = [key % stride for key in keys]
         lowest_top = min(min_offset[k] + size[k] for k in unplaced)
         # Section inference with a monotonic floor: once a record goes at `at`, nothing below `at`
         # is placed any more, so every section needs max(its floor, at) + its bytes-to-place under
@@ -263,32 +289,55 @@ class _Probe:
                 cuts[c] += 1
 
 
+class _CapacityProbe:
+    """The probe of one capacity: preorders round robin under a doubling node limit (as MiniMalloc
+    does, so an unlucky preorder cannot stall it), resumable: more nodes later go on where the last
+    share stopped. A run cut short by its share (not by its round's limit) is run again in full."""
+
+    def __init__(self, inst: _Instance, capacity: int) -> None:
+        self.inst, self.capacity = inst, capacity - capacity % inst.granule
+        self.limit = FIRST_ROUND_NODES_PER_RECORD * max(1, len(inst.ids))
+        self.turn = 0  # the next preorder of the round
+        self.complete = False  # a packing found, or the search exhausted
+        self.found: list[int] | None = None
+        self.spent = 0
+
+    def run(self, share: int, deadline: float | None) -> tuple[int, bool]:
+        """Up to `share` more nodes: (nodes spent, timed out)."""
+        used = 0
+        while not self.complete and used < share:
+            allowed = min(self.limit, share - used)
+            probe = _Probe(self.inst, self.capacity, PREORDERS[self.turn], allowed, deadline)
+            try:
+                found = probe.solve()
+            except _Stop:
+                used += probe.nodes - 1
+                if probe.timed_out:
+                    self.spent += used
+                    return used, True
+                if allowed < self.limit:  # cut by the share: this run again next time
+                    break
+                self.turn += 1
+                if self.turn == len(PREORDERS):
+                    self.turn, self.limit = 0, self.limit * 2
+                continue
+            used += probe.nodes
+            self.complete, self.found = True, (list(found) if found is not None else None)
+        self.spent += used
+        return used, False
+
+
 def fits(inst: _Instance, capacity: int, node_budget: int, deadline: float | None
          ) -> tuple[list[int] | None, bool, int, bool]:
     """Probe `capacity`: (offsets or None, complete, nodes spent, timed out).
 
     `complete` is True when the answer is proved: a packing, or an exhausted search. Preorders run
-    round robin under a doubling node limit until one finishes or `node_budget` is spent.
+    round robin under a doubling node limit until one finishes or `node_budget` is spent. The
+    capacity is rounded down to the granule first (the same answer, see `granule`).
     """
-    spent = 0
-    limit = FIRST_ROUND_NODES_PER_RECORD * max(1, len(inst.ids))
-    while spent < node_budget:
-        for heuristic in PREORDERS:
-            allowed = min(limit, node_budget - spent)
-            if allowed <= 0:
-                break
-            probe = _Probe(inst, capacity, heuristic, allowed, deadline)
-            try:
-                found = probe.solve()
-            except _Stop:
-                spent += probe.nodes - 1
-                if probe.timed_out:
-                    return None, False, spent, True
-                continue
-            spent += probe.nodes
-            return (list(found) if found is not None else None), True, spent, False
-        limit *= 2
-    return None, False, spent, False
+    probe = _CapacityProbe(inst, capacity)
+    used, timed_out = probe.run(node_budget, deadline)
+    return probe.found, probe.complete, used, timed_out
 
 
 def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPlan | None = None,
@@ -303,7 +352,7 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     inst = _Instance(records, alignment)
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     n = len(records)
-    bound = max(aligned_lower_bound(records, alignment), lower_bound or 0)
+    bound = round_up(max(aligned_lower_bound(records, alignment), lower_bound or 0), inst.granule)
     if initial is None or len(initial.offsets) != n:  # start from first fit of the greedy order
         initial = OffsetPlan(NAME, tuple(_first_fit(records, alignment)), 0, alignment)
         initial = OffsetPlan(NAME, initial.offsets, arena_of(records, initial.offsets), alignment)
@@ -320,7 +369,8 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
         stopped = (f"no progress in {patience:,} nodes" if state.gave_up
                    else f"node budget of {node_budget:,} spent")
     return SearchResult(tuple(state.best_offsets), state.best, state.best <= state.lo,
-                        min(state.lo, state.best), state.spent, state.timed_out, stopped)
+                        min(state.lo, state.best), state.spent, state.timed_out, stopped,
+                        state.nodes_to_best)
 
 
 class _Gap:
@@ -330,35 +380,48 @@ class _Gap:
                  best_offsets: list[int], best: int, deadline: float | None) -> None:
         self.records, self.inst, self.deadline = records, inst, deadline
         self.lo, self.best_offsets, self.best = lo, best_offsets, best
-        self.unanswered = lo - 1  # the highest capacity a probe left open (out of its share)
+        self.unanswered = lo - inst.granule  # the highest capacity a probe left open (out of its share)
         self.spent, self.timed_out, self.gave_up = 0, False, False
+        self.nodes_to_best = 0  # nodes spent when the best plan was found (0: the one it started from)
+        self.open: dict[int, _CapacityProbe] = {}  # unanswered probes by capacity, resumed when met again
 
     def probe(self, capacity: int, share: int) -> bool:
-        """One probe; True when it made progress (a better plan, or `lo` raised)."""
-        found, complete, used, self.timed_out = fits(self.inst, capacity, max(1, share), self.deadline)
+        """One probe (resumed if this capacity was probed before); True when it made progress
+        (a better plan, or `lo` raised)."""
+        capacity -= capacity % self.inst.granule
+        probe = self.open.pop(capacity, None) or _CapacityProbe(self.inst, capacity)
+        used, self.timed_out = probe.run(max(1, share), self.deadline)
         self.spent += used
+        found, complete = probe.found, probe.complete
+        if not complete:
+            self.open[capacity] = probe
         if found is not None:
             offsets = [0] * len(self.records)
             for k, i in enumerate(self.inst.ids):
                 offsets[i] = found[k]
             self.best_offsets, self.best = offsets, arena_of(self.records, offsets)
+            self.nodes_to_best = self.spent
             return True
-        if complete:
-            self.lo = capacity + 1
+        if complete:  # every capacity up to the probed one's granule is infeasible
+            step = self.inst.granule
+            self.lo = capacity - capacity % step + step
             return True
-        self.unanswered = max(self.unanswered, capacity)
+        self.unanswered = max(self.unanswered, capacity - capacity % self.inst.granule)
         return False
 
     def bisect(self, node_budget: int, patience: int) -> None:
         """Probe the bound with half the budget (MiniMalloc's instances meet it), then bisect
         between the gap's floor and the best plan with half of what is left each time: a packing
         lowers the best plan, an exhausted probe raises `lo`, an unanswered one raises the floor
-        of the next probes. Stop (`gave_up`) once `patience` nodes pass without progress."""
+        of the next probes. When every capacity below the plan was left open, the bisection starts
+        again with what is left (an open probe goes on where it stopped), so the whole budget is
+        used. Stop (`gave_up`) once `patience` nodes pass without progress."""
         quiet = 0  # nodes since the last progress
         while self.lo < self.best and self.spent < node_budget and not self.timed_out:
-            low = max(self.lo, self.unanswered + 1)
-            if low >= self.best:
-                break
+            low = max(self.lo, self.unanswered + self.inst.granule)
+            if low >= self.best:  # every capacity below the plan left open: again, with more nodes
+                self.unanswered = self.lo - self.inst.granule
+                low = self.lo
             if quiet >= patience:
                 self.gave_up = True
                 break
@@ -405,15 +468,15 @@ def check_optimal_claim(records: Sequence[UsageRecord], alignment: int, arena: i
                         node_budget: int) -> ClaimCheck:
     """Re-prove that no plan of `records` has an arena below `arena`.
 
-    A claim at the lower bound needs nothing more. Above it, a proof is one exhausted probe at
-    `arena - 1` (infeasibility is monotone: nothing smaller fits either), which is exactly the probe
-    that closed the search's gap; the probe is deterministic, so within `node_budget` nodes it
-    reaches the same answer the search did."""
+    A claim at the lower bound (rounded up to the granule) needs nothing more. Above it, a proof
+    is one exhausted probe at `arena - 1`, rounded down to the granule (infeasibility is monotone:
+    nothing smaller fits either), which is the probe that closed the search's gap; the probe is
+    deterministic, and run in one go it needs no more nodes than the search's probe given in
+    shares, so within `node_budget` nodes it reaches the same answer the search did."""
     alignment = max(1, alignment)
-    bound = aligned_lower_bound(records, alignment)
-    if arena <= bound:
-        return ClaimCheck(True)
     inst = _Instance(records, alignment)
+    if arena <= round_up(aligned_lower_bound(records, alignment), inst.granule):
+        return ClaimCheck(True)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * len(inst.ids) + 1000))
     try:
