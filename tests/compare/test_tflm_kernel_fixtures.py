@@ -95,3 +95,16 @@ def test_the_set_up_fixtures_are_set_by_prepare_s_temporaries(folder):
         assert prediction.setup > prediction.head + prediction.tail, build.__name__
     sg = read_model(written("setup_conv", folder)).subgraphs[0]
     assert len(tflm_arena.prepare_temp_tensors(sg.operators[0], sg)) == 7
+
+
+def test_relu6_takes_its_eight_byte_opdata_and_the_planning_step_sets_its_arena(folder):
+    """Relu6OpData is two int32 (8 B, one 16-B slot in the tail, not two): a single RELU6 needs
+    736 B, which the planning step sets; 16 B more would be an over-estimate."""
+    path = written("relu6_planning", folder)
+    model = read_model(path)
+    prediction = predict_whole_arena(model)
+    assert (prediction.arena, prediction.binding) == (736, "set-up")
+    assert prediction.setup > prediction.head + prediction.tail
+    result = smallest_arena(path, model, hint=prediction.arena)
+    assert isinstance(result, SmallestArena)
+    assert result.arena == 736
