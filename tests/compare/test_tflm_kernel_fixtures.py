@@ -95,3 +95,33 @@ def test_the_set_up_fixtures_are_set_by_prepare_s_temporaries(folder):
         assert prediction.setup > prediction.head + prediction.tail, build.__name__
     sg = read_model(written("setup_conv", folder)).subgraphs[0]
     assert len(tflm_arena.prepare_temp_tensors(sg.operators[0], sg)) == 7
+
+
+def test_relu6_takes_its_eight_byte_opdata_and_the_planning_step_sets_its_arena(folder):
+    """Relu6OpData is two int32 (8 B, one 16-B slot in the tail, not two): a single RELU6 needs
+    736 B, which the planning step sets; 16 B more would be an over-estimate."""
+    path = written("relu6_planning", folder)
+    model = read_model(path)
+    prediction = predict_whole_arena(model)
+    assert (prediction.arena, prediction.binding) == (736, "set-up")
+    assert prediction.setup > prediction.head + prediction.tail
+    result = smallest_arena(path, model, hint=prediction.arena)
+    assert isinstance(result, SmallestArena)
+    assert result.arena == 736
+
+
+def test_kernels_taking_fewer_temporaries_are_predicted_below_the_default_rule(folder, monkeypatch):
+    """RESHAPE (not its shape tensor), the comparisons (not their output) and PACK (nothing) take
+    fewer temporaries in Prepare than each input and output once: listed, their set-up room is
+    the one the runtime needs (predicted == measured above), 16 B or more below the default
+    rule's figure."""
+    from fixtures.tflm_kernels import FEWER_TEMPS_BUILDERS
+    from packager.kernels import tflm_prepare_temps
+    for build, kernel in FEWER_TEMPS_BUILDERS.items():
+        model = read_model(written(build.__name__, folder))
+        listed = predict_whole_arena(model)
+        assert listed.binding == "set-up", build.__name__
+        with monkeypatch.context() as m:
+            m.delitem(tflm_prepare_temps.SEQUENCES, kernel)
+            default = predict_whole_arena(model)
+        assert default.arena >= listed.arena + 16, build.__name__
