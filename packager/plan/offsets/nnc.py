@@ -82,11 +82,21 @@ class AllocationGraph:
         fits = np.flatnonzero((before < first) & (after > last) & (start + size <= hi))
         if fits.size == 0:
             return None
+        # The least (ends at the source or sink, time gap, weight, offset, edge id): each key
+        # narrows the candidates to its minimum, which is a lexicographic minimum in one pass
+        # per key instead of a sort.
         dummy = self.dummy_ends[fits]
-        gap = (np.where(before[fits] == SOURCE_LAST, 0, first - before[fits])
-               + np.where(after[fits] == SINK_FIRST, 0, after[fits] - last))
-        best = np.lexsort((lo[fits], hi[fits] - lo[fits], gap, dummy))[0]
-        return int(fits[best])
+        fits = fits[dummy == dummy.min()]
+        if fits.size > 1:
+            b, a = before[fits], after[fits]
+            gap = np.where(b == SOURCE_LAST, 0, first - b) + np.where(a == SINK_FIRST, 0, a - last)
+            fits = fits[gap == gap.min()]
+        if fits.size > 1:
+            weight = hi[fits] - lo[fits]
+            fits = fits[weight == weight.min()]
+        if fits.size > 1:
+            fits = fits[lo[fits] == lo[fits].min()]
+        return int(fits[0])
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
@@ -118,14 +128,16 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
         # The unplaced records of the largest size, most interfering first (ties: position).
         same = size_class[cursor]
         group = same[unplaced[same]]
-        group = group[np.lexsort((group, -interference[group]))]
-        chosen, edge = int(group[0]), None
-        for i in group[~cannot_insert[group]].tolist():
+        chosen, edge = _most_interfering(group, interference), None
+        ready = group[~cannot_insert[group]]
+        while ready.size:  # in that order, the first that fits an edge
+            i = _most_interfering(ready, interference)
             edge = graph.best_edge(records[i].first_op, records[i].last_op, largest, alignment)
             if edge is not None:
                 chosen = i
                 break
             cannot_insert[i] = True
+            ready = ready[ready != i]
         if edge is None:  # a new slot on top of the buffer, between source and sink
             before, after = SOURCE_LAST, SINK_FIRST
             at = align_up(top, alignment)
@@ -156,6 +168,12 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
                 interference[j] -= 1
     arena = max(offsets[i] + records[i].size for i in ids)
     return OffsetPlan(NAME, tuple(offsets), arena, alignment)
+
+
+def _most_interfering(group: np.ndarray, interference: np.ndarray) -> int:
+    """The record of `group` (positions, ascending) interfering with the most (ties: position)."""
+    counts = interference[group]
+    return int(group[int(np.argmax(counts))])
 
 
 def _size_classes(by_size: Sequence[int], size: np.ndarray) -> list[np.ndarray]:
@@ -206,9 +224,13 @@ def tuple_for(chosen: int, before: int, after: int, first, last, size, unplaced,
         candidates = window[fits]
         if candidates.size == 0:
             break
-        k = np.lexsort((candidates, -interference[candidates], -size[candidates]))[0]
-        members.append(int(candidates[k]))
-        fits &= window != candidates[k]
+        # Largest, then most interfering, then lowest position: one pass per key, no sort.
+        candidates = candidates[size[candidates] == size[candidates].max()]
+        counts = interference[candidates]
+        candidates = candidates[counts == counts.max()]
+        k = int(candidates.min())
+        members.append(k)
+        fits &= window != k
     return members
 
 
