@@ -113,6 +113,7 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     unplaced[ids] = True
     interference = interference_counts(records, ids)
     time = TimeIndex(first, last)
+    windows = Windows(first, size, ids)
     cannot_insert = np.zeros(n, bool)
     graph = AllocationGraph(8 * len(ids) + 16)
     top = 0  # the buffer's size so far: new slots open here
@@ -144,11 +145,12 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
         else:
             before, after = int(graph.before[edge]), int(graph.after[edge])
             at = align_up(int(graph.lo[edge]), alignment)
-        members = tuple_for(chosen, before, after, first, last, size, unplaced, interference, time)
+        members = tuple_for(chosen, before, after, first, last, size, unplaced, interference, windows)
         members.sort(key=lambda i: records[i].first_op)
         for i in members:
             offsets[i] = at
             unplaced[i] = False
+            windows.placed(i, unplaced)
         slot = max(records[i].size for i in members)
         if edge is None:
             top = at + slot
@@ -211,27 +213,76 @@ class TimeIndex:
 
 
 def tuple_for(chosen: int, before: int, after: int, first, last, size, unplaced,
-              interference, time: TimeIndex) -> list[int]:
+              interference, windows: "Windows") -> list[int]:
     """`chosen` and up to MAX_TUPLE - 1 partners: unplaced, no larger, inside the edge's time
     window, interfering with no member; largest first, then most interfering."""
     members = [chosen]
-    window = time.starting_in(before, after)
-    fits = unplaced[window] & (last[window] < after) & (size[window] <= size[chosen])
-    fits &= window != chosen
     while len(members) < MAX_TUPLE:
-        m = members[-1]
-        fits &= (last[window] < first[m]) | (first[window] > last[m])
-        candidates = window[fits]
-        if candidates.size == 0:
+        # Every unplaced record is at most chosen's size: a partner of that size, if any, wins,
+        # so its size class (a short list) is searched before every record of the window.
+        partner = _best_partner(windows.of_class(chosen, before, after), members, after,
+                                first, last, size, unplaced, interference)
+        if partner is None:
+            partner = _best_partner(windows.of_all(before, after), members, after,
+                                    first, last, size, unplaced, interference)
+        if partner is None:
             break
-        # Largest, then most interfering, then lowest position: one pass per key, no sort.
-        candidates = candidates[size[candidates] == size[candidates].max()]
-        counts = interference[candidates]
-        candidates = candidates[counts == counts.max()]
-        k = int(candidates.min())
-        members.append(k)
-        fits &= window != k
+        members.append(partner)
     return members
+
+
+def _best_partner(window: np.ndarray, members: list[int], after: int, first, last, size,
+                  unplaced, interference) -> int | None:
+    """The largest, then most interfering, then lowest-position record of `window` that is
+    unplaced, ends before `after`, is no larger than the first member and interferes with none."""
+    fits = unplaced[window] & (last[window] < after) & (size[window] <= size[members[0]])
+    for m in members:
+        fits &= (last[window] < first[m]) | (first[window] > last[m])
+    candidates = window[fits]
+    if candidates.size == 0:
+        return None
+    # One pass per key, no sort.
+    candidates = candidates[size[candidates] == size[candidates].max()]
+    counts = interference[candidates]
+    candidates = candidates[counts == counts.max()]
+    return int(candidates.min())
+
+
+class Windows:
+    """The records starting inside an edge's time window: all of them, or those of one size
+    class. Each list is sorted by first operator and drops its placed records once half of them
+    are placed, so windows stay near the records still waiting."""
+
+    def __init__(self, first: np.ndarray, size: np.ndarray, ids: Sequence[int]) -> None:
+        self._first, self._size = first, size
+        ids = np.asarray(ids, np.int64)
+        self._all = self._sorted(ids)
+        self._classes: dict[int, list] = {}
+        for s in np.unique(size[ids]).tolist():
+            self._classes[s] = self._sorted(ids[size[ids] == s])
+
+    def _sorted(self, positions: np.ndarray) -> list:
+        order = positions[np.argsort(self._first[positions], kind="stable")]
+        return [order, self._first[order], len(order)]  # positions, their firsts, live guess
+
+    def placed(self, i: int, unplaced: np.ndarray) -> None:
+        for entry in (self._all, self._classes[int(self._size[i])]):
+            entry[2] -= 1
+            if 2 * entry[2] < len(entry[0]):
+                keep = entry[0][unplaced[entry[0]]]
+                entry[:] = [keep, self._first[keep], len(keep)]
+
+    @staticmethod
+    def _between(entry: list, after: int, before: int) -> np.ndarray:
+        a = np.searchsorted(entry[1], after, side="right")
+        b = np.searchsorted(entry[1], before, side="left")
+        return entry[0][a:b]
+
+    def of_all(self, after: int, before: int) -> np.ndarray:
+        return self._between(self._all, after, before)
+
+    def of_class(self, i: int, after: int, before: int) -> np.ndarray:
+        return self._between(self._classes[int(self._size[i])], after, before)
 
 
 def rewire(graph: AllocationGraph, members: Sequence[int], before: int, after: int, at: int,
