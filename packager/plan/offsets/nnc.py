@@ -118,7 +118,6 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     graph = AllocationGraph(8 * len(ids) + 16)
     top = 0  # the buffer's size so far: new slots open here
     by_size = sorted(ids, key=lambda i: -records[i].size)
-    size_class = _size_classes(by_size, size)
     cursor = 0
     while cursor < len(by_size):
         while cursor < len(by_size) and not unplaced[by_size[cursor]]:
@@ -127,8 +126,7 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
             break
         largest = records[by_size[cursor]].size
         # The unplaced records of the largest size, most interfering first (ties: position).
-        same = size_class[cursor]
-        group = same[unplaced[same]]
+        group = windows.unplaced_of_size(largest, unplaced)
         chosen, edge = _most_interfering(group, interference), None
         ready = group[~cannot_insert[group]]
         while ready.size:  # in that order, the first that fits an edge
@@ -176,18 +174,6 @@ def _most_interfering(group: np.ndarray, interference: np.ndarray) -> int:
     """The record of `group` (positions, ascending) interfering with the most (ties: position)."""
     counts = interference[group]
     return int(group[int(np.argmax(counts))])
-
-
-def _size_classes(by_size: Sequence[int], size: np.ndarray) -> list[np.ndarray]:
-    """For each position in `by_size`, the records of its run of equal sizes (one shared array
-    per run)."""
-    ordered = np.array(by_size, np.int64)
-    sizes = size[ordered]
-    starts = np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]]).tolist()
-    out: list[np.ndarray] = []
-    for a, b in zip(starts, starts[1:] + [len(ordered)]):
-        out += [ordered[a:b]] * (b - a)
-    return out
 
 
 class TimeIndex:
@@ -258,8 +244,10 @@ class Windows:
         ids = np.asarray(ids, np.int64)
         self._all = self._sorted(ids)
         self._classes: dict[int, list] = {}
+        self._members: dict[int, list] = {}  # per size, positions ascending, live guess
         for s in np.unique(size[ids]).tolist():
             self._classes[s] = self._sorted(ids[size[ids] == s])
+            self._members[s] = [ids[size[ids] == s], int((size[ids] == s).sum())]
 
     def _sorted(self, positions: np.ndarray) -> list:
         order = positions[np.argsort(self._first[positions], kind="stable")]
@@ -271,6 +259,15 @@ class Windows:
             if 2 * entry[2] < len(entry[0]):
                 keep = entry[0][unplaced[entry[0]]]
                 entry[:] = [keep, self._first[keep], len(keep)]
+        members = self._members[int(self._size[i])]
+        members[1] -= 1
+        if 2 * members[1] < len(members[0]):
+            members[0] = members[0][unplaced[members[0]]]
+
+    def unplaced_of_size(self, size: int, unplaced: np.ndarray) -> np.ndarray:
+        """The unplaced records of this size, by position."""
+        members = self._members[size][0]
+        return members[unplaced[members]]
 
     @staticmethod
     def _between(entry: list, after: int, before: int) -> np.ndarray:
