@@ -54,13 +54,20 @@ class AllocationGraph:
     """Edges as parallel numpy arrays: the earlier end's last operator, the later end's first
     operator, the byte range [lo, hi), and whether either end is the source or the sink."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, n_ops: int = 1) -> None:
         self.count = 0
         self.before = np.zeros(capacity, np.int64)  # last op of the edge's start (SOURCE_LAST)
         self.after = np.zeros(capacity, np.int64)  # first op of the edge's end (SINK_FIRST)
         self.lo = np.zeros(capacity, np.int64)
         self.hi = np.zeros(capacity, np.int64)  # lo == hi: a dead edge
         self.dummy_ends = np.zeros(capacity, np.int64)  # how many ends are the source or sink
+        # Edges between two records, by the operators strictly inside their time window: a
+        # segment tree whose nodes list the edges covering their whole range, so the edges around
+        # an operator are those on its leaf-to-root path. Edges with the source or sink at an end
+        # are few and listed apart; they only count when no edge between records fits.
+        self._leaves = 1 << max(0, n_ops - 1).bit_length()
+        self._inner: dict[int, list[int]] = {}
+        self._with_dummy: list[int] = []
 
     def add(self, before: int, after: int, lo: int, hi: int) -> None:
         if hi <= lo:
@@ -71,32 +78,61 @@ class AllocationGraph:
                 setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
         k = self.count
         self.before[k], self.after[k], self.lo[k], self.hi[k] = before, after, lo, hi
-        self.dummy_ends[k] = (before == SOURCE_LAST) + (after == SINK_FIRST)
+        dummy = (before == SOURCE_LAST) + (after == SINK_FIRST)
+        self.dummy_ends[k] = dummy
         self.count += 1
+        if dummy:
+            self._with_dummy.append(k)
+            return
+        left, right = before + 1 + self._leaves, after + self._leaves  # operators before+1..after-1
+        inner = self._inner
+        while left < right:
+            if left & 1:
+                inner.setdefault(left, []).append(k)
+                left += 1
+            if right & 1:
+                right -= 1
+                inner.setdefault(right, []).append(k)
+            left >>= 1
+            right >>= 1
 
     def best_edge(self, first: int, last: int, size: int, alignment: int) -> int | None:
-        """The edge a record alive over [first, last] fits best, or None."""
-        n = self.count
-        lo, hi, before, after = self.lo[:n], self.hi[:n], self.before[:n], self.after[:n]
+        """The edge a record alive over [first, last] fits best, or None: the least (ends at the
+        source or sink, time gap, weight, offset, edge id)."""
+        around: list[int] = []
+        node = first + self._leaves
+        while node:
+            around += self._inner.get(node, ())
+            node >>= 1
+        if around:
+            edge = self._least(np.sort(np.array(around, np.int64)), first, last, size, alignment)
+            if edge is not None:
+                return edge
+        if self._with_dummy:
+            return self._least(np.array(self._with_dummy, np.int64), first, last, size, alignment)
+        return None
+
+    def _least(self, ids: np.ndarray, first: int, last: int, size: int, alignment: int) -> int | None:
+        """The best of these edges (ascending ids) for the record, or None."""
+        lo, hi, before, after = self.lo[ids], self.hi[ids], self.before[ids], self.after[ids]
         start = -(-lo // alignment) * alignment if alignment > 1 else lo
-        fits = np.flatnonzero((before < first) & (after > last) & (start + size <= hi))
+        ok = (before < first) & (after > last) & (start + size <= hi)
+        fits = ids[ok]
         if fits.size == 0:
             return None
-        # The least (ends at the source or sink, time gap, weight, offset, edge id): each key
-        # narrows the candidates to its minimum, which is a lexicographic minimum in one pass
+        lo, hi, before, after = lo[ok], hi[ok], before[ok], after[ok]
+        # Each key narrows the candidates to its minimum: a lexicographic minimum in one pass
         # per key instead of a sort.
+        keep = np.ones(fits.size, bool)
         dummy = self.dummy_ends[fits]
-        fits = fits[dummy == dummy.min()]
-        if fits.size > 1:
-            b, a = before[fits], after[fits]
-            gap = np.where(b == SOURCE_LAST, 0, first - b) + np.where(a == SINK_FIRST, 0, a - last)
-            fits = fits[gap == gap.min()]
-        if fits.size > 1:
-            weight = hi[fits] - lo[fits]
-            fits = fits[weight == weight.min()]
-        if fits.size > 1:
-            fits = fits[lo[fits] == lo[fits].min()]
-        return int(fits[0])
+        keep &= dummy == dummy.min()
+        gap = (np.where(before == SOURCE_LAST, 0, first - before)
+               + np.where(after == SINK_FIRST, 0, after - last))
+        keep &= gap == gap[keep].min()
+        weight = hi - lo
+        keep &= weight == weight[keep].min()
+        keep &= lo == lo[keep].min()
+        return int(fits[keep][0])
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
@@ -115,7 +151,7 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     time = TimeIndex(first, last)
     windows = Windows(first, size, ids)
     cannot_insert = np.zeros(n, bool)
-    graph = AllocationGraph(8 * len(ids) + 16)
+    graph = AllocationGraph(8 * len(ids) + 16, int(last[ids].max()) + 1)
     top = 0  # the buffer's size so far: new slots open here
     by_size = sorted(ids, key=lambda i: -records[i].size)
     cursor = 0
