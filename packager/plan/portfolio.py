@@ -37,7 +37,7 @@ class PortfolioResult:
     skipped: tuple[str, ...] = ()  # strategies `best` left out for the input's size
     # Strategies not run because a plan already met the lower bound (optimal: none could beat
     # it, and ties go to the earlier strategy); only when the caller asked to stop there.
-    not_needed: tuple[str, ...] = ()
+    not_needed: tuple[tuple[str, str], ...] = ()  # (kind, name): offsets or objects
 
     @property
     def best_offsets(self) -> Outcome | None:
@@ -159,13 +159,13 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
         if not wanted(s.name, s.max_records, offset_names):
             continue
         if stopped:
-            not_needed.append(s.name)
+            not_needed.append(("offsets", s.name))
             continue
         offsets.append(_run(s, problem))
         stopped = stop_at is not None and stop_at(offsets[-1])
     searches = [s.name for s in SEARCH_STRATEGIES if wanted(s.name, s.max_records, offset_names)]
     if stopped:
-        not_needed += searches
+        not_needed += [("offsets", name) for name in searches]
         searches = []
     if local and searches:
         start = (min(offsets, key=lambda o: o.total) if offsets
@@ -177,7 +177,7 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
             continue
         so_far = min(objects, key=lambda o: o.total, default=None)
         if stop_at is not None and so_far and so_far.total <= problem.object_lower_bound:
-            not_needed.append(s.name)
+            not_needed.append(("objects", s.name))
             continue
         if s.exact and so_far and so_far.total <= problem.object_lower_bound:
             objects.append(_as_is(problem, so_far, s.name))
