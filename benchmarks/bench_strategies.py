@@ -7,7 +7,8 @@ exponent, and `best` (the whole portfolio: every strategy, the searches, validat
 Times are CPU seconds of this process (time.process_time), so other work on the machine changes
 them little. The records come from benchmarks/synthetic.py ('paper' lifetimes). A strategy whose
 times so far extrapolate beyond the budget is skipped at the larger size; one that runs past the
-budget is stopped; the table says which. k is the slope of log(time) over log(n) (least squares
+budget is stopped; one above its registry max_records (where `best` leaves it out) is not run;
+the table says which. k is the slope of log(time) over log(n) (least squares
 over the sizes measured); times under 2 ms are left out of the fit.
 """
 
@@ -68,6 +69,14 @@ class Row:
                 "-" if k is None else f"{k:.2f}"]
 
 
+def above_limit(row: Row, strategy, n: int) -> bool:
+    """A strategy `best` leaves out at this size (the registry's max_records) is not timed."""
+    if strategy.max_records is None or n <= strategy.max_records:
+        return False
+    row.notes[n] = f"> max_records {strategy.max_records:,}"
+    return True
+
+
 def strategy_rows(shape: str, sizes: list[int], budget: float, best: bool) -> list[Row]:
     rows: dict[str, Row] = {}
 
@@ -80,6 +89,8 @@ def strategy_rows(shape: str, sizes: list[int], budget: float, best: bool) -> li
                                                 problem.object_lower_bound), budget)
         start: Outcome | None = None
         for s in (*OFFSET_STRATEGIES, *OBJECT_STRATEGIES, *BASELINES):
+            if above_limit(row(f"{s.kind} {s.name}"), s, n):
+                continue
             plan = row(f"{s.kind} {s.name}").measure(n, lambda: s.run(problem), budget)
             if plan is None or s.kind == "baseline":
                 continue
@@ -89,6 +100,8 @@ def strategy_rows(shape: str, sizes: list[int], budget: float, best: bool) -> li
         for s in SEARCH_STRATEGIES:
             if start is None:
                 break
+            if above_limit(row(f"search {s.name}"), s, n):
+                continue
             # From the best plan so far, with the work budget only: no time limit decides.
             plan = row(f"search {s.name}").measure(
                 n, lambda: s.improve(problem, start.plan, s.budget.capped(None)), budget)

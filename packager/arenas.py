@@ -212,7 +212,8 @@ def plan_arenas(model: Model, semantics: str, bindings: Bindings | None = None, 
         if extra_records is not None:
             problem = replace(problem, records=problem.records + tuple(extra_records[i]))
         result = run_portfolio(problem, offset_names=choice.offsets, object_names=choice.objects,
-                               baselines=choice.baselines)
+                               baselines=choice.baselines,
+                               stop_at=_optimal_to_ship(problem, arena.scratch) if to_ship else None)
         if to_ship and (result.best_offsets is None or result.best_objects is None):
             raise PlanError(f"strategy '{strategy}' gave no plan")
         offsets = (_with_runtime_scratch_placement(result, arena.scratch) if arena.scratch
@@ -220,6 +221,19 @@ def plan_arenas(model: Model, semantics: str, bindings: Bindings | None = None, 
         passes = None if arena.sizes is None else _multi_pass_plan(arena, bindings)
         planned.append(PlannedArena(arena, result, offsets, passes))
     return planned
+
+
+def _optimal_to_ship(problem: Problem, scratch: Mapping[int, str]):
+    """When a package may stop trying strategies: once the plan it would ship (with TFLite
+    Micro's scratch buffers moved where the runtime puts them) meets the lower bound, no later
+    strategy can be chosen over it, so the package is the same without running them."""
+    bound = problem.offset_lower_bound
+
+    def optimal(outcome: Outcome) -> bool:
+        if outcome.total > bound or not scratch:
+            return outcome.total <= bound
+        return _runtime_scratch_placed(problem, outcome, scratch).plan.arena <= bound
+    return optimal
 
 
 def _multi_pass_plan(arena: ArenaToPlan, bindings: Bindings) -> PassPlan:
@@ -234,18 +248,23 @@ def _with_runtime_scratch_placement(result: PortfolioResult, scratch: Mapping[in
     tensors keep their offsets (they go into the offline plan), scratch buffers go where TFLite
     Micro's own planner will put them (given offsets first, then largest first into the first
     gap), so the plan's arena is the head TFLite Micro will report. Tried on every strategy's plan."""
-    problem = result.problem
     best: Outcome | None = None
     for outcome in result.offsets:
-        fixed = {i: o for i, (r, o) in enumerate(zip(problem.records, outcome.plan.offsets))
-                 if r.tensor not in scratch}
-        placed = greedy_by_size_tflm.plan(problem.records, problem.alignment, fixed=fixed)
-        placed = replace(placed, strategy=outcome.strategy)
-        validate(problem, placed)
-        if best is None or placed.arena < best.plan.arena:
-            best = Outcome(outcome.strategy, "offsets", placed, outcome.seconds)
+        placed = _runtime_scratch_placed(result.problem, outcome, scratch)
+        if best is None or placed.plan.arena < best.plan.arena:
+            best = placed
     assert best is not None
     return best
+
+
+def _runtime_scratch_placed(problem: Problem, outcome: Outcome, scratch: Mapping[int, str]) -> Outcome:
+    """One strategy's plan with the scratch buffers placed TFLite Micro's way (validated)."""
+    fixed = {i: o for i, (r, o) in enumerate(zip(problem.records, outcome.plan.offsets))
+             if r.tensor not in scratch}
+    placed = greedy_by_size_tflm.plan(problem.records, problem.alignment, fixed=fixed)
+    placed = replace(placed, strategy=outcome.strategy)
+    validate(problem, placed)
+    return Outcome(outcome.strategy, "offsets", placed, outcome.seconds)
 
 
 # -- the commands' entry points ----------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Sequence, Union
+from typing import Callable, Sequence, Union
 
 from packager.errors import PlanError, SolverLimitError
 from packager.plan.problem import Problem
@@ -35,6 +35,9 @@ class PortfolioResult:
     objects: tuple[Outcome, ...]
     baselines: tuple[Outcome, ...]
     skipped: tuple[str, ...] = ()  # strategies `best` left out for the input's size
+    # Strategies not run because a plan already met the lower bound (optimal: none could beat
+    # it, and ties go to the earlier strategy); only when the caller asked to stop there.
+    not_needed: tuple[tuple[str, str], ...] = ()  # (kind, name): offsets or objects
 
     @property
     def best_offsets(self) -> Outcome | None:
@@ -130,10 +133,17 @@ def improve(problem: Problem, best: Outcome, time_cap: float | None = None,
 
 def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
                   object_names: Sequence[str] | None = None, local: bool = True,
-                  baselines: bool = True) -> PortfolioResult:
+                  baselines: bool = True,
+                  stop_at: Callable[[Outcome], bool] | None = None) -> PortfolioResult:
     """Run the named strategies (all when None, leaving out those too slow for the input's size),
-    validated, plus the searches from the best offset plan."""
-    n, skipped = len(problem.records), []
+    validated, plus the searches from the best offset plan.
+
+    `stop_at`: the caller needs only the best plan of each kind (a package writes that and no
+    table of strategies): the offset strategies stop at the first plan for which `stop_at` holds,
+    the shared-object strategies at the first plan that meets their lower bound. Such a plan is
+    the one the whole portfolio would choose (nothing is below the bound, and ties go to the
+    earlier strategy); the strategies not run are listed in `not_needed`, never as run."""
+    n, skipped, not_needed = len(problem.records), [], []
 
     def wanted(name: str, limit: int | None, names: Sequence[str] | None) -> bool:
         if names is not None:
@@ -143,8 +153,20 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
             return False
         return True
 
-    offsets = [_run(s, problem) for s in OFFSET_STRATEGIES if wanted(s.name, s.max_records, offset_names)]
+    offsets: list[Outcome] = []
+    stopped = False
+    for s in OFFSET_STRATEGIES:
+        if not wanted(s.name, s.max_records, offset_names):
+            continue
+        if stopped:
+            not_needed.append(("offsets", s.name))
+            continue
+        offsets.append(_run(s, problem))
+        stopped = stop_at is not None and stop_at(offsets[-1])
     searches = [s.name for s in SEARCH_STRATEGIES if wanted(s.name, s.max_records, offset_names)]
+    if stopped:
+        not_needed += [("offsets", name) for name in searches]
+        searches = []
     if local and searches:
         start = (min(offsets, key=lambda o: o.total) if offsets
                  else _run(offset_strategy("greedy_by_size"), problem))
@@ -154,6 +176,9 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
         if not wanted(s.name, s.max_records, object_names):
             continue
         so_far = min(objects, key=lambda o: o.total, default=None)
+        if stop_at is not None and so_far and so_far.total <= problem.object_lower_bound:
+            not_needed.append(("objects", s.name))
+            continue
         if s.exact and so_far and so_far.total <= problem.object_lower_bound:
             objects.append(_as_is(problem, so_far, s.name))
             continue
@@ -164,4 +189,5 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
                 raise  # asked for by name: say why there is no plan
             skipped.append(s.name)
     base = [_run(s, problem) for s in BASELINES] if baselines else []
-    return PortfolioResult(problem, tuple(offsets), tuple(objects), tuple(base), tuple(skipped))
+    return PortfolioResult(problem, tuple(offsets), tuple(objects), tuple(base), tuple(skipped),
+                           tuple(not_needed))

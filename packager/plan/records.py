@@ -134,8 +134,6 @@ def positional_maxima(records: Sequence[UsageRecord]) -> list[int]:
     Only the profiles just before some record ends matter: any other profile is a subset of the
     next one, and a subset's k-th largest size is never larger.
     """
-    import numpy as np
-
     dense = compress_time(records)
     starts_at: dict[int, list[int]] = {}
     ends_at: dict[int, list[int]] = {}
@@ -143,22 +141,45 @@ def positional_maxima(records: Sequence[UsageRecord]) -> list[int]:
         starts_at.setdefault(r.first_op, []).append(r.size)
         ends_at.setdefault(r.last_op, []).append(r.size)
     live: dict[int, int] = {}  # size -> count of live records
-    maxima = np.zeros(0, dtype=np.int64)
+    live_count = 0
+    maxima: list[int] = []
     for t in range(num_ops(dense)):
         for size in starts_at.get(t, ()):
             live[size] = live.get(size, 0) + 1
+            live_count += 1
         if t in ends_at:
-            sizes = np.repeat(np.fromiter(live.keys(), dtype=np.int64, count=len(live)),
-                              np.fromiter(live.values(), dtype=np.int64, count=len(live)))
-            sizes = -np.sort(-sizes)
-            if len(sizes) > len(maxima):
-                maxima = np.concatenate([maxima, np.zeros(len(sizes) - len(maxima), dtype=np.int64)])
-            maxima[: len(sizes)] = np.maximum(maxima[: len(sizes)], sizes)
+            if live_count > _NUMPY_FROM:  # many live records: one vector step beats a loop
+                maxima = _raise_maxima(maxima, live)
+            else:
+                k = 0  # the live sizes, largest first, each as often as it is live
+                for size in sorted(live, reverse=True):
+                    for _ in range(live[size]):
+                        if k == len(maxima):
+                            maxima.append(size)
+                        elif maxima[k] < size:
+                            maxima[k] = size
+                        k += 1
             for size in ends_at[t]:
                 live[size] -= 1
+                live_count -= 1
                 if not live[size]:
                     del live[size]
-    return [int(m) for m in maxima]
+    return maxima
+
+
+_NUMPY_FROM = 64  # live records above which positional_maxima sorts with numpy
+
+
+def _raise_maxima(maxima: list[int], live: dict[int, int]) -> list[int]:
+    """maxima[k] raised to the k-th largest live size (sizes repeated by their counts)."""
+    import numpy as np
+
+    sizes = np.repeat(np.fromiter(live.keys(), dtype=np.int64, count=len(live)),
+                      np.fromiter(live.values(), dtype=np.int64, count=len(live)))
+    sizes = -np.sort(-sizes)
+    old = np.array(maxima + [0] * max(0, len(sizes) - len(maxima)), dtype=np.int64)
+    old[: len(sizes)] = np.maximum(old[: len(sizes)], sizes)
+    return [int(m) for m in old]
 
 
 def overhead_pct(total: int, bound: int) -> float:

@@ -47,8 +47,9 @@ class Strategy:
     kind: str  # "offsets", "objects" or "baseline" (a dynamic allocator's figure, not a plan to ship)
     run: Callable[[Problem], Plan]
     summary: str
-    # `best` leaves a superlinear strategy out above this many records (measured by
-    # benchmarks/bench_scale.py: each takes seconds at 10,000 and minutes at 100,000).
+    # `best` leaves a strategy out above this many records: only the exact ones, whose work
+    # grows much faster than the records (benchmarks/bench_strategies.py times every strategy
+    # up to 100,000 records).
     max_records: int | None = None
     # An exact strategy cannot beat a plan already at the lower bound: `best` then reports that
     # plan under its name instead of running it (as it does for the searches).
@@ -76,7 +77,6 @@ def _objects(name: str, fn: Callable, summary: str, max_records: int | None = No
     return Strategy(name, "objects", lambda p: fn(p.records), summary, max_records)
 
 
-SUPERLINEAR_LIMIT = 20_000
 # The integer program's LP grows with the square of the records: about 8 s at 250 on the hardest
 # shape (a chain) in benchmarks/bench_scale.py, against under a second on the paper's networks.
 INTEGER_PROGRAM_LIMIT = 250
@@ -94,7 +94,7 @@ OFFSET_STRATEGIES: tuple[Strategy, ...] = (
     _offsets("greedy_by_breadth", greedy_by_breadth.plan, "widest operator first"),
     _offsets("strip_packing", strip_packing.plan, "skyline best fit (Sekiyama et al.)"),
     _offsets("path_cover", path_cover.plan, "path-cover groups (Efficiera)"),
-    _offsets("nnc", nnc.plan, "allocation graph (libccv NNC)", SUPERLINEAR_LIMIT),
+    _offsets("nnc", nnc.plan, "allocation graph (libccv NNC)"),
     _offsets("simulated_allocator", simulated_allocator.plan, "replayed best-fit allocator (MegEngine)"),
     _offsets("objects_end_to_end", objects_end_to_end.plan, "shared objects laid end to end"),
 )
@@ -107,7 +107,7 @@ OBJECT_STRATEGIES: tuple[Strategy, ...] = (
     _objects("greedy_by_breadth", obj_greedy_by_breadth.plan, "widest operator first"),
     _objects("greedy_by_size", obj_greedy_by_size.plan, "largest first, best object"),
     _objects("greedy_by_size_improved", greedy_by_size_improved.plan,
-             "positional-maximum stages, nearest use", SUPERLINEAR_LIMIT),
+             "positional-maximum stages, nearest use"),
     Strategy("integer_program", "objects", lambda p: integer_program.plan(p.records),
              "exact integer program (HiGHS)", INTEGER_PROGRAM_LIMIT, exact=True),
 )
@@ -122,15 +122,17 @@ LOCAL_SEARCH = "local_search"
 # spends 10-80 s of CPU at 200 records here (benchmarks/bench_exact.py). Its recursion and
 # conflict lists grow with the records: `best` leaves it out above EXACT_LIMIT.
 EXACT_NODES = 400_000
+BEST_FIT_LIMIT = 20_000
 EXACT_LIMIT = 5_000
 # Searches, in the order `best` runs them, each from the best plan so far. Their work budgets
 # keep their plans independent of the machine; the time limits are safety nets for large inputs.
 SEARCH_STRATEGIES: tuple[Strategy, ...] = (
     _search(LOCAL_SEARCH, local_search, Budget(300, 5.0), "hill climbing over orders (Vela)"),
-    # The tree search's first descent always completes, whatever its time limit: minutes at
-    # 100,000 records.
+    # The tree search's first descent always completes, whatever its time limit: 4-13 s on a
+    # 100,000-record chain or branching shape, but more than 8 minutes on the residual shape
+    # (the descent is still superlinear there), so `best` leaves it out above BEST_FIT_LIMIT.
     _search("best_fit_search", best_fit_search, Budget(20_000, 10.0),
-            "skyline best-fit tree search", SUPERLINEAR_LIMIT),
+            "skyline best-fit tree search", BEST_FIT_LIMIT),
     _search(exact_search.NAME, exact_search, Budget(EXACT_NODES, 300.0),
             "branch and bound (MiniMalloc's rules)", EXACT_LIMIT, exact=True),
 )

@@ -23,17 +23,28 @@ def check_records(records: Sequence[UsageRecord]) -> None:
             raise PlanError(f"record {i} (tensor {r.tensor}) is malformed: {r}")
 
 
-def _time_sweep(records: Sequence[UsageRecord]):
-    """Yield, in time order, ('end', i) for records ending before an op and ('start', i) at it."""
+def _time_sweep(records: Sequence[UsageRecord]) -> list[tuple[bool, int]]:
+    """In time order, (True, i) for each record ending before an op and (False, i) at its start.
+    It depends on the records only: the portfolio checks many plans of the same records, so the
+    last sweep is kept (for the same records object, which is immutable)."""
+    if _last_sweep[0] is records:
+        return _last_sweep[1]
     starts = sorted(range(len(records)), key=lambda i: (records[i].first_op, i))
     ends = sorted(range(len(records)), key=lambda i: (records[i].last_op, i))
+    events: list[tuple[bool, int]] = []
     e = 0
     for i in starts:
         t = records[i].first_op
         while e < len(ends) and records[ends[e]].last_op < t:
-            yield "end", ends[e]
+            events.append((True, ends[e]))
             e += 1
-        yield "start", i
+        events.append((False, i))
+    if isinstance(records, tuple):  # a list could change under the same identity
+        _last_sweep[:] = [records, events]
+    return events
+
+
+_last_sweep: list = [None, None]
 
 
 def check_offset_plan(
@@ -64,11 +75,11 @@ def check_offset_plan(
     # Sweep over time, keeping the live records sorted by offset: with the live set disjoint, a new
     # record can only collide with its neighbours in that order.
     live: list[tuple[int, int]] = []  # (offset, record position), zero-size records left out
-    for kind, i in _time_sweep(records):
+    for ends, i in _time_sweep(records):
         if records[i].size == 0:
             continue
         key = (plan.offsets[i], i)
-        if kind == "end":
+        if ends:
             live.pop(bisect.bisect_left(live, key))
             continue
         pos = bisect.bisect_left(live, key)

@@ -192,13 +192,18 @@ def test_min_cost_flow_is_no_worse_than_the_optimal_flow(records):
     assert min_cost_flow.plan(records).total <= best_reuse_cost(records)
 
 
-def test_min_cost_flow_falls_back_above_its_cap(monkeypatch):
+def test_min_cost_flow_refuses_above_its_cap_instead_of_borrowing_a_plan(monkeypatch):
+    # Above its cap it used to hand in greedy_in_order's plan under its own name: a plan it did
+    # not make. Now it says why there is none, and `best` lists it as left out.
     records = [UsageRecord(i, i % 7, i % 7 + i % 3, 10 + i % 5) for i in range(20)]
     monkeypatch.setattr(min_cost_flow, "MAX_RECORDS", 5)
-    plan = min_cost_flow.plan(records)
-    assert plan.strategy == min_cost_flow.NAME
-    assert plan.assignment == greedy_in_order.plan(records).assignment
-    check_object_plan(records, plan)
+    with pytest.raises(SolverLimitError, match="at most 5 records"):
+        min_cost_flow.plan(records)
+    result = run_portfolio(Problem(records=tuple(records)), offset_names=[], local=False, baselines=False)
+    assert "min_cost_flow" in result.skipped
+    assert all(o.strategy != "min_cost_flow" for o in result.objects)
+    assert result.best_objects is not None
+    check_object_plan(records, result.best_objects.plan)
 
 
 # ---------------------------------------------------------------- the integer program

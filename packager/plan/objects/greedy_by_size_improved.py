@@ -12,31 +12,36 @@ objects (no member alive at the same time); the object grows to the record's siz
 left, the first record without a compatible object gets a new one. Ties: larger record, then
 earlier position, then lower object id.
 
-Each record keeps its best pair; after an assignment only the records near the changed object are
-updated, with numpy over the stage, so 10,000 records take seconds.
+How it stays near n log n: a record compatible with an object lies in a free slot between two
+consecutive members of it, and its gap to the object is its distance to one of those two members.
+So the best pair is the best "side" candidate: for each member and side (left, right), the nearest
+waiting record of the stage that fits in the slot on that side (ties: earlier in the stage). A heap
+holds one candidate per side; a side's candidate only gets worse (its record is taken, or a new
+member shrinks its slot), so candidates are recomputed when they come to the top and are found
+out of date. The candidates are found by walking the stage's records sorted by first (or last)
+operator, skipping taken records in near-constant time (pointer jumping).
 """
 
 from __future__ import annotations
 
 import bisect
+import heapq
 from typing import Sequence
-
-import numpy as np
 
 from packager.plan.objects._common import by_size_desc, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord, positional_maxima
 
 NAME = "greedy_by_size_improved"
 
-_NO_GAP = np.iinfo(np.int64).max  # the record has no compatible object
-_DONE = -1  # marks assigned records in a stage's gap array (below every real gap)
+_LEFT, _RIGHT = 0, 1
 
 
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
-    objects = _Objects(records)
+    objects = _Objects()
+    assignment = [-1] * len(records)
     for stage in _stages(records):
-        _fill_stage(records, stage, objects)
-    return make_plan(NAME, objects.assignment, objects.sizes)
+        _fill_stage(records, stage, objects, assignment)
+    return make_plan(NAME, assignment, objects.sizes)
 
 
 def _stages(records: Sequence[UsageRecord]) -> list[list[int]]:
@@ -50,99 +55,150 @@ def _stages(records: Sequence[UsageRecord]) -> list[list[int]]:
 
 
 class _Objects:
-    """The objects built so far: sizes, members, and every member in flat arrays for numpy."""
+    """The objects built so far: sizes and, per object, its members' first and last operators,
+    sorted (members of one object never overlap)."""
 
-    def __init__(self, records: Sequence[UsageRecord]) -> None:
-        n = len(records)
-        self.records = records
-        self.assignment = [-1] * n
+    def __init__(self) -> None:
         self.sizes: list[int] = []
-        # Per object, its members' first and last operators, sorted (members never overlap).
-        self.member_firsts: list[np.ndarray] = []
-        self.member_lasts: list[np.ndarray] = []
-        self._first = np.zeros(n, dtype=np.int64)  # every assigned record's interval and object
-        self._last = np.zeros(n, dtype=np.int64)
-        self._obj = np.zeros(n, dtype=np.int64)
-        self._count = 0
+        self.firsts: list[list[int]] = []
+        self.lasts: list[list[int]] = []
 
-    def assign(self, pos: int, obj: int) -> None:
-        """Record `pos` joins object `obj`; obj == len(sizes) opens a new object."""
-        r = self.records[pos]
+    def add(self, obj: int, first: int, last: int, size: int) -> int:
+        """[first, last] joins object `obj` (obj == len(sizes) opens one); its index in the object."""
         if obj == len(self.sizes):
-            self.sizes.append(r.size)
-            self.member_firsts.append(np.zeros(0, dtype=np.int64))
-            self.member_lasts.append(np.zeros(0, dtype=np.int64))
-        self.sizes[obj] = max(self.sizes[obj], r.size)
-        at = int(np.searchsorted(self.member_firsts[obj], r.first_op, side="right"))
-        self.member_firsts[obj] = np.insert(self.member_firsts[obj], at, r.first_op)
-        self.member_lasts[obj] = np.insert(self.member_lasts[obj], at, r.last_op)
-        self.assignment[pos] = obj
-        self._first[self._count], self._last[self._count] = r.first_op, r.last_op
-        self._obj[self._count] = obj
-        self._count += 1
+            self.sizes.append(size)
+            self.firsts.append([])
+            self.lasts.append([])
+        self.sizes[obj] = max(self.sizes[obj], size)
+        at = bisect.bisect_right(self.firsts[obj], first)
+        self.firsts[obj].insert(at, first)
+        self.lasts[obj].insert(at, last)
+        return at
 
-    def nearest(self, first: int, last: int) -> tuple[int, int]:
-        """(gap, object) of the compatible object with the nearest member to [first, last]
-        (lowest id among equals), or (_NO_GAP, -1)."""
-        m_first, m_last = self._first[:self._count], self._last[:self._count]
-        m_obj = self._obj[:self._count]
-        blocked = np.zeros(len(self.sizes), dtype=bool)
-        blocked[m_obj[(m_first <= last) & (m_last >= first)]] = True
-        gaps = np.where(m_last < first, first - m_last, m_first - last)
-        gaps[blocked[m_obj]] = _NO_GAP
-        if not len(gaps) or gaps.min() == _NO_GAP:
-            return _NO_GAP, -1
-        least = gaps.min()
-        return int(least), int(m_obj[gaps == least].min())
-
-    def compatible(self, obj: int, first: np.ndarray, last: np.ndarray) -> np.ndarray:
-        """For each interval, whether no member of `obj` overlaps it."""
-        # The member starting last at or before an interval's end is the only one that can
-        # overlap it: members of one object are disjoint and sorted.
-        starts, ends = self.member_firsts[obj], self.member_lasts[obj]
-        before = np.searchsorted(starts, last, side="right") - 1
-        return (before < 0) | (ends[np.maximum(before, 0)] < first)
+    def slot(self, obj: int, at: int, side: int) -> tuple[int, int] | None:
+        """The open interval of operators free on `side` of member `at` of `obj`, bounded by the
+        member itself and its neighbour (-1 / _END past the ends); None if `at` is gone."""
+        firsts, lasts = self.firsts[obj], self.lasts[obj]
+        if side == _LEFT:
+            return (lasts[at - 1] if at else -1), firsts[at]
+        return lasts[at], (firsts[at + 1] if at + 1 < len(firsts) else _END)
 
 
-def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Objects) -> None:
-    first = np.array([records[p].first_op for p in stage], dtype=np.int64)
-    last = np.array([records[p].last_op for p in stage], dtype=np.int64)
-    gap = np.empty(len(stage), dtype=np.int64)
-    best = np.empty(len(stage), dtype=np.int64)
-    for k in range(len(stage)):
-        gap[k], best[k] = objects.nearest(int(first[k]), int(last[k]))
-    ids = np.arange(len(stage))  # stage positions of the rows still in the arrays
-    done = 0
+_END = 1 << 62  # past every operator
+
+
+class _Stage:
+    """The waiting records of one stage, sorted by first operator (ties: stage order) and by last
+    operator (ties: stage order, reversed), with pointer jumping over the records already taken."""
+
+    def __init__(self, first: list[int], last: list[int]) -> None:
+        n = len(first)
+        self.first, self.last = first, last
+        self.by_first = sorted(range(n), key=lambda k: (first[k], k))
+        self.firsts = [first[k] for k in self.by_first]
+        self.by_last = sorted(range(n), key=lambda k: (last[k], -k))
+        self.lasts = [last[k] for k in self.by_last]
+        self.at_first = [0] * n
+        for i, k in enumerate(self.by_first):
+            self.at_first[k] = i
+        self.at_last = [0] * n
+        for i, k in enumerate(self.by_last):
+            self.at_last[k] = i
+        self.next = list(range(n + 1))  # next[i]: some position >= i still waiting (n: none)
+        self.prev = list(range(n + 1))  # prev[i + 1]: some position <= i still waiting (0: none)
+        self.waiting = [True] * n
+        self.first_waiting = 0  # in stage order
+
+    def take(self, k: int) -> None:
+        self.waiting[k] = False
+        i = self.at_first[k]
+        self.next[i] = i + 1
+        j = self.at_last[k]
+        self.prev[j + 1] = j
+        while self.first_waiting < len(self.waiting) and not self.waiting[self.first_waiting]:
+            self.first_waiting += 1
+
+    def _next(self, i: int) -> int:
+        nxt = self.next
+        root = i
+        while nxt[root] != root:
+            root = nxt[root]
+        while nxt[i] != root:
+            nxt[i], i = root, nxt[i]
+        return root
+
+    def _prev(self, i: int) -> int:
+        """The last waiting position <= i in the by-last order, or -1."""
+        prv = self.prev
+        root = i + 1
+        while prv[root] != root:
+            root = prv[root]
+        i += 1
+        while prv[i] != root:
+            prv[i], i = root, prv[i]
+        return root - 1 if root else -1
+
+    def right_of(self, end: int, bound: int) -> tuple[int, int] | None:
+        """(gap, k): the waiting record starting nearest after `end` that ends before `bound`."""
+        i = self._next(bisect.bisect_right(self.firsts, end))
+        firsts, by_first, last = self.firsts, self.by_first, self.last
+        while i < len(firsts) and firsts[i] < bound:
+            k = by_first[i]
+            if last[k] < bound:
+                return firsts[i] - end, k
+            i = self._next(i + 1)
+        return None
+
+    def left_of(self, start: int, bound: int) -> tuple[int, int] | None:
+        """(gap, k): the waiting record ending nearest before `start` that starts after `bound`."""
+        i = self._prev(bisect.bisect_left(self.lasts, start) - 1)
+        lasts, by_last, first = self.lasts, self.by_last, self.first
+        while i >= 0 and lasts[i] > bound:
+            k = by_last[i]
+            if first[k] > bound:
+                return start - lasts[i], k
+            i = self._prev(i - 1)
+        return None
+
+
+def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Objects,
+                assignment: list[int]) -> None:
+    first = [records[p].first_op for p in stage]
+    last = [records[p].last_op for p in stage]
+    waiting = _Stage(first, last)
+    heap: list[tuple[int, int, int, int, int]] = []  # (gap, k, object, member's first op, side)
+
+    def push_side(obj: int, at: int, side: int) -> None:
+        lo, hi = objects.slot(obj, at, side)
+        found = waiting.left_of(hi, lo) if side == _LEFT else waiting.right_of(lo, hi)
+        if found is not None:
+            member = objects.firsts[obj][at]
+            heapq.heappush(heap, (found[0], found[1], obj, member, side))
+
+    for obj in range(len(objects.sizes)):
+        for at in range(len(objects.firsts[obj])):
+            push_side(obj, at, _LEFT)
+            push_side(obj, at, _RIGHT)
     for _ in range(len(stage)):
-        # The stage is largest first, so the first hit breaks ties by size, then position.
-        k = int(np.argmin(np.where(gap == _DONE, _NO_GAP, gap)))
-        if gap[k] in (_NO_GAP, _DONE):  # no pair left: a new object for the first waiting record
-            k = int(np.flatnonzero(gap == _NO_GAP)[0])
-            obj = len(objects.sizes)
-        else:
-            obj = int(best[k])
-        objects.assign(stage[int(ids[k])], obj)
-        gap[k] = _DONE
-        done += 1
-        _update_after(objects, obj, int(first[k]), int(last[k]), first, last, gap, best)
-        if 2 * done > len(ids):  # drop assigned rows (order kept, so ties break the same)
-            keep = gap != _DONE
-            ids, first, last, gap, best = ids[keep], first[keep], last[keep], gap[keep], best[keep]
-            done = 0
-
-
-def _update_after(objects: _Objects, obj: int, new_first: int, new_last: int,
-                  first: np.ndarray, last: np.ndarray, gap: np.ndarray, best: np.ndarray) -> None:
-    """Object `obj` gained the member [new_first, new_last]: refresh the waiting records' pairs.
-    It can only bring `obj` nearer to a record, or make it incompatible with it."""
-    waiting = gap != _DONE
-    dist = np.where(last < new_first, new_first - last,
-                    np.where(first > new_last, first - new_last, 0))  # 0: overlaps the member
-    for k in np.flatnonzero(waiting & (best == obj) & (dist == 0)):
-        gap[k], best[k] = objects.nearest(int(first[k]), int(last[k]))
-    nearer = np.flatnonzero(waiting & (dist > 0)
-                            & ((dist < gap) | ((dist == gap) & (obj < best))))
-    if len(nearer):
-        nearer = nearer[objects.compatible(obj, first[nearer], last[nearer])]
-        gap[nearer] = dist[nearer]
-        best[nearer] = obj
+        while heap:
+            gap, k, obj, member, side = heap[0]
+            at = bisect.bisect_left(objects.firsts[obj], member)
+            lo, hi = objects.slot(obj, at, side)
+            now = waiting.left_of(hi, lo) if side == _LEFT else waiting.right_of(lo, hi)
+            if now == (gap, k):
+                break
+            # Out of date (its record taken, or its slot shrunk): the side's candidate now.
+            if now is None:
+                heapq.heappop(heap)
+            else:
+                heapq.heapreplace(heap, (now[0], now[1], obj, member, side))
+        if heap:
+            _, k, obj, _, _ = heapq.heappop(heap)
+        else:  # no pair left: a new object for the first waiting record
+            k, obj = waiting.first_waiting, len(objects.sizes)
+        pos = stage[k]
+        assignment[pos] = obj
+        waiting.take(k)
+        at = objects.add(obj, first[k], last[k], records[pos].size)
+        push_side(obj, at, _LEFT)
+        push_side(obj, at, _RIGHT)

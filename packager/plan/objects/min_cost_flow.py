@@ -8,8 +8,9 @@ objects; an object's size is the largest record of its chain.
 
 Each Dijkstra step is a few numpy operations over the columns: measured, 1,000 records take under
 half a second and 3,000 up to about 4 seconds (short lifetimes, as in real models, are the slow
-case). Above MAX_RECORDS records the plan falls back to greedy_in_order, still reported under this
-strategy's name, because the solve grows roughly as the cube of the count.
+case). Above MAX_RECORDS records it refuses (SolverLimitError, as the integer program does) rather
+than hand in another strategy's plan under its name: the solve grows roughly as the cube of the
+count. `best` then lists it as left out.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from packager.plan.objects import greedy_in_order
+from packager.errors import SolverLimitError
 from packager.plan.objects._common import by_first_op, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord
 
@@ -28,8 +29,8 @@ MAX_RECORDS = 3000
 
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     if len(records) > MAX_RECORDS:
-        fallback = greedy_in_order.plan(records)
-        return make_plan(NAME, fallback.assignment, fallback.object_sizes)
+        raise SolverLimitError(f"{NAME} takes at most {MAX_RECORDS:,} records, not {len(records):,} "
+                               "(its solve grows as the cube of the count): choose a greedy strategy")
     reused = _reused_records(records)
     assignment = [0] * len(records)
     sizes: list[int] = []

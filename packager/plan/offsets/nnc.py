@@ -54,13 +54,20 @@ class AllocationGraph:
     """Edges as parallel numpy arrays: the earlier end's last operator, the later end's first
     operator, the byte range [lo, hi), and whether either end is the source or the sink."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, n_ops: int = 1) -> None:
         self.count = 0
         self.before = np.zeros(capacity, np.int64)  # last op of the edge's start (SOURCE_LAST)
         self.after = np.zeros(capacity, np.int64)  # first op of the edge's end (SINK_FIRST)
         self.lo = np.zeros(capacity, np.int64)
         self.hi = np.zeros(capacity, np.int64)  # lo == hi: a dead edge
         self.dummy_ends = np.zeros(capacity, np.int64)  # how many ends are the source or sink
+        # Edges between two records, by the operators strictly inside their time window: a
+        # segment tree whose nodes list the edges covering their whole range, so the edges around
+        # an operator are those on its leaf-to-root path. Edges with the source or sink at an end
+        # are few and listed apart; they only count when no edge between records fits.
+        self._leaves = 1 << max(0, n_ops - 1).bit_length()
+        self._inner: dict[int, list[int]] = {}
+        self._with_dummy: list[int] = []
 
     def add(self, before: int, after: int, lo: int, hi: int) -> None:
         if hi <= lo:
@@ -71,22 +78,61 @@ class AllocationGraph:
                 setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
         k = self.count
         self.before[k], self.after[k], self.lo[k], self.hi[k] = before, after, lo, hi
-        self.dummy_ends[k] = (before == SOURCE_LAST) + (after == SINK_FIRST)
+        dummy = (before == SOURCE_LAST) + (after == SINK_FIRST)
+        self.dummy_ends[k] = dummy
         self.count += 1
+        if dummy:
+            self._with_dummy.append(k)
+            return
+        left, right = before + 1 + self._leaves, after + self._leaves  # operators before+1..after-1
+        inner = self._inner
+        while left < right:
+            if left & 1:
+                inner.setdefault(left, []).append(k)
+                left += 1
+            if right & 1:
+                right -= 1
+                inner.setdefault(right, []).append(k)
+            left >>= 1
+            right >>= 1
 
     def best_edge(self, first: int, last: int, size: int, alignment: int) -> int | None:
-        """The edge a record alive over [first, last] fits best, or None."""
-        n = self.count
-        lo, hi, before, after = self.lo[:n], self.hi[:n], self.before[:n], self.after[:n]
+        """The edge a record alive over [first, last] fits best, or None: the least (ends at the
+        source or sink, time gap, weight, offset, edge id)."""
+        around: list[int] = []
+        node = first + self._leaves
+        while node:
+            around += self._inner.get(node, ())
+            node >>= 1
+        if around:
+            edge = self._least(np.sort(np.array(around, np.int64)), first, last, size, alignment)
+            if edge is not None:
+                return edge
+        if self._with_dummy:
+            return self._least(np.array(self._with_dummy, np.int64), first, last, size, alignment)
+        return None
+
+    def _least(self, ids: np.ndarray, first: int, last: int, size: int, alignment: int) -> int | None:
+        """The best of these edges (ascending ids) for the record, or None."""
+        lo, hi, before, after = self.lo[ids], self.hi[ids], self.before[ids], self.after[ids]
         start = -(-lo // alignment) * alignment if alignment > 1 else lo
-        fits = np.flatnonzero((before < first) & (after > last) & (start + size <= hi))
+        ok = (before < first) & (after > last) & (start + size <= hi)
+        fits = ids[ok]
         if fits.size == 0:
             return None
+        lo, hi, before, after = lo[ok], hi[ok], before[ok], after[ok]
+        # Each key narrows the candidates to its minimum: a lexicographic minimum in one pass
+        # per key instead of a sort.
+        keep = np.ones(fits.size, bool)
         dummy = self.dummy_ends[fits]
-        gap = (np.where(before[fits] == SOURCE_LAST, 0, first - before[fits])
-               + np.where(after[fits] == SINK_FIRST, 0, after[fits] - last))
-        best = np.lexsort((lo[fits], hi[fits] - lo[fits], gap, dummy))[0]
-        return int(fits[best])
+        keep &= dummy == dummy.min()
+        gap = (np.where(before == SOURCE_LAST, 0, first - before)
+               + np.where(after == SINK_FIRST, 0, after - last))
+        keep &= gap == gap[keep].min()
+        weight = hi - lo
+        keep &= weight == weight[keep].min()
+        keep &= lo == lo[keep].min()
+        return int(fits[keep][0])
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
@@ -103,11 +149,11 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     unplaced[ids] = True
     interference = interference_counts(records, ids)
     time = TimeIndex(first, last)
+    windows = Windows(first, size, ids)
     cannot_insert = np.zeros(n, bool)
-    graph = AllocationGraph(8 * len(ids) + 16)
+    graph = AllocationGraph(8 * len(ids) + 16, int(last[ids].max()) + 1)
     top = 0  # the buffer's size so far: new slots open here
     by_size = sorted(ids, key=lambda i: -records[i].size)
-    size_class = _size_classes(by_size, size)
     cursor = 0
     while cursor < len(by_size):
         while cursor < len(by_size) and not unplaced[by_size[cursor]]:
@@ -116,27 +162,29 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
             break
         largest = records[by_size[cursor]].size
         # The unplaced records of the largest size, most interfering first (ties: position).
-        same = size_class[cursor]
-        group = same[unplaced[same]]
-        group = group[np.lexsort((group, -interference[group]))]
-        chosen, edge = int(group[0]), None
-        for i in group[~cannot_insert[group]].tolist():
+        group = windows.unplaced_of_size(largest, unplaced)
+        chosen, edge = _most_interfering(group, interference), None
+        ready = group[~cannot_insert[group]]
+        while ready.size:  # in that order, the first that fits an edge
+            i = _most_interfering(ready, interference)
             edge = graph.best_edge(records[i].first_op, records[i].last_op, largest, alignment)
             if edge is not None:
                 chosen = i
                 break
             cannot_insert[i] = True
+            ready = ready[ready != i]
         if edge is None:  # a new slot on top of the buffer, between source and sink
             before, after = SOURCE_LAST, SINK_FIRST
             at = align_up(top, alignment)
         else:
             before, after = int(graph.before[edge]), int(graph.after[edge])
             at = align_up(int(graph.lo[edge]), alignment)
-        members = tuple_for(chosen, before, after, first, last, size, unplaced, interference, time)
+        members = tuple_for(chosen, before, after, first, last, size, unplaced, interference, windows)
         members.sort(key=lambda i: records[i].first_op)
         for i in members:
             offsets[i] = at
             unplaced[i] = False
+            windows.placed(i, unplaced)
         slot = max(records[i].size for i in members)
         if edge is None:
             top = at + slot
@@ -158,16 +206,10 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     return OffsetPlan(NAME, tuple(offsets), arena, alignment)
 
 
-def _size_classes(by_size: Sequence[int], size: np.ndarray) -> list[np.ndarray]:
-    """For each position in `by_size`, the records of its run of equal sizes (one shared array
-    per run)."""
-    ordered = np.array(by_size, np.int64)
-    sizes = size[ordered]
-    starts = np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]]).tolist()
-    out: list[np.ndarray] = []
-    for a, b in zip(starts, starts[1:] + [len(ordered)]):
-        out += [ordered[a:b]] * (b - a)
-    return out
+def _most_interfering(group: np.ndarray, interference: np.ndarray) -> int:
+    """The record of `group` (positions, ascending) interfering with the most (ties: position)."""
+    counts = interference[group]
+    return int(group[int(np.argmax(counts))])
 
 
 class TimeIndex:
@@ -193,23 +235,87 @@ class TimeIndex:
 
 
 def tuple_for(chosen: int, before: int, after: int, first, last, size, unplaced,
-              interference, time: TimeIndex) -> list[int]:
+              interference, windows: "Windows") -> list[int]:
     """`chosen` and up to MAX_TUPLE - 1 partners: unplaced, no larger, inside the edge's time
     window, interfering with no member; largest first, then most interfering."""
     members = [chosen]
-    window = time.starting_in(before, after)
-    fits = unplaced[window] & (last[window] < after) & (size[window] <= size[chosen])
-    fits &= window != chosen
     while len(members) < MAX_TUPLE:
-        m = members[-1]
-        fits &= (last[window] < first[m]) | (first[window] > last[m])
-        candidates = window[fits]
-        if candidates.size == 0:
+        # Every unplaced record is at most chosen's size: a partner of that size, if any, wins,
+        # so its size class (a short list) is searched before every record of the window.
+        partner = _best_partner(windows.of_class(chosen, before, after), members, after,
+                                first, last, size, unplaced, interference)
+        if partner is None:
+            partner = _best_partner(windows.of_all(before, after), members, after,
+                                    first, last, size, unplaced, interference)
+        if partner is None:
             break
-        k = np.lexsort((candidates, -interference[candidates], -size[candidates]))[0]
-        members.append(int(candidates[k]))
-        fits &= window != candidates[k]
+        members.append(partner)
     return members
+
+
+def _best_partner(window: np.ndarray, members: list[int], after: int, first, last, size,
+                  unplaced, interference) -> int | None:
+    """The largest, then most interfering, then lowest-position record of `window` that is
+    unplaced, ends before `after`, is no larger than the first member and interferes with none."""
+    fits = unplaced[window] & (last[window] < after) & (size[window] <= size[members[0]])
+    for m in members:
+        fits &= (last[window] < first[m]) | (first[window] > last[m])
+    candidates = window[fits]
+    if candidates.size == 0:
+        return None
+    # One pass per key, no sort.
+    candidates = candidates[size[candidates] == size[candidates].max()]
+    counts = interference[candidates]
+    candidates = candidates[counts == counts.max()]
+    return int(candidates.min())
+
+
+class Windows:
+    """The records starting inside an edge's time window: all of them, or those of one size
+    class. Each list is sorted by first operator and drops its placed records once half of them
+    are placed, so windows stay near the records still waiting."""
+
+    def __init__(self, first: np.ndarray, size: np.ndarray, ids: Sequence[int]) -> None:
+        self._first, self._size = first, size
+        ids = np.asarray(ids, np.int64)
+        self._all = self._sorted(ids)
+        self._classes: dict[int, list] = {}
+        self._members: dict[int, list] = {}  # per size, positions ascending, live guess
+        for s in np.unique(size[ids]).tolist():
+            self._classes[s] = self._sorted(ids[size[ids] == s])
+            self._members[s] = [ids[size[ids] == s], int((size[ids] == s).sum())]
+
+    def _sorted(self, positions: np.ndarray) -> list:
+        order = positions[np.argsort(self._first[positions], kind="stable")]
+        return [order, self._first[order], len(order)]  # positions, their firsts, live guess
+
+    def placed(self, i: int, unplaced: np.ndarray) -> None:
+        for entry in (self._all, self._classes[int(self._size[i])]):
+            entry[2] -= 1
+            if 2 * entry[2] < len(entry[0]):
+                keep = entry[0][unplaced[entry[0]]]
+                entry[:] = [keep, self._first[keep], len(keep)]
+        members = self._members[int(self._size[i])]
+        members[1] -= 1
+        if 2 * members[1] < len(members[0]):
+            members[0] = members[0][unplaced[members[0]]]
+
+    def unplaced_of_size(self, size: int, unplaced: np.ndarray) -> np.ndarray:
+        """The unplaced records of this size, by position."""
+        members = self._members[size][0]
+        return members[unplaced[members]]
+
+    @staticmethod
+    def _between(entry: list, after: int, before: int) -> np.ndarray:
+        a = np.searchsorted(entry[1], after, side="right")
+        b = np.searchsorted(entry[1], before, side="left")
+        return entry[0][a:b]
+
+    def of_all(self, after: int, before: int) -> np.ndarray:
+        return self._between(self._all, after, before)
+
+    def of_class(self, i: int, after: int, before: int) -> np.ndarray:
+        return self._between(self._classes[int(self._size[i])], after, before)
 
 
 def rewire(graph: AllocationGraph, members: Sequence[int], before: int, after: int, at: int,
