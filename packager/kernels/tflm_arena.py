@@ -270,6 +270,14 @@ def persistent_buffers(model: Model, s: int, op: Operator, target: Target) -> li
     return rule(model, model.subgraphs[s], op, target)
 
 
+def unmodelled_name(model: Model, s: int, op: Operator) -> str:
+    """How the figures name a kernel whose memory is not modelled (DECODE: with the decode type)."""
+    if op.opcode.is_custom and op.name == "TFLM_DECODE":
+        from packager.kernels import tflm_decode
+        return tflm_decode.label(model, s, op)
+    return op.name
+
+
 def init_buffers(op: Operator, buffers: list[int]) -> int:
     """How many of the op's persistent buffers its kernel takes in Init (the rest in Prepare):
     the OpData of the builtin kernels, everything for the Signal ops but SignalFramer."""

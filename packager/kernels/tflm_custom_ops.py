@@ -34,8 +34,11 @@ def persistent_buffers(op: Operator) -> list[int] | None:
 
 def scratch_requests(model: Model, s: int, op: Operator) -> list[int] | None:
     """Bytes of each scratch buffer the op's Prepare requests, in order; None when unknown."""
-    if op.name in (CIRCULAR_BUFFER, DECODE):  # DECODE: tflm_decode.py
+    if op.name == CIRCULAR_BUFFER:
         return []
+    if op.name == DECODE:  # no scratch; a decode type not modelled keeps the op unmodelled
+        from packager.kernels import tflm_decode
+        return None if tflm_decode.unmodelled_types(model, s, op) else []
     if op.name != DETECTION_POSTPROCESS:
         return None
     from packager.kernels.tflm_signal import custom_options

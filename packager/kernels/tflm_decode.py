@@ -66,6 +66,19 @@ def prepare_sequence(op: Operator) -> list[tuple[str, int]]:
     return taken
 
 
+TYPE_NAMES = {0: "LUT", 1: "Huffman", 2: "prune", 127: "custom"}
+
+
 def unmodelled_types(model: Model, s: int, op: Operator) -> list[int | None]:
-    """The decode types of the op's outputs that are not modelled (named in the outputs)."""
-    return [t for t in decode_types(model, s, op) if t != LUT]
+    """The decode types of the op's outputs that are not modelled (all, for a malformed op)."""
+    types = decode_types(model, s, op)
+    if not types or len(op.inputs) != 2 * len(op.outputs):
+        return [None]
+    return [t for t in types if t != LUT]
+
+
+def label(model: Model, s: int, op: Operator) -> str:
+    """How the outputs name a DECODE op whose memory is not modelled: with its decode types."""
+    kinds = sorted({TYPE_NAMES.get(t, f"type {t}") if t is not None else "unreadable"
+                    for t in unmodelled_types(model, s, op)})
+    return f"{NAME} ({', '.join(kinds)} decoding)" if kinds else NAME
