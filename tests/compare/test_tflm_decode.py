@@ -62,10 +62,34 @@ def test_prepare_takes_the_pointer_array_before_the_temporaries_and_all_of_them_
     assert prediction.setup > prediction.head + prediction.tail
 
 
-@pytest.mark.parametrize("decode_type, kind", [(1, "Huffman"), (2, "prune"), (127, "custom")])
+def test_prune_decode_state_and_the_zero_points_copied_per_channel(tmp_path):
+    """DecodeStatePrune is 80 B on 64-bit (40 on cortex-m); an int8 output quantized per channel
+    with non-zero zero points adds Setup's copy of them, one byte per channel (16 B of tail):
+    the two prune fixtures' tails differ by exactly that (both measured in
+    test_tflm_kernel_fixtures.py)."""
+    from fixtures.tflm_kernels import decode_prune_float, decode_prune_int8
+    tails = {}
+    for build, host, cortex_m in ((decode_prune_float, [8, 80], [4, 40]),
+                                  (decode_prune_int8, [8, 80, 2], [4, 40, 2])):
+        path = tmp_path / f"{build.__name__}.tflite"
+        path.write_bytes(build().build())
+        model = read_model(path)
+        op = model.subgraphs[0].operators[0]
+        assert tflm_arena.persistent_buffers(model, 0, op, tflm_arena.HOST) == host
+        assert tflm_arena.persistent_buffers(model, 0, op, tflm_arena.CORTEX_M) == cortex_m
+        prediction = predict_whole_arena(model)
+        assert prediction.exact, prediction.why_inexact
+        tails[build.__name__] = prediction.tail
+    # The measured tails: float 736 B + 96 of DECODE (array, state), int8 720 B + 112 (array,
+    # state, zero points); without DECODE's buffers the predictions were those 736 and 720.
+    assert tails == {"decode_prune_float": 832, "decode_prune_int8": 832}
+
+
+@pytest.mark.parametrize("decode_type, kind", [(1, "Huffman"), (127, "custom"), (5, "type 5")])
 def test_other_decode_types_are_named_and_never_exact(tmp_path, decode_type, kind):
-    """Huffman, prune and custom decoding have no fixture measured on the pinned wheel: their
-    figures say which kernel and which decode type is not modelled, and are not exact."""
+    """Huffman and custom decoding (and unknown types) have no fixture measured on the pinned
+    wheel: their figures say which kernel and which decode type is not modelled, and are not
+    exact."""
     _, model = _model(tmp_path, decode_type)
     prediction = predict_whole_arena(model)
     assert not prediction.exact
