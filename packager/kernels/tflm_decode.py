@@ -4,11 +4,12 @@ decoded in Eval into an arena tensor. Its persistent memory and the order its Pr
 Prepare (decode.cc) takes a persistent array of one DecodeState pointer per output, then for each
 output its encoded input, its ancillary input and the output as temporaries, and a persistent
 DecodeState of the output's decode type (byte 0 of the ancillary tensor's 16-byte Decode Common
-Metadata). The LUT (0) and prune (2) types are modelled: their DecodeStates were read in the
-sources and measured on fixtures of the pinned wheel (fixtures/tflm_kernels.py: decode_lut,
-decode_prune_float, decode_prune_int8; prune's Setup copies per-channel zero points into a buffer
-of its own). Huffman (1), custom (127) and anything else stay unmodelled: the figures say "at
-least" and name the kernel with the decode type. Sources (facts, not code): tensorflow/lite/micro/kernels/decode.cc, decode_state.cc,
+Metadata). The LUT (0), Huffman (1) and prune (2) types are modelled: their DecodeStates were
+read in the sources and measured on fixtures of the pinned wheel (fixtures/tflm_kernels.py:
+decode_lut, decode_huffman, decode_prune_float, decode_prune_int8; prune's Setup copies
+per-channel zero points into a buffer of its own). The custom type (127, which the kernel
+refuses) and anything else stay unmodelled: the figures say "at least" and name the kernel with
+the decode type. Sources (facts, not code): tensorflow/lite/micro/kernels/decode.cc, decode_state.cc,
 decode_state_lut.h of the tflite-micro sources.
 """
 
@@ -18,8 +19,9 @@ from packager.model import Model, Operator
 
 NAME = "TFLM_DECODE"
 LUT = 0  # the Decode Common Metadata's decode types: a look-up-table compressed tensor,
+HUFFMAN = 1  # a Huffman-coded one,
 PRUNE = 2  # a pruned one (a bit mask and the values kept)
-MODELLED = (LUT, PRUNE)
+MODELLED = (LUT, HUFFMAN, PRUNE)
 
 
 def decode_types(model: Model, s: int, op: Operator) -> list[int | None]:
@@ -54,6 +56,14 @@ def _decode_state_prune(pointer: int) -> int:
     return -(-size // pointer) * pointer
 
 
+def _decode_state_huffman(pointer: int) -> int:
+    """sizeof(DecodeStateHuffman): DecodeState's three pointers, the codeword pointer, a size_t
+    (codeword count), the tables' pointer, two bytes (32-bit tables, first-level size), padded
+    to a pointer. 64-bit: 56 B (64 of tail)."""
+    size = 3 * pointer + pointer + pointer + pointer + 2
+    return -(-size // pointer) * pointer
+
+
 def _zero_points(model: Model, s: int, tensor: int) -> list[int]:
     """The tensor's zero points when TFLite Micro gives it affine quantization (scales present),
     else []."""
@@ -85,6 +95,8 @@ def persistent_buffers(model: Model, s: int, op: Operator, pointer: int) -> list
     for k, kind in enumerate(types):
         if kind == LUT:
             buffers.append(_decode_state_lut(pointer))
+        elif kind == HUFFMAN:
+            buffers.append(_decode_state_huffman(pointer))
         else:
             buffers += _prune_buffers(model, s, op.outputs[k], pointer)
     return buffers
