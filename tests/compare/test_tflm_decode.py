@@ -121,3 +121,20 @@ def test_other_decode_types_are_named_and_never_exact(tmp_path, decode_type, kin
     assert prediction.setup == lut.setup - 96  # the same temporaries, no DecodeState buffers
     op = model.subgraphs[0].operators[0]
     assert tflm_decode.unmodelled_types(model, 0, op) == [decode_type]
+
+
+def test_two_outputs_take_one_pointer_array_and_a_state_each_in_output_order(tmp_path):
+    """A DECODE of two outputs (LUT, then prune): a 16-byte pointer array, the DecodeStateLut,
+    the DecodeStatePrune; its Prepare takes encoded, ancillary and output of the first, then of
+    the second (predicted == measured in test_tflm_kernel_fixtures.py: 1,696 B)."""
+    from fixtures.tflm_kernels import decode_two_outputs
+    path = tmp_path / "decode_two_outputs.tflite"
+    path.write_bytes(decode_two_outputs().build())
+    model = read_model(path)
+    sg = model.subgraphs[0]
+    op = sg.operators[0]
+    assert tflm_arena.persistent_buffers(model, 0, op, tflm_arena.HOST) == [16, 72, 80]
+    i, o = op.inputs, op.outputs
+    assert tflm_arena.prepare_temp_tensors(op, sg) == [i[0], i[1], o[0], i[2], i[3], o[1]]
+    prediction = predict_whole_arena(model)
+    assert prediction.exact and (prediction.arena, prediction.tail) == (1696, 1152)
