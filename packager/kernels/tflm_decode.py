@@ -6,11 +6,13 @@ output its encoded input, its ancillary input and the output as temporaries, and
 DecodeState of the output's decode type (byte 0 of the ancillary tensor's 16-byte Decode Common
 Metadata). The LUT (0), Huffman (1) and prune (2) types are modelled: their DecodeStates were
 read in the sources and measured on fixtures of the pinned wheel (fixtures/tflm_kernels.py:
-decode_lut, decode_huffman, decode_prune_float, decode_prune_int8; prune's Setup copies
+decode_lut, decode_huffman, decode_prune_float, decode_prune_int8, decode_two_outputs; prune's
+Setup copies
 per-channel zero points into a buffer of its own). The custom type (127, which the kernel
 refuses) and anything else stay unmodelled: the figures say "at least" and name the kernel with
-the decode type. Sources (facts, not code): tensorflow/lite/micro/kernels/decode.cc, decode_state.cc,
-decode_state_lut.h of the tflite-micro sources.
+the decode type. Sources (facts, not code): tensorflow/lite/micro/kernels/decode.cc,
+decode_state.cc, decode_state_lut.h, decode_state_huffman.h and decode_state_prune.{h,cc} of the
+tflite-micro sources.
 """
 
 from __future__ import annotations
@@ -127,6 +129,6 @@ def unmodelled_types(model: Model, s: int, op: Operator) -> list[int | None]:
 
 def label(model: Model, s: int, op: Operator) -> str:
     """How the outputs name a DECODE op whose memory is not modelled: with its decode types."""
-    kinds = sorted({TYPE_NAMES.get(t, f"type {t}") if t is not None else "unreadable"
-                    for t in unmodelled_types(model, s, op)})
-    return f"{NAME} ({', '.join(kinds)} decoding)" if kinds else NAME
+    kinds = sorted({f"{TYPE_NAMES.get(t, f'type {t}')} decoding" if t is not None
+                    else "unreadable metadata" for t in unmodelled_types(model, s, op)})
+    return f"{NAME} ({', '.join(kinds)})" if kinds else NAME
