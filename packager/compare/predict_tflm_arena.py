@@ -99,7 +99,7 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
         for op in sg.operators:
             buffers = tflm_arena.persistent_buffers(model, s, op, target)
             if buffers is None:
-                unmodelled.add(op.name)
+                unmodelled.add(tflm_arena.unmodelled_name(model, s, op))
                 buffers = []
             first = tflm_arena.init_buffers(op, buffers)
             for size in buffers[:first]:  # Init runs for every node before any Prepare
@@ -115,6 +115,8 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
         start = target.scratch_request * (requests + target.max_scratch_per_op)
         temp, live = tflm_arena.prepare_temps(sg, op, target, start)
         before = tflm_arena.prepare_temps_before_buffers(sg, op, target, start)
+        if not buffers and op.name == "TFLM_DECODE":
+            before = None  # a decode type not modelled: every temporary counts, as by default
         prepare_peak = max(prepare_peak, tail.bytes + (temp if before is None else before))
         for size in buffers:
             tail.take(size, ARENA_ALIGNMENT)
@@ -133,7 +135,7 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
                 overlap_peak = (tail.bytes + temp, op.name)
         wanted, known = tflm_scratch.requests(sg, op, model, s)
         if not known:
-            unmodelled.add(op.name)
+            unmodelled.add(tflm_arena.unmodelled_name(model, s, op))
         requests += len(wanted)
     for size in tflm_arena.resource_buffers(model):
         tail.take(size, ARENA_ALIGNMENT)

@@ -257,6 +257,9 @@ RULES: dict[str, Rule] = {
 def persistent_buffers(model: Model, s: int, op: Operator, target: Target) -> list[int] | None:
     """Bytes of each persistent buffer the op's kernel asks for; None when not modelled."""
     rule = RULES.get(op.name)
+    if rule is None and op.opcode.is_custom and op.name == "TFLM_DECODE":
+        from packager.kernels import tflm_decode  # compressed tensors' decoding
+        return tflm_decode.persistent_buffers(model, s, op, target.pointer)
     if rule is None and op.opcode.is_custom:
         from packager.kernels import tflm_custom_ops  # TFLite Micro's own custom ops
         if op.name in tflm_custom_ops.NAMES:
@@ -267,9 +270,19 @@ def persistent_buffers(model: Model, s: int, op: Operator, target: Target) -> li
     return rule(model, model.subgraphs[s], op, target)
 
 
+def unmodelled_name(model: Model, s: int, op: Operator) -> str:
+    """How the figures name a kernel whose memory is not modelled (DECODE: with the decode type)."""
+    if op.opcode.is_custom and op.name == "TFLM_DECODE":
+        from packager.kernels import tflm_decode
+        return tflm_decode.label(model, s, op)
+    return op.name
+
+
 def init_buffers(op: Operator, buffers: list[int]) -> int:
     """How many of the op's persistent buffers its kernel takes in Init (the rest in Prepare):
     the OpData of the builtin kernels, everything for the Signal ops but SignalFramer."""
+    if op.opcode.is_custom and op.name == "TFLM_DECODE":
+        return 0  # DECODE takes everything in Prepare
     if op.opcode.is_custom:
         from packager.kernels import tflm_signal
         return tflm_signal.init_buffer_count(op, buffers)

@@ -14,6 +14,7 @@ from packager.model import Model, Operator
 CIRCULAR_BUFFER = "CIRCULAR_BUFFER"
 DETECTION_POSTPROCESS = "TFLite_Detection_PostProcess"
 NAMES = frozenset({CIRCULAR_BUFFER, DETECTION_POSTPROCESS})
+DECODE = "TFLM_DECODE"  # compressed tensors: its persistent memory in tflm_decode.py; no scratch
 
 # OpDataCircularBuffer: two ints (cycles_until_run, cycles_max), taken in Init.
 _CIRCULAR_BUFFER_OPDATA = 2 * 4
@@ -35,6 +36,9 @@ def scratch_requests(model: Model, s: int, op: Operator) -> list[int] | None:
     """Bytes of each scratch buffer the op's Prepare requests, in order; None when unknown."""
     if op.name == CIRCULAR_BUFFER:
         return []
+    if op.name == DECODE:  # no scratch; a decode type not modelled keeps the op unmodelled
+        from packager.kernels import tflm_decode
+        return None if tflm_decode.unmodelled_types(model, s, op) else []
     if op.name != DETECTION_POSTPROCESS:
         return None
     from packager.kernels.tflm_signal import custom_options

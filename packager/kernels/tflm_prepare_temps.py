@@ -25,8 +25,8 @@ once. Fewer than the default, listed here too: RESHAPE
 (input, output), the comparisons (the two inputs), READ_VARIABLE and ASSIGN_VARIABLE (one),
 IF (the condition), SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND (input, output), and nothing at
 all for WHILE, VAR_HANDLE, PACK, UNPACK, SHAPE, NEG, FLOOR, MAXIMUM, MINIMUM, ARG_MAX, ARG_MIN,
-LOGICAL_AND, LOGICAL_OR. DECODE (compression) takes each input and output once but only after a
-persistent buffer, and no kernel rule models it (its figures are inexact); ETHOSU has no kernel
+LOGICAL_AND, LOGICAL_OR. DECODE (compression, custom code TFLM_DECODE) takes a persistent
+buffer, then each output's encoded input, ancillary input and the output (tflm_decode.py); ETHOSU has no kernel
 in the host build (on a device it takes input 0 alone). The sequences are the same on every
 target: only the bytes of each temporary differ (4-byte pointers on cortex-m).
 """
@@ -110,6 +110,14 @@ SEQUENCES.update({
        for name in ("WHILE", "VAR_HANDLE", "PACK", "UNPACK", "SHAPE", "NEG", "FLOOR", "MAXIMUM",
                     "MINIMUM", "ARG_MAX", "ARG_MIN", "LOGICAL_AND", "LOGICAL_OR")},
 })
+
+
+def _decode(sg: Subgraph, op: Operator) -> Taken:
+    from packager.kernels import tflm_decode
+    return tflm_decode.prepare_sequence(op)
+
+
+SEQUENCES["TFLM_DECODE"] = _decode  # the pointer array, then each output's three tensors
 
 
 def taken_tensors(sg: Subgraph, op: Operator) -> list[int] | None:
