@@ -225,14 +225,7 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
                              f"{needed - budget:,} B over the budget of {budget:,} B ({why})")
     notes: list[str] = []
     with staged_folder(out_dir) as folder:
-        whats: dict[str, str] = {}
-        if report:  # first: the strategies' outcomes it draws are dropped before the other files
-            name = f"{prefix}_report.html"
-            folder.add(name, report_html(planned, model, strategy))
-            whats[name] = "report: the plan as pictures (open in a browser)"
-        unmodelled_ops = planned.unmodelled_ops
-        del planned
-        whats.update(write_files(folder, plan, model, prefix, notes, unmodelled_ops, keep_offline_plan=keep))
+        whats = write_files(folder, plan, model, prefix, notes, planned.unmodelled_ops, keep_offline_plan=keep)
         if existing is not None:
             notes.insert(0, existing_plan_note(existing, plan.arena_bytes, keep, keep_offline_plan, why_not))
         if batch_note:
@@ -244,6 +237,10 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
             # verified as written: the offline-planned model read back from the temporary folder
             notes.insert(0, (verify_package(original, folder.read(f"{prefix}.tflite"), plan, model) if verify
                              else skipped()).line)
+        if report:
+            name = f"{prefix}_report.html"
+            folder.add(name, report_html(planned, model, strategy))
+            whats[name] = "report: the plan as pictures (open in a browser)"
         # A re-run into a used folder leaves exactly this run's files of ours (the input model kept).
         paths = folder.commit(remove=stale_files(out_dir, whats, keep=[model_path]))
     written = tuple(PackagedFile(p, folder.sizes[p.name], whats[p.name]) for p in paths)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from packager.emit import model_array
 from packager.errors import PlanError
 from packager.package import build
 from packager.package.output_dir import OutputError, StagedFolder, staged_folder
@@ -40,11 +39,11 @@ def test_a_failure_after_some_files_are_written_leaves_the_folder_as_it_was(tmp_
     build.package(model_file("chain"), out, verify=False)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
 
-    def failing_array(*args, **kwargs):  # the last file built: every other one is already written
-        raise PlanError("the C array cannot be made")
+    def failing_report(*args, **kwargs):  # the last file: every other one is already written
+        raise PlanError("the report cannot be drawn")
 
-    monkeypatch.setattr(model_array, "render_source_bytes", failing_array)
-    with pytest.raises(PlanError, match="cannot be made"):
+    monkeypatch.setattr(build, "report_html", failing_report)
+    with pytest.raises(PlanError, match="cannot be drawn"):
         build.package(model_file("mobile_block"), out, verify=False)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no hidden temporary folder
     with pytest.raises(PlanError):
