@@ -154,7 +154,8 @@ def render_end_to_end(path_of: Callable[[int], Path], sizes: list[int], timeout:
 
 # (label, module, function) timed inside one `package FILE --no-verify` run: each call of the
 # function adds its CPU time to its row (nested rows include their callees: 'planning' holds
-# every strategy and its validation; 'build the files' holds the writers and read-back checks).
+# every strategy and its validation; 'build and write the files' holds the writers, the read-back
+# checks and each file's write; 'Class.method' patches the method on its class).
 PACKAGE_PHASES = (
     ("read", "packager.package.build", "read_model"),
     ("shape analysis (stored batch)", "packager.package.build", "stored_batch_note"),
@@ -162,15 +163,16 @@ PACKAGE_PHASES = (
     ("sidecar plan from the plans", "packager.package.build", "package_plan"),
     ("check of the plan against the model", "packager.package.build", "check_package_plan"),
     ("TFLite Micro's whole arena", "packager.package.build", "with_runtime_arena"),
-    ("build the files (all of the below)", "packager.package.build", "build_files"),
+    ("build and write the files, one at a time (all of the below)", "packager.package.build", "write_files"),
     ("  plan JSON", "packager.package.plan_json", "dumps"),
     ("  plan FlatBuffer", "packager.package.plan_flatbuffer", "dumps"),
-    ("  read-back check of both plan files", "packager.package.build", "parse_plan"),
+    ("  read-back check of both plan files", "packager.package.build", "checked_plan_file"),
     ("  C header", "packager.package.c_header", "render"),
     ("  C array of the model", "packager.emit.model_array", "render_source_bytes"),
     ("  offline-planned model and its check", "packager.package.build", "check_offline_model"),
     ("report page", "packager.package.build", "report_html"),
-    ("write the folder", "packager.package.build", "write_all"),
+    ("  write each file into the temporary folder", "packager.package.output_dir", "StagedFolder.add"),
+    ("write the folder (the final moves)", "packager.package.output_dir", "StagedFolder.commit"),
 )
 
 
@@ -216,6 +218,9 @@ def package_phase_seconds(path: Path, peaks: dict[str, float] | None = None) -> 
     originals = []
     for label, module_name, name in PACKAGE_PHASES:
         module = importlib.import_module(module_name)
+        if "." in name:  # a method: patched on its class
+            class_name, name = name.split(".")
+            module = getattr(module, class_name)
         # build.py imported some of these by name: patch where package() looks them up
         owner = build if hasattr(build, name) and module_name != "packager.package.build" and \
             getattr(build, name) is getattr(module, name) else module

@@ -2,8 +2,10 @@
 
     plan (every arena, validated; dynamic shapes at their largest sizes, plus the multi-pass plan)
         ->  PackagePlan  ->  check against the model (the gate)
-        ->  files in memory: sidecar JSON + FlatBuffer, C header, model array, offline-planned
-            .tflite (tflm only, re-read and re-checked), report page  ->  written atomically into DIR
+        ->  files one at a time, each written into a temporary folder as soon as it is built:
+            sidecar JSON + FlatBuffer (each read back and checked), C header, model array,
+            offline-planned .tflite (tflm only, re-read and re-checked), report page
+        ->  the temporary folder becomes DIR's files atomically
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from packager.arenas import Bindings, PlannedArena, bindings_for, plan_arenas
 from packager.emit import model_array
@@ -24,7 +26,7 @@ from packager.emit.report import render_report_html
 from packager.pictures import arena_picture
 from packager.errors import PackagerError, PlanError
 from packager.model import Model
-from packager.package.output_dir import stale_files, write_all
+from packager.package.output_dir import StagedFolder, stale_files, staged_folder
 from packager.package.existing_plan import (existing_plan, existing_plan_note, head_plan_name, refuse_to_keep,
                                            unproven)
 from packager.package.stored_shapes import stored_batch_note, with_stored_sizes
@@ -34,7 +36,7 @@ from packager.package.notes import model_notes
 from packager.package.assemble import package_plan
 from packager.package.sidecar import TENSOR, PackagePlan, SourceModel
 from packager.package.check import check_offline_model, check_package_plan
-from packager.package.load import parse_plan
+from packager.package.read_back import reads_back
 from packager.reader import read_model
 from packager.semantics import SEMANTICS, TFLM
 from packager.size_limits import check_tensor_sizes
@@ -107,36 +109,64 @@ def build_files(plan: PackagePlan, model: Model, prefix: str,
                 unmodelled_ops: tuple[str, ...] = (),
                 keep_offline_plan: bool = False) -> tuple[dict[str, tuple[bytes, str]], list[str]]:
     """name -> (bytes, what it is), and notes for the user. Everything in memory, checked."""
-    as_json, as_flatbuffer = plan_json.dumps(plan), plan_flatbuffer.dumps(plan)
-    # What is written is what was checked: both forms must read back as the checked plan.
-    if parse_plan(as_json) != plan or parse_plan(as_flatbuffer) != plan:
-        raise PlanError("the plan does not read back from its own files (a bug in a plan writer)")
-    files: dict[str, tuple[bytes, str]] = {
-        f"{prefix}_plan.json": (as_json, "plan (JSON, schemas/plan.schema.json)"),
-        f"{prefix}_plan.tplan": (as_flatbuffer, "plan (FlatBuffer, schemas/plan.fbs)"),
-        f"{prefix}_plan.h": (c_header.render(plan, model, prefix).encode("ascii"),
-                             "C header: arena size, offsets, lifetimes, objects"),
-    }
     notes: list[str] = []
+    files = {name: (data, what) for name, data, what in
+             files_one_by_one(plan, model, prefix, notes, unmodelled_ops, keep_offline_plan)}
+    return files, notes
+
+
+def checked_plan_file(data: bytes, plan: PackagePlan) -> bytes:
+    """What is written is what was checked: the file must read back as the checked plan (the JSON
+    form compared column by column, without a second parsed plan: package/read_back.py)."""
+    if not reads_back(data, plan):
+        raise PlanError("the plan does not read back from its own files (a bug in a plan writer)")
+    return data
+
+
+def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[str],
+                     unmodelled_ops: tuple[str, ...] = (),
+                     keep_offline_plan: bool = False) -> Iterator[tuple[str, bytes, str]]:
+    """(name, bytes, what it is) for each file, built and checked one at a time so that a caller
+    writing each before asking for the next holds one file in memory; notes for the user are
+    appended to `notes` (complete once the files are)."""
+    yield (f"{prefix}_plan.json", checked_plan_file(plan_json.dumps(plan), plan),
+           "plan (JSON, schemas/plan.schema.json)")
+    yield (f"{prefix}_plan.tplan", checked_plan_file(plan_flatbuffer.dumps(plan), plan),
+           "plan (FlatBuffer, schemas/plan.fbs)")
+    yield (f"{prefix}_plan.h", c_header.render(plan, model, prefix).encode("ascii"),
+           "C header: arena size, offsets, lifetimes, objects")
     embedded, embedded_note = model.raw, "the input model unchanged"
     if SEMANTICS[plan.semantics].offline_plan and keep_offline_plan:
-        files[f"{prefix}.tflite"] = (model.raw, "the model unchanged, with its own OfflineMemoryAllocation")
+        yield f"{prefix}.tflite", model.raw, "the model unchanged, with its own OfflineMemoryAllocation"
         embedded, embedded_note = model.raw, "unchanged, with its own OfflineMemoryAllocation"
     elif SEMANTICS[plan.semantics].offline_plan:
         packed = with_offline_plan(model.raw, offline_offsets(plan), len(model.subgraphs))
         check_offline_model(packed, plan, model)
-        files[f"{prefix}.tflite"] = (packed, "the model with its OfflineMemoryAllocation plan")
+        yield f"{prefix}.tflite", packed, "the model with its OfflineMemoryAllocation plan"
         embedded, embedded_note = packed, "with its OfflineMemoryAllocation plan"
+        del packed
     else:
         notes.append(f"no offline-planned {prefix}.tflite: TFLite Micro's OfflineMemoryAllocation "
                      f"describes a tflm plan only (this one is {plan.semantics}; use --semantics tflm)")
     source_name = f"{prefix}.tflite" if SEMANTICS[plan.semantics].offline_plan else plan.source.file
-    files[f"{prefix}_model.h"] = (model_array.render_header(prefix, source_name, len(embedded), embedded_note)
-                                  .encode("ascii"), "C array declaration (16-byte aligned, const)")
-    files[f"{prefix}_model.c"] = (model_array.render_source_bytes(prefix, embedded),
-                                  f"C array of the model bytes ({embedded_note})")
+    yield (f"{prefix}_model.h", model_array.render_header(prefix, source_name, len(embedded), embedded_note)
+           .encode("ascii"), "C array declaration (16-byte aligned, const)")
+    yield (f"{prefix}_model.c", model_array.render_source_bytes(prefix, embedded),
+           f"C array of the model bytes ({embedded_note})")
+    del embedded
     notes += model_notes(plan, model, unmodelled_ops)
-    return files, notes
+
+
+def write_files(folder: StagedFolder, plan: PackagePlan, model: Model, prefix: str, notes: list[str],
+                unmodelled_ops: tuple[str, ...] = (), keep_offline_plan: bool = False) -> dict[str, str]:
+    """Build each file, write it into the temporary folder and drop it before building the next,
+    so that one file at a time is held in memory; name -> what it is."""
+    whats: dict[str, str] = {}
+    for name, data, what in files_one_by_one(plan, model, prefix, notes, unmodelled_ops, keep_offline_plan):
+        folder.add(name, data)
+        whats[name] = what
+        del data
+    return whats
 
 
 def report_html(planned: PlannedModel, model: Model, strategy: str) -> bytes:
@@ -193,22 +223,25 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
                else f"the lower bound {bound:,} B would fit; try another --strategy")
         raise BudgetExceeded(f"{model_path.name}: the plan needs {needed:,} B {what}, "
                              f"{needed - budget:,} B over the budget of {budget:,} B ({why})")
-    files, notes = build_files(plan, model, prefix, planned.unmodelled_ops, keep_offline_plan=keep)
-    if existing is not None:
-        notes.insert(0, existing_plan_note(existing, plan.arena_bytes, keep, keep_offline_plan, why_not))
-    if batch_note:
-        notes.insert(0, batch_note)
-    if stored.note:
-        notes.insert(0, stored.note)
-    if plan.runtime_arena is not None:
-        packed = files[f"{prefix}.tflite"][0]
-        original = model.raw if stored.note else model_path  # the model TFLite Micro runs
-        notes.insert(0, (verify_package(original, packed, plan, model) if verify else skipped()).line)
-    if report:
-        files[f"{prefix}_report.html"] = (report_html(planned, model, strategy),
-                                          "report: the plan as pictures (open in a browser)")
-    # A re-run into a used folder leaves exactly this run's files of ours (the input model kept).
-    paths = write_all(out_dir, {n: data for n, (data, _) in files.items()},
-                      remove=stale_files(out_dir, files, keep=[model_path]))
-    written = tuple(PackagedFile(p, len(files[p.name][0]), files[p.name][1]) for p in paths)
+    notes: list[str] = []
+    with staged_folder(out_dir) as folder:
+        whats = write_files(folder, plan, model, prefix, notes, planned.unmodelled_ops, keep_offline_plan=keep)
+        if existing is not None:
+            notes.insert(0, existing_plan_note(existing, plan.arena_bytes, keep, keep_offline_plan, why_not))
+        if batch_note:
+            notes.insert(0, batch_note)
+        if stored.note:
+            notes.insert(0, stored.note)
+        if plan.runtime_arena is not None:
+            original = model.raw if stored.note else model_path  # the model TFLite Micro runs
+            # verified as written: the offline-planned model read back from the temporary folder
+            notes.insert(0, (verify_package(original, folder.read(f"{prefix}.tflite"), plan, model) if verify
+                             else skipped()).line)
+        if report:
+            name = f"{prefix}_report.html"
+            folder.add(name, report_html(planned, model, strategy))
+            whats[name] = "report: the plan as pictures (open in a browser)"
+        # A re-run into a used folder leaves exactly this run's files of ours (the input model kept).
+        paths = folder.commit(remove=stale_files(out_dir, whats, keep=[model_path]))
+    written = tuple(PackagedFile(p, folder.sizes[p.name], whats[p.name]) for p in paths)
     return PackageResult(plan, written, tuple(notes), out_dir)

@@ -1,6 +1,7 @@
 """Write a set of files into a folder all at once, or not at all.
 
-Everything is written into a temporary folder first (beside DIR when DIR does not exist yet, inside
+Files go in one at a time (`staged_folder`: each is written as soon as it is built, so the run
+never holds them all in memory), or as a set (`write_all`). Everything is written into a temporary folder first (beside DIR when DIR does not exist yet, inside
 it otherwise: the same file system either way, so the final moves are atomic renames). Only when
 every file is complete is the folder renamed to DIR, or, when DIR already exists (and may hold other
 files), each file moved over its target with os.replace. Any failure before that leaves DIR as it
@@ -140,13 +141,73 @@ def _check_target(out_dir: Path, names: list[str]) -> Path:
 def write_all(out_dir: str | Path, files: Mapping[str, bytes], remove: Iterable[str] = ()) -> list[Path]:
     """Write `files` (name -> bytes) into out_dir atomically, and take the names in `remove` out
     of it in the same step; return the written paths."""
+    _check_target(Path(out_dir), sorted(files))
+    with staged_folder(out_dir) as folder:
+        for name in sorted(files):
+            folder.add(name, files[name])
+        return folder.commit(remove)
+
+
+class StagedFolder:
+    """The temporary folder of one run: files are added one at a time (each written at once, so
+    a caller need not hold them all in memory), and only `commit` makes them DIR's files."""
+
+    def __init__(self, out_dir: Path, staging_parent: Path, staging: Path) -> None:
+        self.out_dir, self._parent, self._staging = out_dir, staging_parent, staging
+        self.sizes: dict[str, int] = {}  # name -> bytes written, in the order added
+        self.committed = False
+
+    def add(self, name: str, data: bytes) -> Path:
+        """Write one file into the temporary folder; OutputError if it cannot be."""
+        if self.committed:
+            raise ValueError("the folder is already committed")
+        if name in self.sizes:
+            raise ValueError(f"{name} is added twice")
+        target = self.out_dir / name
+        if self._parent == self.out_dir and target.is_dir() and not target.is_symlink():
+            raise OutputError(f"{target}: a folder is in the way of the file to write")
+        try:
+            (self._staging / name).write_bytes(data)
+        except OSError as e:
+            raise OutputError(f"{self.out_dir}: writing failed ({e.strerror or e})") from None
+        self.sizes[name] = len(data)
+        return target
+
+    def read(self, name: str) -> bytes:
+        """A file added and not yet committed, as written."""
+        return (self._staging / name).read_bytes()
+
+    def commit(self, remove: Iterable[str] = ()) -> list[Path]:
+        """Make the added files DIR's, taking the names in `remove` out of it in the same step;
+        the written paths, sorted by name."""
+        names = sorted(self.sizes)
+        remove = sorted(set(remove) - set(names))
+        try:
+            with signals_deferred():
+                if self._parent == self.out_dir:
+                    _commit_into(self.out_dir, self._staging, names, remove)
+                else:
+                    os.rename(self._staging, self.out_dir)
+                self.committed = True
+        except OSError as e:
+            raise OutputError(f"{self.out_dir}: writing failed ({e.strerror or e})") from None
+        return [self.out_dir / name for name in names]
+
+    def _discard(self) -> None:
+        if not (self.committed and self._parent != self.out_dir):  # else the staging folder is DIR
+            shutil.rmtree(self._staging, ignore_errors=True)
+
+
+@contextmanager
+def staged_folder(out_dir: str | Path) -> Iterator[StagedFolder]:
+    """A temporary folder for DIR's new files (see the module's text); removed on the way out,
+    whatever happens, unless committed as DIR itself. Nothing reaches DIR without `commit`."""
     out_dir = Path(out_dir)
-    names = sorted(files)
-    remove = sorted(set(remove) - set(names))
-    staging_parent = _check_target(out_dir, names)
+    staging_parent = _check_target(out_dir, [])
     stop_signals_interrupt()
     # Not mkdtemp: its 0700 mode would become DIR's; os.mkdir follows the umask like mkdir(1).
     staging = staging_parent / f".{out_dir.name}.tflpack-{os.getpid()}-{secrets.token_hex(4)}"
+    folder = StagedFolder(out_dir, staging_parent, staging)
     try:
         with signals_deferred():  # no stop between creating the staging folder and owning its removal
             try:
@@ -154,20 +215,9 @@ def write_all(out_dir: str | Path, files: Mapping[str, bytes], remove: Iterable[
                 staging.mkdir()
             except OSError as e:
                 raise OutputError(f"{out_dir}: cannot write there ({e.strerror or e})") from None
-        for name in names:
-            (staging / name).write_bytes(files[name])
-        with signals_deferred():
-            if staging_parent == out_dir:
-                _commit_into(out_dir, staging, names, remove)
-            else:
-                os.rename(staging, out_dir)
-                staging = out_dir  # nothing left to clean up
-    except OSError as e:
-        raise OutputError(f"{out_dir}: writing failed ({e.strerror or e})") from None
+        yield folder
     finally:
-        if staging != out_dir:
-            shutil.rmtree(staging, ignore_errors=True)
-    return [out_dir / name for name in names]
+        folder._discard()
 
 
 def _commit_into(out_dir: Path, staging: Path, names: list[str], remove: list[str]) -> None:

@@ -1,0 +1,82 @@
+"""The read-back check of a plan file just written: the JSON form is compared column by column
+without a parsed copy, and must refuse whatever parsing it in full would refuse."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from packager.package import plan_flatbuffer, plan_json
+from packager.arenas import bindings_for
+from packager.package.build import make_plan
+from packager.package.load import parse_plan
+from packager.package.read_back import reads_back
+from packager.package.sidecar import SourceModel
+from packager.reader import read_model
+from tests.package.support import model_file
+
+
+def planned(name: str, semantics: str = "tflm", dims: tuple[str, ...] = ()):
+    model = read_model(model_file(name))
+    source = SourceModel(f"{name}.tflite", "0" * 64, len(model.raw), tuple(len(s.tensors) for s in model.subgraphs))
+    return make_plan(model, semantics, "best", source, bindings_for(model, dims) if dims else None).plan
+
+
+DIMS = {"dynamic_batch": ("image_0=1..4",)}  # a plan with symbols, passes and size expressions
+
+
+def full_parse_agrees(data: bytes, plan) -> bool:
+    try:
+        return parse_plan(data) == plan
+    except Exception:
+        return False
+
+
+def mutations(doc: dict):
+    """(what, a changed copy of the JSON document): each one a plan that is not the original."""
+    def changed(edit):
+        copy = json.loads(json.dumps(doc))
+        edit(copy)
+        return copy
+    tensors = lambda d: d["arenas"][0]["offsets"]["tensors"]
+    yield "an offset", changed(lambda d: tensors(d)[1].update(offset=tensors(d)[1]["offset"] + 16))
+    yield "a bool for an int", changed(lambda d: tensors(d)[0].update(first_op=True) if tensors(d)[0]["first_op"] == 1
+                                       else tensors(d)[0].update(pass_=0, **{"pass": False}))
+    yield "a float for an int", changed(lambda d: tensors(d)[0].update(size=float(tensors(d)[0]["size"])))
+    yield "a name", changed(lambda d: tensors(d)[0].update(name=tensors(d)[0]["name"] + "x"))
+    yield "a shape", changed(lambda d: tensors(d)[0].update(shape=tensors(d)[0]["shape"] + [1]))
+    yield "a tensor missing", changed(lambda d: tensors(d).pop())
+    yield "a key missing", changed(lambda d: tensors(d)[0].pop("type"))
+    yield "an alias", changed(lambda d: tensors(d)[0].update(alias_of=0))
+    yield "a size expression", changed(lambda d: tensors(d)[0].update(size_expr="N"))
+    yield "an object", changed(lambda d: d["arenas"][0]["objects"]["tensors"][0].update(object=99))
+    yield "the objects' key", changed(lambda d: d["arenas"][0]["objects"]["tensors"][0].update(
+        offset=d["arenas"][0]["objects"]["tensors"][0].pop("object")))
+    yield "the arena", changed(lambda d: d["arenas"][0]["offsets"].update(arena_bytes=1))
+    yield "the semantics", changed(lambda d: d.update(semantics="ideal"))
+    yield "the format", changed(lambda d: d.update(format_version=2))
+
+
+@pytest.mark.parametrize("name,semantics", [("mobile_block", "tflm"), ("if_else", "tflite"),
+                                            ("dynamic_batch", "tflite"), ("while_loop", "tflm")])
+def test_the_written_files_read_back(name, semantics):
+    plan = planned(name, semantics, DIMS.get(name, ()))
+    assert plan.is_dynamic == (name in DIMS)
+    assert reads_back(plan_json.dumps(plan), plan)
+    assert reads_back(plan_flatbuffer.dumps(plan), plan)
+
+
+@pytest.mark.parametrize("name", ["mobile_block", "dynamic_batch"])
+def test_a_changed_file_is_refused_exactly_when_the_full_parse_refuses_it(name):
+    plan = planned(name, "tflite", DIMS.get(name, ()))
+    doc = json.loads(plan_json.dumps(plan))
+    for what, changed in mutations(doc):
+        data = json.dumps(changed, indent=2, sort_keys=True).encode()
+        assert not full_parse_agrees(data, plan), what  # each mutation is a real change
+        assert not reads_back(data, plan), what
+    assert reads_back(json.dumps(doc).encode(), plan)  # other spacing, same plan
+    # Stricter than the full parse, which ignores a key it does not know: the writer writes none.
+    doc["arenas"][0]["offsets"]["tensors"][0]["extra"] = 1
+    assert full_parse_agrees(json.dumps(doc).encode(), plan) and not reads_back(json.dumps(doc).encode(), plan)
+    assert not reads_back(b"{not json", plan) and not reads_back(b"", plan)
