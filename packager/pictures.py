@@ -160,7 +160,8 @@ def arena_picture(model: Model, planned: PlannedArena, strategy: str = "best", l
         strategies=_strategy_rows(result, (offsets_outcome, objects_outcome)),
         dynamic_bounds=_dynamic_bounds(planned),
         placed_total=len(records) if left_out and layout else None,
-        object_members_total=len(records) if left_out and objects_outcome else None)
+        object_members_total=len(records) if left_out and objects_outcome else None,
+        not_needed=result.not_needed)
 
 
 def _dynamic_bounds(planned: PlannedArena) -> tuple[tuple[str, int, int], ...]:

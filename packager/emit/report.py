@@ -85,6 +85,11 @@ def _strategy_table(picture: ArenaPicture, include_times: bool) -> str:
     note = ("● marks the plans drawn above. Baselines are what a dynamic allocator would need, not "
             "plans to ship." + ("" if include_times else " Planning times left out (--no-times) so "
                                 "that the page is byte-identical from run to run."))
+    if picture.not_needed:
+        names = "; ".join(f"{kind}: {', '.join(n for k, n in picture.not_needed if k == kind)}"
+                          for kind in dict.fromkeys(k for k, _ in picture.not_needed))
+        note += (" Not run, because a plan above already meets the lower bound and none can be "
+                 f"smaller: {names}.")
     return _table(header, rows, numeric, classes) + f'<p class="note">{escape(note)}</p>'
 
 

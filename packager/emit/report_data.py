@@ -76,6 +76,8 @@ class ArenaPicture:
     # (bytes x lifetime) are drawn. The totals say how many there are (None: all drawn).
     placed_total: int | None = None
     object_members_total: int | None = None
+    # (kind, name) of strategies not run because a plan already met the lower bound (package).
+    not_needed: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
