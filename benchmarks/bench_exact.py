@@ -1,6 +1,6 @@
 """The exact offset search on MiniMalloc's challenging instances: one row per instance.
 
-    python -m benchmarks.bench_exact [--nodes N] [--scout sweep|bisect --scout-nodes M] [CSV ...]
+    python -m benchmarks.bench_exact [--nodes N] [--scout none|sweep|bisect|both] [--scout-nodes M] [CSV ...]
     python -m benchmarks.bench_exact --scale [--sizes 1000,2000,5000] [NETWORK ...]
 
 `--scale` runs `best`'s offset searches on the synthetic scale models (benchmarks/synthetic.py)
@@ -53,7 +53,8 @@ MINIMALLOC_BELOW = {"D": "1009 KiB in 16.5 s; 1008 KiB open after 214 s",
                     "J": "1008 KiB open after 70 s"}
 
 
-def row(path: Path, nodes: int, scout: str = "", scout_nodes: int = 0) -> list[str]:
+def row(path: Path, nodes: int, scout: str = exact_search.DEFAULT_SCOUT,
+        scout_nodes: int | None = None) -> list[str]:
     records = read_records_csv(path)
     start = time.process_time()
     result = exact_search.search(records, 1, None, node_budget=nodes, scout=scout,
@@ -127,9 +128,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv", nargs="*", type=Path)
     parser.add_argument("--nodes", type=int, default=EXACT_NODES, help="node budget per instance")
-    parser.add_argument("--scout", default="", choices=("",) + exact_search.SCOUT_LADDERS,
+    parser.add_argument("--scout", default=exact_search.DEFAULT_SCOUT,
+                        choices=("none",) + exact_search.SCOUT_LADDERS,
                         help="first spend --scout-nodes on small probes over this ladder of capacities")
-    parser.add_argument("--scout-nodes", type=int, default=0, help="the scout's node budget")
+    parser.add_argument("--scout-nodes", type=int, default=None,
+                        help="the scout's node budget (default: the search's own)")
     parser.add_argument("--scale", action="store_true",
                         help="synthetic scale models and the paper's networks (named as arguments)")
     parser.add_argument("--sizes", default="1000,2000,5000", help="records of the synthetic models")
@@ -144,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     if not paths:
         print(f"no instances: pass CSV files or provide {MINIMALLOC}", file=sys.stderr)
         return 1
-    rows = [row(p, args.nodes, args.scout, args.scout_nodes) for p in paths]
+    scout = "" if args.scout == "none" else args.scout
+    rows = [row(p, args.nodes, scout, args.scout_nodes) for p in paths]
     print(render(["instance", "records", "bound / 2^20", "peak / 2^20", "proven",
                   "<= 2^20 after (nodes)", "best after (nodes)",
                   "nodes", "CPU s", "MiniMalloc (peak / 2^20, CPU)"], rows))

@@ -62,7 +62,16 @@ PATIENCE_DIVISOR = 1
 # each pass over the ladder. Ladders: "sweep" (every capacity down from the best plan) and
 # "bisect" (midpoints between the floor and the best plan).
 SCOUT_FIRST_SHARE_PER_RECORD = 2
-SCOUT_LADDERS = ("sweep", "bisect")
+SCOUT_LADDERS = ("sweep", "bisect", "both")
+# The default: "both", with SCOUT_NODES_PER_RECORD nodes per record, at most half the budget.
+DEFAULT_SCOUT = "both"
+SCOUT_NODES_PER_RECORD = 100
+# Before the scout, the bound's probe gets this many nodes per record.
+BOUND_FIRST_NODES_PER_RECORD = 30
+
+
+def default_scout_nodes(node_budget: int, records: int) -> int:
+    return min(node_budget // 2, SCOUT_NODES_PER_RECORD * records)
 
 
 class _Stop(Exception):
@@ -352,7 +361,8 @@ def fits(inst: _Instance, capacity: int, node_budget: int, deadline: float | Non
 
 def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPlan | None = None,
            node_budget: int = 1_000_000, time_limit: float | None = None,
-           lower_bound: int | None = None, scout: str = "", scout_nodes: int = 0) -> SearchResult:
+           lower_bound: int | None = None, scout: str = DEFAULT_SCOUT,
+           scout_nodes: int | None = None) -> SearchResult:
     """The smallest arena the budget reaches, proved optimal when the probes close the gap.
 
     The probe at the bound gets half the budget; the bisection after it gives up once
@@ -376,7 +386,13 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     sys.setrecursionlimit(max(limit, 4 * len(inst.ids) + 1000))
     try:
         if scout:
-            state.scout(scout, min(node_budget, scout_nodes),
+            # the bound's probe first, briefly: most of MiniMalloc's instances pack at the
+            # bound within it, and pay nothing for the scout (the probe resumes later)
+            state.probe(state.lo, min(node_budget, BOUND_FIRST_NODES_PER_RECORD * max(1, len(inst.ids))))
+            state.unanswered = state.lo - inst.granule
+            if scout_nodes is None:
+                scout_nodes = default_scout_nodes(node_budget, len(inst.ids))
+            state.scout(scout, min(node_budget, state.spent + scout_nodes),
                         SCOUT_FIRST_SHARE_PER_RECORD * max(1, len(inst.ids)))
         state.bisect(node_budget, patience)
     finally:
@@ -438,18 +454,32 @@ class _Gap:
         4,000 each), which small shares over many capacities are meant to exploit."""
         step = self.inst.granule
         gap = 1  # "sweep": granules below the best plan
+        # "both": a pass of the bisection, then a pass of the sweep, each with its own share
+        now = "bisect" if ladder == "both" else ladder
+        shares = {"sweep": share, "bisect": share}
+        pass_start, sweep_allowance = 0, 0
         while self.lo < self.best and self.spent < scout_budget and not self.timed_out:
-            if ladder == "bisect":
+            if now == "bisect":
                 low = max(self.lo, self.unanswered + step)
-                if low >= self.best:
+                if low >= self.best:  # the pass is over
                     self.unanswered = self.lo - step
-                    low, share = self.lo, share * 2
-                self.probe((low + self.best - 1) // 2, min(share, scout_budget - self.spent))
+                    shares[now] *= 2
+                    if ladder == "both":  # the sweep gets as many nodes as this pass took
+                        now, gap = "sweep", 1
+                        sweep_allowance, pass_start = self.spent - pass_start, self.spent
+                        continue
+                    low = self.lo
+                self.probe((low + self.best - 1) // 2, min(shares[now], scout_budget - self.spent))
                 continue
             capacity = self.best - gap * step
-            if capacity < self.lo:
-                gap, share = 1, share * 2
+            if capacity < self.lo or (ladder == "both" and self.spent - pass_start >= sweep_allowance):
+                gap = 1
+                if ladder != "both":
+                    shares[now] *= 2
+                if ladder == "both":
+                    now, pass_start = "bisect", self.spent
                 continue
+            share = shares[now]
             before = self.best
             self.probe(capacity, min(share, scout_budget - self.spent))
             gap = 1 if self.best < before else gap + 1
