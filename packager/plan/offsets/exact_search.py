@@ -20,10 +20,14 @@ all is complete. On top of that, the published rules:
   sides are solved one after the other.
 A complete search without a solution proves that C is infeasible.
 
-Minimising the arena: capacities are probed from the lower bound up (the bound first: on the
-MiniMalloc instances the optimum is the bound), then by bisection between the highest capacity
-proved infeasible and the best plan so far. Each probe runs the preorders round robin with a node
-limit that doubles (as MiniMalloc does), so an unlucky preorder cannot stall the probe.
+Minimising the arena: the bound's probe first, briefly (on most MiniMalloc instances the optimum
+is the bound and packs early); then a scout of small probes over two ladders of open capacities
+(bisection midpoints, and a sweep down from the best plan), because a capacity's hardness jumps
+around and one long probe at a time finds the easy capacities late; then the bound's probe again
+with half the budget, then bisection between the highest capacity proved infeasible and the
+best plan so far. Every probe is resumable, so no node is lost when a capacity is met again.
+Each probe runs the preorders round robin with a node limit that doubles (as MiniMalloc does),
+so an unlucky preorder cannot stall the probe.
 
 Determinism: the budget counts nodes (one node = one step down the tree: a placement that passed
 its checks, or a probe's root), never seconds. A time limit
@@ -57,16 +61,18 @@ FIRST_ROUND_NODES_PER_RECORD = 2
 PATIENCE_DIVISOR = 1
 
 
-# The scout (opt in, see `_Gap.scout`): small probes over a ladder of open capacities before
-# the bound's probe. Its first share per probe, per record (one preorder's first round), doubles
-# each pass over the ladder. Ladders: "sweep" (every capacity down from the best plan) and
-# "bisect" (midpoints between the floor and the best plan).
+# The default schedule: the bound's probe for BOUND_FIRST_NODES_PER_RECORD nodes per record
+# (most of MiniMalloc's instances pack at the bound within it), then the scout (`_Gap.scout`):
+# small probes over ladders of open capacities for SCOUT_NODES_PER_RECORD nodes per record (at
+# most half the budget), then the bound's probe again (resumed) and the bisection. The scout's
+# first share per probe is SCOUT_FIRST_SHARE_PER_RECORD per record (one preorder's first round).
+# Ladders: "sweep" (every capacity down from the best plan), "bisect" (midpoints between the
+# floor and the best plan), "both" (a pass of each in turn: the default). Chosen by the table of
+# benchmarks/bench_exact.py (README, "Exact offsets").
 SCOUT_FIRST_SHARE_PER_RECORD = 2
 SCOUT_LADDERS = ("sweep", "bisect", "both")
-# The default: "both", with SCOUT_NODES_PER_RECORD nodes per record, at most half the budget.
 DEFAULT_SCOUT = "both"
 SCOUT_NODES_PER_RECORD = 100
-# Before the scout, the bound's probe gets this many nodes per record.
 BOUND_FIRST_NODES_PER_RECORD = 30
 
 
@@ -367,9 +373,10 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
 
     The probe at the bound gets half the budget; the bisection after it gives up once
     `patience` nodes pass without progress (a better plan, or a capacity proved infeasible),
-    and the result says why a gap is left open (`stopped`): both rules count nodes. `scout`
-    (a ladder of SCOUT_LADDERS; "" by default: none) spends up to `scout_nodes` first on small
-    probes over many capacities (`_Gap.scout`)."""
+    and the result says why a gap is left open (`stopped`): both rules count nodes. Before
+    them, unless `scout` is "", the bound's probe runs briefly and then the scout (a ladder of
+    SCOUT_LADDERS) spends up to `scout_nodes` (None: `default_scout_nodes`) on small probes over
+    many capacities (`_Gap.scout`)."""
     if scout and scout not in SCOUT_LADDERS:
         raise ValueError(f"unknown scout ladder {scout!r}: one of {', '.join(SCOUT_LADDERS)}")
     alignment = max(1, alignment)
@@ -385,7 +392,7 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * len(inst.ids) + 1000))
     try:
-        if scout:
+        if scout and state.lo < state.best:
             # the bound's probe first, briefly: most of MiniMalloc's instances pack at the
             # bound within it, and pay nothing for the scout (the probe resumes later)
             state.probe(state.lo, min(node_budget, BOUND_FIRST_NODES_PER_RECORD * max(1, len(inst.ids))))
@@ -445,9 +452,10 @@ class _Gap:
         return False
 
     def scout(self, ladder: str, scout_budget: int, share: int) -> None:
-        """Small probes over a ladder of open capacities, before the bound's probe, each given
-        `share` nodes; when the ladder reaches the floor it starts again with twice the share
-        (an open probe goes on where it stopped, so no node is lost). "sweep": every capacity
+        """Small probes over a ladder of open capacities, each given `share` nodes; when the
+        ladder reaches the floor it starts again with twice the share (an open probe goes on
+        where it stopped, so no node is lost). "both": a pass of the bisection, then a pass of the
+        sweep given as many nodes as that pass took, the sweep keeping its first (cheap) share. "sweep": every capacity
         down from the best plan, one granule at a time; "bisect": the midpoint between the floor
         (raised past the capacities left open) and the best plan. A capacity's hardness jumps
         around (on MiniMalloc's D, 1010 KiB packs in 339 nodes, 1011 to 1014 KiB stay open after
