@@ -11,8 +11,10 @@ and CPU seconds.
 Without CSV files it reads ../shared/benchmarks/minimalloc/*.csv. Each instance is solved from
 nothing (no portfolio plan to start from) with the node budget `best` uses; the columns are our
 peak over 2^20 (the capacity MiniMalloc is given), whether it is proven optimal (it meets the lower
-bound, or every smaller capacity was searched out), the nodes spent, and CPU seconds of this
-process (they move with the machine; the peak, the proof and the nodes do not).
+bound, or every smaller capacity was searched out), the nodes spent when it first held a plan with
+peak <= 2^20 (MiniMalloc's bar) and when it found the plan it returns, the nodes spent, and CPU seconds of this
+process (they move with the machine; the peak, the proof and the nodes do not). `--scout none`
+runs the schedule without the scout (the probe at the bound first with half the budget).
 
 MiniMalloc's figures beside ours: it finds a packing under the capacity 2^20 on every instance of
 the suite (the benchmark's published result); its CPU time is ours too, measured on this machine
