@@ -121,10 +121,13 @@ def read_records_csv_or_skip(name: str) -> list[UsageRecord]:
 
 # The optimum of each shared instance, and the nodes the search spends to prove it (the node
 # count is the search's own: it pins determinism as much as the arena does).
-# (B, 102,689 nodes, and D, not proven within the budget, are in README's table from
+# (B, 120,369 nodes, and D, not proven within the budget, are in README's table from
 # benchmarks/bench_exact.py; they are left out here to keep the suite short.)
-OPTIMA = {"A": (CAPACITY, 28_636), "C": (1_039_360, 609), "E": (CAPACITY, 154_624),
-          "F": (CAPACITY, 52_390)}
+# The nodes include the scout's (the default schedule: the bound's probe for 30 nodes per record,
+# the scout for 100 per record, then the bound's probe again); before it A took 28,636, E 154,624
+# and F 52,390, with the same arenas.
+OPTIMA = {"A": (CAPACITY, 44_652), "C": (1_039_360, 609), "E": (CAPACITY, 176_984),
+          "F": (CAPACITY, 83_174)}
 
 
 @pytest.mark.parametrize("name", sorted(OPTIMA))
@@ -261,3 +264,31 @@ def test_plan_says_when_the_exact_search_stopped_with_a_gap_left():
     out = StringIO()
     print_result(Console(file=out, width=200), "records", result)
     assert f"exact_search stopped before closing the gap to the bound: {plan.search_stopped}" in out.getvalue()
+
+
+# The scout (opt in): small probes over a ladder of capacities before the bound's probe.
+@pytest.mark.parametrize("ladder", exact_search.SCOUT_LADDERS)
+def test_a_scout_gives_a_valid_plan_the_same_on_every_run(ladder):
+    records = read_records_csv_or_skip("A")
+    runs = [exact_search.search(records, 1, node_budget=12_000, scout=ladder, scout_nodes=4_000)
+            for _ in range(2)]
+    assert runs[0] == runs[1]
+    check_offset_plan(records, OffsetPlan(exact_search.NAME, runs[0].offsets, runs[0].arena))
+    assert runs[0].nodes <= 12_000
+    # every better plan is recorded, in order, the last one being the plan returned
+    arenas = [arena for _, arena in runs[0].improvements]
+    assert arenas == sorted(arenas, reverse=True) and arenas[-1] == runs[0].arena
+
+
+def test_a_scout_finds_an_easy_capacity_the_bound_first_schedule_reaches_late():
+    # On D, 1010 KiB packs in 339 nodes while the capacities around it stay open: the sweep
+    # reaches MiniMalloc's bar (2^20) within 60,000 nodes (the default schedule at 50,000: 1052 KiB).
+    records = read_records_csv_or_skip("D")
+    swept = exact_search.search(records, 1, node_budget=60_000, scout="sweep", scout_nodes=60_000)
+    check_offset_plan(records, OffsetPlan(exact_search.NAME, swept.offsets, swept.arena))
+    assert swept.arena <= CAPACITY
+
+
+def test_an_unknown_scout_ladder_is_refused():
+    with pytest.raises(ValueError, match="unknown scout ladder"):
+        exact_search.search([UsageRecord(0, 0, 1, 64)], 1, scout="luby", scout_nodes=10)

@@ -20,10 +20,14 @@ all is complete. On top of that, the published rules:
   sides are solved one after the other.
 A complete search without a solution proves that C is infeasible.
 
-Minimising the arena: capacities are probed from the lower bound up (the bound first: on the
-MiniMalloc instances the optimum is the bound), then by bisection between the highest capacity
-proved infeasible and the best plan so far. Each probe runs the preorders round robin with a node
-limit that doubles (as MiniMalloc does), so an unlucky preorder cannot stall the probe.
+Minimising the arena: the bound's probe first, briefly (on most MiniMalloc instances the optimum
+is the bound and packs early); then a scout of small probes over two ladders of open capacities
+(bisection midpoints, and a sweep down from the best plan), because a capacity's hardness jumps
+around and one long probe at a time finds the easy capacities late; then the bound's probe again
+with half the budget, then bisection between the highest capacity proved infeasible and the
+best plan so far. Every probe is resumable, so no node is lost when a capacity is met again.
+Each probe runs the preorders round robin with a node limit that doubles (as MiniMalloc does),
+so an unlucky preorder cannot stall the probe.
 
 Determinism: the budget counts nodes (one node = one step down the tree: a placement that passed
 its checks, or a probe's root), never seconds. A time limit
@@ -57,6 +61,25 @@ FIRST_ROUND_NODES_PER_RECORD = 2
 PATIENCE_DIVISOR = 1
 
 
+# The default schedule: the bound's probe for BOUND_FIRST_NODES_PER_RECORD nodes per record
+# (most of MiniMalloc's instances pack at the bound within it), then the scout (`_Gap.scout`):
+# small probes over ladders of open capacities for SCOUT_NODES_PER_RECORD nodes per record (at
+# most half the budget), then the bound's probe again (resumed) and the bisection. The scout's
+# first share per probe is SCOUT_FIRST_SHARE_PER_RECORD per record (one preorder's first round).
+# Ladders: "sweep" (every capacity down from the best plan), "bisect" (midpoints between the
+# floor and the best plan), "both" (a pass of each in turn: the default). Chosen by the table of
+# benchmarks/bench_exact.py (README, "Exact offsets").
+SCOUT_FIRST_SHARE_PER_RECORD = 2
+SCOUT_LADDERS = ("sweep", "bisect", "both")
+DEFAULT_SCOUT = "both"
+SCOUT_NODES_PER_RECORD = 100
+BOUND_FIRST_NODES_PER_RECORD = 30
+
+
+def default_scout_nodes(node_budget: int, records: int) -> int:
+    return min(node_budget // 2, SCOUT_NODES_PER_RECORD * records)
+
+
 class _Stop(Exception):
     """The node budget (or the safety-net time limit) of a probe is spent."""
 
@@ -71,6 +94,8 @@ class SearchResult:
     time_limit_hit: bool
     stopped: str = ""  # why the search left a gap to its bound open, in words ("" when closed)
     nodes_to_best: int = 0  # nodes spent when the best plan was found (0: the plan it started from)
+    # every better plan the search found: (nodes spent by then, its arena), in order
+    improvements: tuple[tuple[int, int], ...] = ()
 
 
 def granule(records: Sequence[UsageRecord], alignment: int) -> int:
@@ -342,12 +367,18 @@ def fits(inst: _Instance, capacity: int, node_budget: int, deadline: float | Non
 
 def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPlan | None = None,
            node_budget: int = 1_000_000, time_limit: float | None = None,
-           lower_bound: int | None = None) -> SearchResult:
+           lower_bound: int | None = None, scout: str = DEFAULT_SCOUT,
+           scout_nodes: int | None = None) -> SearchResult:
     """The smallest arena the budget reaches, proved optimal when the probes close the gap.
 
     The probe at the bound gets half the budget; the bisection after it gives up once
     `patience` nodes pass without progress (a better plan, or a capacity proved infeasible),
-    and the result says why a gap is left open (`stopped`): both rules count nodes."""
+    and the result says why a gap is left open (`stopped`): both rules count nodes. Before
+    them, unless `scout` is "", the bound's probe runs briefly and then the scout (a ladder of
+    SCOUT_LADDERS) spends up to `scout_nodes` (None: `default_scout_nodes`) on small probes over
+    many capacities (`_Gap.scout`)."""
+    if scout and scout not in SCOUT_LADDERS:
+        raise ValueError(f"unknown scout ladder {scout!r}: one of {', '.join(SCOUT_LADDERS)}")
     alignment = max(1, alignment)
     inst = _Instance(records, alignment)
     deadline = None if time_limit is None else time.perf_counter() + time_limit
@@ -361,6 +392,15 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * len(inst.ids) + 1000))
     try:
+        if scout and state.lo < state.best:
+            # the bound's probe first, briefly: most of MiniMalloc's instances pack at the
+            # bound within it, and pay nothing for the scout (the probe resumes later)
+            state.probe(state.lo, min(node_budget, BOUND_FIRST_NODES_PER_RECORD * max(1, len(inst.ids))))
+            state.unanswered = state.lo - inst.granule
+            if scout_nodes is None:
+                scout_nodes = default_scout_nodes(node_budget, len(inst.ids))
+            state.scout(scout, min(node_budget, state.spent + scout_nodes),
+                        SCOUT_FIRST_SHARE_PER_RECORD * max(1, len(inst.ids)))
         state.bisect(node_budget, patience)
     finally:
         sys.setrecursionlimit(limit)
@@ -370,7 +410,7 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
                    else f"node budget of {node_budget:,} spent")
     return SearchResult(tuple(state.best_offsets), state.best, state.best <= state.lo,
                         min(state.lo, state.best), state.spent, state.timed_out, stopped,
-                        state.nodes_to_best)
+                        state.nodes_to_best, tuple(state.improvements))
 
 
 class _Gap:
@@ -383,6 +423,7 @@ class _Gap:
         self.unanswered = lo - inst.granule  # the highest capacity a probe left open (out of its share)
         self.spent, self.timed_out, self.gave_up = 0, False, False
         self.nodes_to_best = 0  # nodes spent when the best plan was found (0: the one it started from)
+        self.improvements: list[tuple[int, int]] = []
         self.open: dict[int, _CapacityProbe] = {}  # unanswered probes by capacity, resumed when met again
 
     def probe(self, capacity: int, share: int) -> bool:
@@ -401,6 +442,7 @@ class _Gap:
                 offsets[i] = found[k]
             self.best_offsets, self.best = offsets, arena_of(self.records, offsets)
             self.nodes_to_best = self.spent
+            self.improvements.append((self.spent, self.best))
             return True
         if complete:  # every capacity up to the probed one's granule is infeasible
             step = self.inst.granule
@@ -408,6 +450,48 @@ class _Gap:
             return True
         self.unanswered = max(self.unanswered, capacity - capacity % self.inst.granule)
         return False
+
+    def scout(self, ladder: str, scout_budget: int, share: int) -> None:
+        """Small probes over a ladder of open capacities, each given `share` nodes; when the
+        ladder reaches the floor it starts again with twice the share (an open probe goes on
+        where it stopped, so no node is lost). "both": a pass of the bisection, then a pass of the
+        sweep given as many nodes as that pass took, the sweep keeping its first (cheap) share. "sweep": every capacity
+        down from the best plan, one granule at a time; "bisect": the midpoint between the floor
+        (raised past the capacities left open) and the best plan. A capacity's hardness jumps
+        around (on MiniMalloc's D, 1010 KiB packs in 339 nodes, 1011 to 1014 KiB stay open after
+        4,000 each), which small shares over many capacities are meant to exploit."""
+        step = self.inst.granule
+        gap = 1  # "sweep": granules below the best plan
+        # "both": a pass of the bisection, then a pass of the sweep, each with its own share
+        now = "bisect" if ladder == "both" else ladder
+        shares = {"sweep": share, "bisect": share}
+        pass_start, sweep_allowance = 0, 0
+        while self.lo < self.best and self.spent < scout_budget and not self.timed_out:
+            if now == "bisect":
+                low = max(self.lo, self.unanswered + step)
+                if low >= self.best:  # the pass is over
+                    self.unanswered = self.lo - step
+                    shares[now] *= 2
+                    if ladder == "both":  # the sweep gets as many nodes as this pass took
+                        now, gap = "sweep", 1
+                        sweep_allowance, pass_start = self.spent - pass_start, self.spent
+                        continue
+                    low = self.lo
+                self.probe((low + self.best - 1) // 2, min(shares[now], scout_budget - self.spent))
+                continue
+            capacity = self.best - gap * step
+            if capacity < self.lo or (ladder == "both" and self.spent - pass_start >= sweep_allowance):
+                gap = 1
+                if ladder != "both":
+                    shares[now] *= 2
+                if ladder == "both":
+                    now, pass_start = "bisect", self.spent
+                continue
+            share = shares[now]
+            before = self.best
+            self.probe(capacity, min(share, scout_budget - self.spent))
+            gap = 1 if self.best < before else gap + 1
+        self.unanswered = self.lo - step  # the bisection after it starts from the floor
 
     def bisect(self, node_budget: int, patience: int) -> None:
         """Probe the bound with half the budget (MiniMalloc's instances meet it), then bisect
@@ -417,6 +501,7 @@ class _Gap:
         again with what is left (an open probe goes on where it stopped), so the whole budget is
         used. Stop (`gave_up`) once `patience` nodes pass without progress."""
         quiet = 0  # nodes since the last progress
+        first = True
         while self.lo < self.best and self.spent < node_budget and not self.timed_out:
             low = max(self.lo, self.unanswered + self.inst.granule)
             if low >= self.best:  # every capacity below the plan left open: again, with more nodes
@@ -425,12 +510,13 @@ class _Gap:
             if quiet >= patience:
                 self.gave_up = True
                 break
-            first = self.spent == 0
             capacity = self.lo if first else (low + self.best - 1) // 2
-            share = node_budget // 2 if first else max(1, (node_budget - self.spent) // 2)
+            share = (max(1, min(node_budget // 2, node_budget - self.spent)) if first
+                     else max(1, (node_budget - self.spent) // 2))
             before = self.spent
             progress = self.probe(capacity, share)
             quiet = 0 if progress or first else quiet + self.spent - before
+            first = False
 
 
 def _first_fit(records: Sequence[UsageRecord], alignment: int) -> list[int]:
