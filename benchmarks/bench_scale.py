@@ -187,7 +187,7 @@ def cached_model(shape: str, n: int) -> Path:
 def fallback_notes() -> list[str]:
     """Strategies that switch to a cheaper method above a size, so their exponent means little."""
     notes = []
-    for kind, name in (("objects", "min_cost_flow"), ("offsets", "nnc"),
+    for kind, name in (("offsets", "nnc"),
                        ("offsets", "simulated_allocator"), ("offsets", "strip_packing")):
         try:
             module = importlib.import_module(f"packager.plan.{kind}.{name}")

@@ -22,6 +22,7 @@ from benchmarks.text_table import render
 from packager.arenas import problem_of
 from packager.lifetimes import model_lifetimes
 from packager.plan.portfolio import validate
+from packager.errors import SolverLimitError
 from packager.plan.registry import OBJECT_STRATEGIES, OFFSET_STRATEGIES, INTEGER_PROGRAM_LIMIT
 from packager.reader import read_model
 
@@ -72,14 +73,19 @@ def phase_rows(path_of: Callable[[int], Path], sizes: list[int], budget: float) 
         plans = []
         for strategy in (*OFFSET_STRATEGIES, *OBJECT_STRATEGIES):
             r = row(f"{strategy.kind} {strategy.name}")
-            if strategy.name == "integer_program" and n > INTEGER_PROGRAM_LIMIT:
+            limit = INTEGER_PROGRAM_LIMIT if strategy.name == "integer_program" else strategy.max_records
+            if limit is not None and n > limit:
                 r.notes[n] = "above its limit"
                 continue
             guess = r.predicted(n)
             if guess is not None and guess > budget:
                 r.notes[n] = f"skipped (~{guess:,.0f} s)"
                 continue
-            plan, s = cpu(lambda: strategy.run(problem))
+            try:
+                plan, s = cpu(lambda: strategy.run(problem))
+            except SolverLimitError:  # refuses this size (min_cost_flow above 3,000 records)
+                r.notes[n] = "refuses"
+                continue
             r.seconds[n] = s
             plans.append(plan)
         _, s = cpu(lambda: [validate(problem, p) for p in plans])
