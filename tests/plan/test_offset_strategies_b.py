@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from packager.plan.offsets import bfc, best_fit_search, local_search, nnc, simulated_allocator
-from packager.plan.records import UsageRecord, offset_lower_bound
+from packager.plan.records import OffsetPlan, UsageRecord, offset_lower_bound
 from packager.plan.validate import check_offset_plan
 from tests.plan.record_strategies import records_of
 
@@ -170,3 +170,15 @@ def test_tree_search_gets_within_ten_percent_on_a_minimalloc_instance():
     plan = search(best_fit_search, records, iterations=3000)
     check_offset_plan(records, plan)
     assert plan.arena <= 1.10 * 2 ** 20
+
+
+def test_best_fit_search_stops_once_its_tree_is_searched_out():
+    # Alignment 4 keeps the bound (11) out of reach: 13 is optimal. Once a descent has tried every
+    # placement under the cap, restarts in another order would search the same tree again: the
+    # search stops there instead of spending its whole node budget (seconds, on two records).
+    records = [UsageRecord(0, 5, 8, 2), UsageRecord(1, 6, 6, 9)]
+    search = best_fit_search.SkylineSearch(records, alignment=4)
+    offsets, arena = best_fit_search.run(search, records, deadline=None, node_budget=10**7, seed=0)
+    check_offset_plan(records, OffsetPlan("best_fit_search", tuple(offsets), arena, alignment=4))
+    assert arena == 13
+    assert search.exhausted and search.nodes < 100

@@ -87,6 +87,7 @@ class SkylineSearch:
             for c in range(self.first[k], self.last[k] + 1):
                 self.load[c] += self.size[k]
         self.nodes = 0  # nodes expanded by all descents so far
+        self.exhausted = False  # the last descent under a cap searched its whole tree
 
     @property
     def lower_bound(self) -> int:
@@ -101,6 +102,7 @@ class SkylineSearch:
         frames above depth `follow` try its action first, the frame at `follow` tries it last.
         `stop` is polled every 256 nodes and ends the descent (None) when it says so.
         """
+        self.exhausted = False
         n, cells, align = len(self.ids), self.cells, self.alignment
         first, last, size, rank, starting_at = self.first, self.last, self.size, self.rank, self.starting_at
         if n == 0:
@@ -233,6 +235,7 @@ class SkylineSearch:
             if nodes >= node_limit or (nodes & 255 == 0 and stop()):
                 return None
             stack.append(open_frame(len(stack)))
+        self.exhausted = True  # every placement under `cap` tried: none fits, in any order
         return None
 
     def offsets_for(self, kept: Sequence[int], total: int) -> list[int]:
@@ -316,4 +319,6 @@ def run(search: SkylineSearch, records: Sequence[UsageRecord], deadline: float |
         if found is not None:
             offsets = search.offsets_for(found[0], len(records))
             best, path = arena_of(records, offsets), found[1]
+        elif search.exhausted:
+            break  # another order searches the same tree: restarts under this cap cannot find one
     return offsets, best
