@@ -211,19 +211,20 @@ def plan_arenas(model: Model, semantics: str, bindings: Bindings | None = None, 
             problem = replace(problem, records=tuple(r for r in problem.records if r.tensor in only_tensors[i]))
         if extra_records is not None:
             problem = replace(problem, records=problem.records + tuple(extra_records[i]))
+        memo: dict[int, Outcome] = {}  # id(outcome) -> its plan with the scratch placed, once
         result = run_portfolio(problem, offset_names=choice.offsets, object_names=choice.objects,
                                baselines=choice.baselines,
-                               stop_at=_optimal_to_ship(problem, arena.scratch) if to_ship else None)
+                               stop_at=_optimal_to_ship(problem, arena.scratch, memo) if to_ship else None)
         if to_ship and (result.best_offsets is None or result.best_objects is None):
             raise PlanError(f"strategy '{strategy}' gave no plan")
-        offsets = (_with_runtime_scratch_placement(result, arena.scratch) if arena.scratch
+        offsets = (_with_runtime_scratch_placement(result, arena.scratch, memo) if arena.scratch
                    else result.best_offsets)
         passes = None if arena.sizes is None else _multi_pass_plan(arena, bindings)
         planned.append(PlannedArena(arena, result, offsets, passes))
     return planned
 
 
-def _optimal_to_ship(problem: Problem, scratch: Mapping[int, str]):
+def _optimal_to_ship(problem: Problem, scratch: Mapping[int, str], memo: dict[int, Outcome]):
     """When a package may stop trying strategies: once the plan it would ship (with TFLite
     Micro's scratch buffers moved where the runtime puts them) meets the lower bound, no later
     strategy can be chosen over it, so the package is the same without running them."""
@@ -232,7 +233,7 @@ def _optimal_to_ship(problem: Problem, scratch: Mapping[int, str]):
     def optimal(outcome: Outcome) -> bool:
         if outcome.total > bound or not scratch:
             return outcome.total <= bound
-        return _runtime_scratch_placed(problem, outcome, scratch).plan.arena <= bound
+        return _runtime_scratch_placed(problem, outcome, scratch, memo).plan.arena <= bound
     return optimal
 
 
@@ -243,28 +244,35 @@ def _multi_pass_plan(arena: ArenaToPlan, bindings: Bindings) -> PassPlan:
                                   [sizes.expressions[r.tensor] for r in records], bindings.bounds)
 
 
-def _with_runtime_scratch_placement(result: PortfolioResult, scratch: Mapping[int, str]) -> Outcome:
+def _with_runtime_scratch_placement(result: PortfolioResult, scratch: Mapping[int, str],
+                                    memo: dict[int, Outcome]) -> Outcome:
     """The best offset plan once the runtime (TFLite Micro) has placed the scratch buffers its way:
     tensors keep their offsets (they go into the offline plan), scratch buffers go where TFLite
     Micro's own planner will put them (given offsets first, then largest first into the first
     gap), so the plan's arena is the head TFLite Micro will report. Tried on every strategy's plan."""
     best: Outcome | None = None
     for outcome in result.offsets:
-        placed = _runtime_scratch_placed(result.problem, outcome, scratch)
-        if best is None or placed.plan.arena < best.plan.arena:
-            best = placed
+        candidate = _runtime_scratch_placed(result.problem, outcome, scratch, memo)
+        if best is None or candidate.plan.arena < best.plan.arena:
+            best = candidate
     assert best is not None
     return best
 
 
-def _runtime_scratch_placed(problem: Problem, outcome: Outcome, scratch: Mapping[int, str]) -> Outcome:
-    """One strategy's plan with the scratch buffers placed TFLite Micro's way (validated)."""
+def _runtime_scratch_placed(problem: Problem, outcome: Outcome, scratch: Mapping[int, str],
+                            memo: dict[int, Outcome]) -> Outcome:
+    """One strategy's plan with the scratch buffers placed TFLite Micro's way (validated).
+    `memo` keeps each outcome's result (by identity: the portfolio's outcomes stay alive), so
+    the stop test during planning and the choice after it place and validate each plan once."""
+    if id(outcome) in memo:
+        return memo[id(outcome)]
     fixed = {i: o for i, (r, o) in enumerate(zip(problem.records, outcome.plan.offsets))
              if r.tensor not in scratch}
     placed = greedy_by_size_tflm.plan(problem.records, problem.alignment, fixed=fixed)
     placed = replace(placed, strategy=outcome.strategy)
     validate(problem, placed)
-    return Outcome(outcome.strategy, "offsets", placed, outcome.seconds)
+    memo[id(outcome)] = Outcome(outcome.strategy, "offsets", placed, outcome.seconds)
+    return memo[id(outcome)]
 
 
 # -- the commands' entry points ----------------------------------------------------------------
