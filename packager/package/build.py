@@ -105,16 +105,6 @@ def offline_offsets(plan: PackagePlan) -> list[int]:
     return offsets
 
 
-def build_files(plan: PackagePlan, model: Model, prefix: str,
-                unmodelled_ops: tuple[str, ...] = (),
-                keep_offline_plan: bool = False) -> tuple[dict[str, tuple[bytes, str]], list[str]]:
-    """name -> (bytes, what it is), and notes for the user. Everything in memory, checked."""
-    notes: list[str] = []
-    files = {name: (data, what) for name, data, what in
-             files_one_by_one(plan, model, prefix, notes, unmodelled_ops, keep_offline_plan)}
-    return files, notes
-
-
 def checked_plan_file(data: bytes, plan: PackagePlan) -> bytes:
     """What is written is what was checked: the file must read back as the checked plan (the JSON
     form compared column by column, without a second parsed plan: package/read_back.py)."""

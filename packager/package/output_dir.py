@@ -1,8 +1,9 @@
 """Write a set of files into a folder all at once, or not at all.
 
 Files go in one at a time (`staged_folder`: each is written as soon as it is built, so the run
-never holds them all in memory), or as a set (`write_all`). Everything is written into a temporary folder first (beside DIR when DIR does not exist yet, inside
-it otherwise: the same file system either way, so the final moves are atomic renames). Only when
+never holds them all in memory), or as a set (`write_all`). Everything is written into a temporary
+folder first (beside DIR when DIR does not exist yet, inside it otherwise: the same file system
+either way, so the final moves are atomic renames). Only when
 every file is complete is the folder renamed to DIR, or, when DIR already exists (and may hold other
 files), each file moved over its target with os.replace. Any failure before that leaves DIR as it
 was and removes the temporary folder.
