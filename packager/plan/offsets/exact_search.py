@@ -429,7 +429,7 @@ class _Gap:
     def probe(self, capacity: int, share: int) -> bool:
         """One probe (resumed if this capacity was probed before); True when it made progress
         (a better plan, or `lo` raised)."""
-        capacity -= capacity % self.inst.granule
+        capacity -= capacity % self.inst.granule  # a multiple of the granule from here on
         probe = self.open.pop(capacity, None) or _CapacityProbe(self.inst, capacity)
         used, self.timed_out = probe.run(max(1, share), self.deadline)
         self.spent += used
@@ -445,18 +445,17 @@ class _Gap:
             self.improvements.append((self.spent, self.best))
             return True
         if complete:  # every capacity up to the probed one's granule is infeasible
-            step = self.inst.granule
-            self.lo = capacity - capacity % step + step
+            self.lo = capacity + self.inst.granule
             return True
-        self.unanswered = max(self.unanswered, capacity - capacity % self.inst.granule)
+        self.unanswered = max(self.unanswered, capacity)
         return False
 
     def scout(self, ladder: str, scout_budget: int, share: int) -> None:
         """Small probes over a ladder of open capacities, each given `share` nodes; when the
         ladder reaches the floor it starts again with twice the share (an open probe goes on
         where it stopped, so no node is lost). "both": a pass of the bisection, then a pass of the
-        sweep given as many nodes as that pass took, the sweep keeping its first (cheap) share. "sweep": every capacity
-        down from the best plan, one granule at a time; "bisect": the midpoint between the floor
+        sweep given as many nodes as that pass took, the sweep keeping its first (cheap) share.
+        "sweep": every capacity down from the best plan, one granule at a time; "bisect": the midpoint between the floor
         (raised past the capacities left open) and the best plan. A capacity's hardness jumps
         around (on MiniMalloc's D, 1010 KiB packs in 339 nodes, 1011 to 1014 KiB stay open after
         4,000 each), which small shares over many capacities are meant to exploit."""
