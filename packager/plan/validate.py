@@ -2,6 +2,12 @@
 prints or writes it, and a failure is a bug (PlanError), never a warning.
 
 Written apart from the strategies on purpose: it shares nothing with them but the record type.
+
+Each check runs in two forms. The vector form (numpy, sorting and binary search only, so
+n log^2 n at worst) gives the verdict; when it finds a fault, the sequential form (one sweep
+over time) runs on the same input to name the first fault in plain words, as it always has.
+A plan the vector form passes is valid: the two forms answer the same question exactly
+(tests/plan/test_validate_vector.py compares their verdicts on random good and bad plans).
 """
 
 from __future__ import annotations
@@ -9,43 +15,172 @@ from __future__ import annotations
 import bisect
 from typing import Mapping, Sequence
 
+import numpy as np
+
 from packager.errors import PlanError
 from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord
+
+# Numbers above this go to the sequential form: offsets plus sizes must not overflow int64.
+_VECTOR_MAX = 1 << 61
 
 
 def _fail(plan_name: str, message: str) -> None:
     raise PlanError(f"invalid plan '{plan_name}': {message}")
 
 
+# -- the records as columns, once per records object ---------------------------------------------
+
+class _Columns:
+    """The records' fields as int64 arrays, and their pieces on a segment tree over time (see
+    `_pieces`). Both depend on the records only: the portfolio checks many plans of one tuple."""
+
+    def __init__(self, records: Sequence[UsageRecord]) -> None:
+        n = len(records)
+        self.n = n
+        self.first = np.fromiter((r.first_op for r in records), dtype=np.int64, count=n)
+        self.last = np.fromiter((r.last_op for r in records), dtype=np.int64, count=n)
+        self.size = np.fromiter((r.size for r in records), dtype=np.int64, count=n)
+        self._pieces: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def pieces(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._pieces is None:
+            self._pieces = _pieces(self.first, self.last, self.size)
+        return self._pieces
+
+
+_last_columns: list = [None, None]
+
+
+def _columns(records: Sequence[UsageRecord]) -> _Columns | None:
+    """The records as columns, or None when a value does not fit the vector form."""
+    if _last_columns[0] is records:
+        return _last_columns[1]
+    try:
+        cols = _Columns(records)
+    except (TypeError, OverflowError, ValueError):
+        return None
+    if cols.n and max(int(np.abs(cols.first).max()), int(np.abs(cols.last).max()),
+                      int(np.abs(cols.size).max())) >= _VECTOR_MAX:
+        return None
+    if isinstance(records, tuple):  # a list could change under the same identity
+        _last_columns[:] = [records, cols]
+    return cols
+
+
+def _pieces(first: np.ndarray, last: np.ndarray, size: np.ndarray):
+    """Each non-empty record's lifetime cut into the canonical nodes of a segment tree over the
+    distinct start times (heap numbering: node v has children 2v and 2v+1, leaves from `leaves`).
+
+    Two lifetimes intersect exactly when a node of one is an ancestor of (or equal to) a node of
+    the other: both nodes covering a shared operator lie on that operator's path to the root,
+    and a node inside an ancestor shares its operators. So checking memory only between a node's
+    records and its ancestors' records checks every pair of records alive together.
+    Returns (node, record position, depth) per piece."""
+    keep = np.flatnonzero(size > 0)
+    if not len(keep):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    starts = _distinct(first[keep])
+    lo = np.searchsorted(starts, first[keep])
+    # The last start not after the record's last operator: the same conflicts on fewer steps.
+    hi = np.searchsorted(starts, last[keep], side="right")
+    leaves = 1
+    while leaves < len(starts):
+        leaves *= 2
+    lo, hi, rec = lo + leaves, hi + leaves, keep
+    nodes, owners = [], []
+    while len(rec):
+        left = (lo & 1).astype(bool)
+        nodes.append(lo[left])
+        owners.append(rec[left])
+        lo = lo + left
+        right = (hi & 1).astype(bool)
+        nodes.append(hi[right] - 1)
+        owners.append(rec[right])
+        hi = hi - right
+        lo, hi = lo >> 1, hi >> 1
+        open_ = lo < hi
+        lo, hi, rec = lo[open_], hi[open_], rec[open_]
+    node = np.concatenate(nodes)
+    owner = np.concatenate(owners)
+    depth = np.floor(np.log2(node)).astype(np.int64)
+    depth += (np.left_shift(1, depth + 1) <= node)  # floating log2 can be one short
+    depth -= (np.left_shift(1, depth) > node)
+    return node, owner, depth
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted (np.unique is several times slower on int64 here)."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+
+
+def _memory_clash(cols: _Columns, offsets: np.ndarray) -> bool:
+    """Whether two records alive at the same operator overlap in memory (vector form)."""
+    node, owner, depth = cols.pieces()
+    if not len(node):
+        return False
+    start = offsets[owner]
+    end = start + cols.size[owner]
+    # Offsets by rank, so that (node, offset rank) packs into one sortable int64 key.
+    values = _distinct(start)
+    rank = np.searchsorted(values, start)
+    width = len(values) + 1
+    key = node * width + rank
+    order = np.argsort(key, kind="stable")
+    key, start, end, node = key[order], start[order], end[order], node[order]
+    rank, depth = rank[order], depth[order]
+    same = node[1:] == node[:-1]
+    # Within a node every piece is alive at every operator of the node: sorted by offset, each
+    # must end where the next begins or below.
+    if np.any(same & (start[1:] < end[:-1])):
+        return True
+    # Against each ancestor that has pieces: the ancestor's pieces are disjoint (checked above),
+    # so a clash shows with the one just below or at this offset, or the one just above.
+    occupied = np.zeros(int(node.max()) + 1, dtype=bool)
+    occupied[node] = True
+    for up in range(1, int(depth.max()) + 1):
+        deep = np.flatnonzero(depth >= up)
+        if not len(deep):
+            break
+        ancestor = node[deep] >> up
+        has = occupied[ancestor]
+        deep, ancestor = deep[has], ancestor[has]
+        if not len(deep):
+            continue
+        at = np.searchsorted(key, ancestor * width + rank[deep], side="right")
+        below = at - 1  # the ancestor's piece with the largest offset not above this one's
+        ok = below >= 0
+        hit = ok.copy()
+        hit[ok] = (node[below[ok]] == ancestor[ok]) & (end[below[ok]] > start[deep[ok]])
+        if np.any(hit):
+            return True
+        ok = at < len(key)  # the ancestor's piece with the next larger offset
+        hit = ok.copy()
+        hit[ok] = (node[at[ok]] == ancestor[ok]) & (start[at[ok]] < end[deep[ok]])
+        if np.any(hit):
+            return True
+    return False
+
+
+# -- records -------------------------------------------------------------------------------------
+
 def check_records(records: Sequence[UsageRecord]) -> None:
+    cols = _columns(records)
+    if cols is not None and not np.any((cols.size < 0) | (cols.first < 0) | (cols.last < cols.first)):
+        return
+    _check_records_in_order(records)
+
+
+def _check_records_in_order(records: Sequence[UsageRecord]) -> None:
     for i, r in enumerate(records):
         if r.size < 0 or r.first_op < 0 or r.last_op < r.first_op:
             raise PlanError(f"record {i} (tensor {r.tensor}) is malformed: {r}")
 
 
-def _time_sweep(records: Sequence[UsageRecord]) -> list[tuple[bool, int]]:
-    """In time order, (True, i) for each record ending before an op and (False, i) at its start.
-    It depends on the records only: the portfolio checks many plans of the same records, so the
-    last sweep is kept (for the same records object, which is immutable)."""
-    if _last_sweep[0] is records:
-        return _last_sweep[1]
-    starts = sorted(range(len(records)), key=lambda i: (records[i].first_op, i))
-    ends = sorted(range(len(records)), key=lambda i: (records[i].last_op, i))
-    events: list[tuple[bool, int]] = []
-    e = 0
-    for i in starts:
-        t = records[i].first_op
-        while e < len(ends) and records[ends[e]].last_op < t:
-            events.append((True, ends[e]))
-            e += 1
-        events.append((False, i))
-    if isinstance(records, tuple):  # a list could change under the same identity
-        _last_sweep[:] = [records, events]
-    return events
-
-
-_last_sweep: list = [None, None]
-
+# -- offset plans --------------------------------------------------------------------------------
 
 def check_offset_plan(
     records: Sequence[UsageRecord],
@@ -60,8 +195,38 @@ def check_offset_plan(
     every alias (tensor -> tensor whose buffer it uses) points to a planned tensor whose interval
     covers the alias's own interval.
     """
-    name = plan.strategy
     check_records(records)
+    verdict = _offset_plan_passes(records, plan)
+    if verdict is not True:
+        _check_offset_plan_in_order(records, plan)
+        if verdict is False:  # the vector form saw a fault the sweep did not: refuse, never guess
+            _fail(plan.strategy, "the checker's two forms disagree on this plan")
+    _check_aliases(plan.strategy, records, aliases, alias_intervals)
+
+
+def _offset_plan_passes(records: Sequence[UsageRecord], plan: OffsetPlan) -> bool | None:
+    """The vector form's verdict on every rule but the aliases; None when it cannot decide
+    (a missing offset, numbers too large for int64): the sequential form alone decides then."""
+    cols = _columns(records)
+    if cols is None or len(plan.offsets) != cols.n:
+        return None
+    try:
+        offsets = np.fromiter(plan.offsets, dtype=np.int64, count=cols.n)
+    except (TypeError, OverflowError, ValueError):
+        return None
+    if not (0 <= plan.arena < _VECTOR_MAX and plan.alignment < _VECTOR_MAX):
+        return None
+    if cols.n and int(np.abs(offsets).max()) >= _VECTOR_MAX:
+        return None
+    align = max(plan.alignment, 1)
+    if np.any((offsets < 0) | (offsets % align != 0) | (offsets + cols.size > plan.arena)):
+        return False
+    return not _memory_clash(cols, offsets)
+
+
+def _check_offset_plan_in_order(records: Sequence[UsageRecord], plan: OffsetPlan) -> None:
+    """The sequential form: record by record, then a sweep over time; names the first fault."""
+    name = plan.strategy
     if len(plan.offsets) != len(records):
         _fail(name, f"{len(records)} records but {len(plan.offsets)} offsets: a record has no place")
     align = max(plan.alignment, 1)
@@ -93,7 +258,21 @@ def check_offset_plan(
                                 f"(ops {max(a.first_op, b.first_op)}..{min(a.last_op, b.last_op)}) "
                                 f"and overlap in memory")
         live.insert(pos, key)
-    _check_aliases(name, records, aliases, alias_intervals)
+
+
+def _time_sweep(records: Sequence[UsageRecord]) -> list[tuple[bool, int]]:
+    """In time order, (True, i) for each record ending before an op and (False, i) at its start."""
+    starts = sorted(range(len(records)), key=lambda i: (records[i].first_op, i))
+    ends = sorted(range(len(records)), key=lambda i: (records[i].last_op, i))
+    events: list[tuple[bool, int]] = []
+    e = 0
+    for i in starts:
+        t = records[i].first_op
+        while e < len(ends) and records[ends[e]].last_op < t:
+            events.append((True, ends[e]))
+            e += 1
+        events.append((False, i))
+    return events
 
 
 def _check_aliases(name, records, aliases, alias_intervals) -> None:
@@ -111,12 +290,46 @@ def _check_aliases(name, records, aliases, alias_intervals) -> None:
                             f"whose buffer it uses only over {t.first_op}..{t.last_op}")
 
 
+# -- shared-object plans -------------------------------------------------------------------------
+
 def check_object_plan(records: Sequence[UsageRecord], plan: ObjectPlan,
                       extents: Sequence[tuple[int, int]] | None = None) -> None:
     """Raise PlanError unless every record has an object at least its size (and extent, for
     textures), and no two records alive at the same operator share an object."""
-    name = plan.strategy
     check_records(records)
+    # Textures (a few dozen records) keep the sequential form: it also checks the extents.
+    verdict = None if extents is not None else _object_plan_passes(records, plan)
+    if verdict is not True:
+        _check_object_plan_in_order(records, plan, extents)
+        if verdict is False:
+            _fail(plan.strategy, "the checker's two forms disagree on this plan")
+
+
+def _object_plan_passes(records: Sequence[UsageRecord], plan: ObjectPlan) -> bool | None:
+    """The vector form's verdict; None when it cannot decide (see `_offset_plan_passes`)."""
+    cols = _columns(records)
+    n_obj = len(plan.object_sizes)
+    if cols is None or len(plan.assignment) != cols.n or (plan.object_extents and
+                                                          len(plan.object_extents) != n_obj):
+        return None
+    try:
+        obj = np.fromiter(plan.assignment, dtype=np.int64, count=cols.n)
+        sizes = np.fromiter(plan.object_sizes, dtype=np.int64, count=n_obj)
+    except (TypeError, OverflowError, ValueError):
+        return None
+    if np.any((obj < 0) | (obj >= n_obj)):
+        return False
+    if np.any(sizes[obj] < cols.size):
+        return False
+    # Per object, by first operator: each member must end before the next one starts.
+    order = np.lexsort((cols.last, cols.first, obj))
+    o, f, last = obj[order], cols.first[order], cols.last[order]
+    return not np.any((o[1:] == o[:-1]) & (f[1:] <= last[:-1]))
+
+
+def _check_object_plan_in_order(records: Sequence[UsageRecord], plan: ObjectPlan,
+                                extents: Sequence[tuple[int, int]] | None) -> None:
+    name = plan.strategy
     if len(plan.assignment) != len(records):
         _fail(name, f"{len(records)} records but {len(plan.assignment)} assignments")
     n_obj = len(plan.object_sizes)
