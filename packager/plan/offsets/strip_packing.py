@@ -16,189 +16,213 @@ import heapq
 from typing import Sequence
 
 from packager.plan.offsets._gaps import offset_plan
-from packager.plan.records import OffsetPlan, UsageRecord, align_up
+from packager.plan.records import OffsetPlan, UsageRecord
 
 NAME = "strip_packing"
 
-
-_NONE = (1, 0, 0)  # the rank of an empty group: worse than any record's (lifetimes are >= 0)
+# Queries over at most this many first operators scan them directly; wider ones use the tree.
+_SCAN = 12
 
 
 class _Unplaced:
     """The records not placed yet, grouped by first operator, each group best-first:
     longest-lived, then largest, then lowest position.
 
-    A segment tree over the first operators holds each group's best rank (its head), so a query
-    visits groups best head first and stops as soon as no head left can beat what it found: a
-    head that does not fit in time is the only reason to look further.
+    A record's rank is one integer, ordered as (-lifetime, -size, position): `key // per_life` is
+    `longest - lifetime`, so "lives at most `room` operators" is "key >= (longest - room) *
+    per_life", a binary search in its group. A segment tree over the first operators holds each
+    group's best key (its head), so a wide query visits groups best head first and stops as soon
+    as no head left can beat what it found: a head that does not fit in time is the only reason to
+    look further.
     """
 
     def __init__(self, records: Sequence[UsageRecord], positions: Sequence[int]) -> None:
-        self._records = records
+        lifetimes = {i: records[i].last_op - records[i].first_op for i in positions}
+        self._longest = max(lifetimes.values(), default=0)
+        sizes = sorted({records[i].size for i in positions})
+        size_rank = {size: k for k, size in enumerate(sizes)}
+        self._per_life = per_life = len(sizes) * (len(records) + 1)
+        per_size = len(records) + 1
         groups: dict[int, list[int]] = {}
+        self._key: dict[int, int] = {}
         for i in positions:
-            groups.setdefault(records[i].first_op, []).append(i)
-        for group in groups.values():
-            group.sort(key=self._rank)
-        self._groups = groups
-        # Per group, the negated lifetimes in group order (ascending), to bisect on.
-        self._neg_lifetimes = {f: [-self._lifetime(i) for i in g] for f, g in groups.items()}
+            key = ((self._longest - lifetimes[i]) * per_life
+                   + (len(sizes) - 1 - size_rank[records[i].size]) * per_size + i)
+            self._key[i] = key
+            groups.setdefault(records[i].first_op, []).append(key)
         self._firsts = sorted(groups)  # every first operator that had records, fixed
+        self._groups = [sorted(groups[f]) for f in self._firsts]
         self._leaf = {f: k for k, f in enumerate(self._firsts)}
+        self.per_size = per_size  # key % per_size is the record's position
         size = 1
         while size < len(self._firsts):
             size *= 2
         self._size = size
-        tree = [_NONE] * (2 * size)
-        for k, f in enumerate(self._firsts):
-            tree[size + k] = self._rank(groups[f][0])
+        self._none = none = (self._longest + 1) * per_life  # above every key: an empty group
+        tree = [none] * (2 * size)
+        for k, group in enumerate(self._groups):
+            tree[size + k] = group[0]
         for node in range(size - 1, 0, -1):
             tree[node] = min(tree[2 * node], tree[2 * node + 1])
         self._tree = tree
 
-    def _lifetime(self, i: int) -> int:
-        return self._records[i].last_op - self._records[i].first_op
-
-    def _rank(self, i: int) -> tuple[int, int, int]:
-        return (-self._lifetime(i), -self._records[i].size, i)
-
-    def best_inside(self, start: int, stop: int) -> int | None:
-        """The best unplaced record living inside operators [start, stop), or None."""
+    def best_inside(self, start: int, stop: int) -> int:
+        """The key of the best unplaced record living inside operators [start, stop), or -1."""
+        firsts, groups = self._firsts, self._groups
+        lo = bisect.bisect_left(firsts, start)
+        hi = bisect.bisect_left(firsts, stop)
+        longest, per_life, none = self._longest, self._per_life, self._none
+        best = none
+        if hi - lo <= _SCAN:
+            for k in range(lo, hi):
+                group = groups[k]
+                if not group or group[0] >= best:
+                    continue
+                # The group's first record that lives at most `stop - 1 - first` operators.
+                floor = (longest - (stop - 1 - firsts[k])) * per_life
+                if group[0] >= floor:
+                    best = group[0]
+                    continue
+                j = bisect.bisect_left(group, floor)
+                if j < len(group) and group[j] < best:
+                    best = group[j]
+            return best if best < none else -1
         tree, size = self._tree, self._size
-        lo = bisect.bisect_left(self._firsts, start) + size
-        hi = bisect.bisect_left(self._firsts, stop) + size
-        frontier: list[tuple[tuple[int, int, int], int]] = []
+        span = 2 * size
+        lo += size
+        hi += size
+        frontier: list[int] = []  # key * span + node
         while lo < hi:  # the canonical nodes covering the range
             if lo & 1:
-                frontier.append((tree[lo], lo))
+                if tree[lo] < none:
+                    frontier.append(tree[lo] * span + lo)
                 lo += 1
             if hi & 1:
                 hi -= 1
-                frontier.append((tree[hi], hi))
+                if tree[hi] < none:
+                    frontier.append(tree[hi] * span + hi)
             lo //= 2
             hi //= 2
         heapq.heapify(frontier)
-        best, best_rank = None, _NONE
-        while frontier and frontier[0][0] < best_rank:
-            _, node = heapq.heappop(frontier)
+        pop, push = heapq.heappop, heapq.heappush
+        while frontier and frontier[0] // span < best:
+            node = pop(frontier) % span
             if node < size:
-                heapq.heappush(frontier, (tree[2 * node], 2 * node))
-                heapq.heappush(frontier, (tree[2 * node + 1], 2 * node + 1))
+                for child in (2 * node, 2 * node + 1):
+                    if tree[child] < best:
+                        push(frontier, tree[child] * span + child)
                 continue
-            first = self._firsts[node - size]
-            room = stop - 1 - first  # the longest lifetime that still fits from here
-            j = bisect.bisect_left(self._neg_lifetimes[first], -room)
-            group = self._groups[first]
-            if j < len(group):
-                rank = self._rank(group[j])
-                if rank < best_rank:
-                    best, best_rank = group[j], rank
-        return best
+            k = node - size
+            group = groups[k]
+            floor = (longest - (stop - 1 - firsts[k])) * per_life
+            j = bisect.bisect_left(group, floor)
+            if j < len(group) and group[j] < best:
+                best = group[j]
+        return best if best < none else -1
 
-    def remove(self, i: int) -> None:
-        first = self._records[i].first_op
-        group = self._groups[first]
-        j = group.index(i)
+    def remove(self, key: int, first: int) -> None:
+        k = self._leaf[first]
+        group = self._groups[k]
+        j = bisect.bisect_left(group, key)
         del group[j]
-        del self._neg_lifetimes[first][j]
-        node = self._leaf[first] + self._size
-        self._tree[node] = self._rank(group[0]) if group else _NONE
+        if j:
+            return  # the head is unchanged: so is the tree
+        tree = self._tree
+        node = k + self._size
+        tree[node] = group[0] if group else self._none
         node //= 2
         while node:
-            self._tree[node] = min(self._tree[2 * node], self._tree[2 * node + 1])
+            best = min(tree[2 * node], tree[2 * node + 1])
+            if tree[node] == best:
+                break  # nothing above changes either
+            tree[node] = best
             node //= 2
-
-
-class _Skyline:
-    """Segments [start, stop) of time with their heights, linked left to right; adjacent
-    segments never have equal heights. Dead segment ids stay in the heap until popped."""
-
-    def __init__(self, n_ops: int) -> None:
-        self.start: list[int] = []
-        self.stop: list[int] = []
-        self.height: list[int] = []
-        self.left: list[int] = []
-        self.right: list[int] = []
-        self.alive: list[bool] = []
-        self._heap: list[tuple[int, int, int]] = []
-        self._new(0, n_ops, 0, -1, -1)
-
-    def _new(self, start: int, stop: int, height: int, left: int, right: int) -> int:
-        s = len(self.start)
-        self.start.append(start)
-        self.stop.append(stop)
-        self.height.append(height)
-        self.left.append(left)
-        self.right.append(right)
-        self.alive.append(True)
-        if left >= 0:
-            self.right[left] = s
-        if right >= 0:
-            self.left[right] = s
-        heapq.heappush(self._heap, (height, start, s))
-        return s
-
-    def lowest(self) -> int:
-        while not self.alive[self._heap[0][2]]:
-            heapq.heappop(self._heap)
-        return self._heap[0][2]
-
-    def _replace(self, old: Sequence[int], start: int, stop: int, height: int) -> int:
-        """Replace the adjacent segments `old` (left to right) by one."""
-        left, right = self.left[old[0]], self.right[old[-1]]
-        for s in old:
-            self.alive[s] = False
-        return self._new(start, stop, height, left, right)
-
-    def _merge_equal_neighbours(self, s: int) -> None:
-        group = [s]
-        if self.left[s] >= 0 and self.height[self.left[s]] == self.height[s]:
-            group.insert(0, self.left[s])
-        if self.right[s] >= 0 and self.height[self.right[s]] == self.height[s]:
-            group.append(self.right[s])
-        if len(group) > 1:
-            self._replace(group, self.start[group[0]], self.stop[group[-1]], self.height[s])
-
-    def cover(self, s: int, first: int, stop: int, top: int) -> None:
-        """Raise the part [first, stop) of segment `s` to `top`."""
-        start, end, height = self.start[s], self.stop[s], self.height[s]
-        left, right = self.left[s], self.right[s]
-        self.alive[s] = False
-        if start < first:
-            left = self._new(start, first, height, left, -1)
-        middle = self._new(first, stop, top, left, -1)
-        last = middle
-        if stop < end:
-            last = self._new(stop, end, height, middle, -1)
-        self.right[last] = right
-        if right >= 0:
-            self.left[right] = last
-        self._merge_equal_neighbours(middle)
-
-    def raise_to_neighbour(self, s: int) -> None:
-        """Raise segment `s` to the lower of its neighbours' heights, merging with them."""
-        neighbours = [self.height[n] for n in (self.left[s], self.right[s]) if n >= 0]
-        raised = self._replace([s], self.start[s], self.stop[s], min(neighbours))
-        self._merge_equal_neighbours(raised)
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     offsets = [0] * len(records)
     todo = [i for i, r in enumerate(records) if r.size > 0]  # empty records stay at 0
     unplaced = _Unplaced(records, todo)
-    skyline = _Skyline(max((records[i].last_op for i in todo), default=0) + 1)
+    # Segments only ever begin or end at 0, at a record's first operator or just after its last:
+    # the skyline works on those points' ranks (operator numbers may be sparse and huge).
+    points = sorted({0, *(records[i].first_op for i in todo), *(records[i].last_op + 1 for i in todo)})
+    rank = {t: k for k, t in enumerate(points)}
+    n_ops = len(points) - 1 if todo else 1  # the rank of the end of time
+    if not todo:
+        points = [0, 1]
+    # The skyline: segments [start, stop) of ranks, each with its height, named by its start
+    # (segments never overlap); adjacent segments never have equal heights. The heap holds
+    # height * width + start; an entry whose start no longer begins a segment of that height
+    # is stale, and dropped when it reaches the top.
+    width = n_ops + 1
+    begins = [False] * width
+    stop_of = [0] * width
+    height_of = [0] * width
+    left_of = [-1] * width  # the start of the segment to the left, -1 at time 0
+    begins[0], stop_of[0] = True, n_ops
+    heap = [0]
+    push, pop = heapq.heappush, heapq.heappop
+
+    def merge_equal_neighbours(s: int) -> None:
+        height, right = height_of[s], stop_of[s]
+        if right < n_ops and height_of[right] == height:
+            begins[right] = False
+            right = stop_of[s] = stop_of[right]
+            if right < n_ops:
+                left_of[right] = s
+        left = left_of[s]
+        if left >= 0 and height_of[left] == height:
+            begins[s] = False
+            stop_of[left] = right
+            if right < n_ops:
+                left_of[right] = left
+
     remaining = len(todo)
+    best_inside, per_size = unplaced.best_inside, unplaced.per_size
     while remaining:
-        s = skyline.lowest()
-        i = unplaced.best_inside(skyline.start[s], skyline.stop[s])
-        if i is None:
-            # Only reachable with a neighbour: a lone segment spans all time, and fits everything.
-            skyline.raise_to_neighbour(s)
+        while True:  # the lowest segment, the leftmost of equal ones
+            height, start = divmod(heap[0], width)
+            if begins[start] and height_of[start] == height:
+                break
+            pop(heap)
+        stop = stop_of[start]
+        key = best_inside(points[start], points[stop])
+        if key < 0:
+            # None fits: raise the segment to its lower neighbour and merge. Only reachable with a
+            # neighbour: a lone segment spans all time, and fits everything.
+            left = left_of[start]
+            if left < 0:
+                raised = height_of[stop]
+            elif stop < n_ops and height_of[stop] < height_of[left]:
+                raised = height_of[stop]
+            else:
+                raised = height_of[left]
+            height_of[start] = raised
+            push(heap, raised * width + start)
+            merge_equal_neighbours(start)
             continue
+        i = key % per_size
         r = records[i]
-        offset = align_up(skyline.height[s], alignment)
+        first, end = rank[r.first_op], rank[r.last_op + 1]
+        offset = -(-height // alignment) * alignment if alignment > 1 else height
         offsets[i] = offset
-        skyline.cover(s, r.first_op, r.last_op + 1, offset + r.size)
-        unplaced.remove(i)
+        top = offset + r.size
+        # Cover [first, end) of the segment with `top`: what is left of it keeps its height.
+        if start < first:
+            stop_of[start] = first
+            left = start
+        else:
+            left = left_of[start]
+        begins[first], stop_of[first], height_of[first], left_of[first] = True, end, top, left
+        push(heap, top * width + first)
+        if end < stop:
+            begins[end], stop_of[end], height_of[end], left_of[end] = True, stop, height, first
+            push(heap, height * width + end)
+            if stop < n_ops:
+                left_of[stop] = end
+        elif stop < n_ops:
+            left_of[stop] = first
+        merge_equal_neighbours(first)
+        unplaced.remove(key, r.first_op)
         remaining -= 1
     return offset_plan(NAME, records, offsets, alignment)
