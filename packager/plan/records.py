@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import bisect
 from typing import Sequence
 
+import numpy as np
+
 
 @dataclass(frozen=True, slots=True)
 class UsageRecord:
@@ -73,9 +75,72 @@ def num_ops(records: Sequence[UsageRecord]) -> int:
     return max((r.last_op for r in records), default=-1) + 1
 
 
+# -- the records as int64 columns (numpy), for the lower bounds and the breadth-first orders -----
+
+# Sums of sizes must stay inside int64: inputs with larger numbers take the pure-Python forms.
+_COLUMN_LIMIT = 1 << 62
+
+
+class TimeColumns:
+    """The records' fields as int64 arrays, with their times on the dense timeline (see
+    `compress_time`): `dense_first` is the rank of a record's first operator among the distinct
+    first operators, `dense_last` the rank of the last of those not after its last operator."""
+
+    def __init__(self, records: Sequence[UsageRecord]) -> None:
+        n = len(records)
+        self.first = np.fromiter((r.first_op for r in records), dtype=np.int64, count=n)
+        self.last = np.fromiter((r.last_op for r in records), dtype=np.int64, count=n)
+        self.size = np.fromiter((r.size for r in records), dtype=np.int64, count=n)
+        ordered = np.sort(self.first)
+        if n > 1:
+            ordered = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+        self.starts = ordered  # the distinct first operators
+        self.dense_first = np.searchsorted(ordered, self.first)
+        self.dense_last = np.searchsorted(ordered, self.last, side="right") - 1
+        self.steps = len(ordered)  # the dense timeline's length
+
+    def breadths(self):
+        """Bytes alive at each dense step (int64 array)."""
+        delta = np.zeros(self.steps + 1, dtype=np.int64)
+        np.add.at(delta, self.dense_first, self.size)
+        np.add.at(delta, self.dense_last + 1, -self.size)
+        return np.cumsum(delta[:-1])
+
+
+_last_columns: list = [None, None]
+
+
+def time_columns(records: Sequence[UsageRecord]) -> TimeColumns | None:
+    """The records as columns, or None when a number is too large for int64 sums (or a record
+    is malformed). Kept for the last tuple of records: strategies and bounds of one problem share
+    them (a tuple of frozen records cannot change)."""
+    if _last_columns[0] is records:
+        return _last_columns[1]
+    try:
+        cols = TimeColumns(records)
+    except (OverflowError, TypeError, ValueError):
+        return None
+    n = len(records)
+    if n and (int(cols.size.min()) < 0 or int(cols.first.min()) < 0
+              or bool((cols.last < cols.first).any())
+              or int(cols.size.max()) * n >= _COLUMN_LIMIT or int(cols.last.max()) >= _COLUMN_LIMIT):
+        return None
+    if isinstance(records, tuple):
+        _last_columns[:] = [records, cols]
+    return cols
+
+
 def compress_time(records: Sequence[UsageRecord]) -> list[UsageRecord]:
     """The same records on a dense timeline: only the relative order of interval ends matters for
     conflicts, so peers' instances with times in the millions plan as fast as small models."""
+    cols = time_columns(records)
+    if cols is None:
+        return _compress_time_python(records)
+    return [UsageRecord(r.tensor, f, l, r.size)
+            for r, f, l in zip(records, cols.dense_first.tolist(), cols.dense_last.tolist())]
+
+
+def _compress_time_python(records: Sequence[UsageRecord]) -> list[UsageRecord]:
     starts = sorted({r.first_op for r in records})
     rank = {t: i for i, t in enumerate(starts)}
     out = []
@@ -99,13 +164,27 @@ def operator_profiles(records: Sequence[UsageRecord]) -> list[list[int]]:
 
 def operator_breadths(records: Sequence[UsageRecord]) -> list[int]:
     """Sum of the sizes alive at each distinct start time."""
-    dense = compress_time(records)
-    return breadth_by_step(dense, num_ops(dense))
+    cols = time_columns(records)
+    if cols is None:
+        dense = compress_time(records)
+        return _breadth_by_step_python(dense, num_ops(dense))
+    return cols.breadths().tolist()
 
 
 def breadth_by_step(records: Sequence[UsageRecord], steps: int) -> list[int]:
     """Bytes alive at each of `steps` operators (at least up to the last record's), by a sweep
     over interval ends; on the real timeline, as pictures need every operator."""
+    cols = time_columns(records)
+    if cols is None:
+        return _breadth_by_step_python(records, steps)
+    steps = max(steps, int(cols.last.max()) + 1 if len(records) else 0)
+    delta = np.zeros(steps + 1, dtype=np.int64)
+    np.add.at(delta, cols.first, cols.size)
+    np.add.at(delta, cols.last + 1, -cols.size)
+    return np.cumsum(delta[:-1]).tolist()
+
+
+def _breadth_by_step_python(records: Sequence[UsageRecord], steps: int) -> list[int]:
     steps = max(steps, num_ops(records))
     delta = [0] * (steps + 1)
     for r in records:
@@ -128,58 +207,96 @@ def object_lower_bound(records: Sequence[UsageRecord]) -> int:
     return sum(positional_maxima(records))
 
 
+# Pairs (record, step) handled at once by positional_maxima: bounds its memory (~80 MB).
+_PAIRS_AT_ONCE = 2_000_000
+
+
 def positional_maxima(records: Sequence[UsageRecord]) -> list[int]:
     """The k-th entry is the largest k-th-largest size over all operator profiles.
 
     Only the profiles just before some record ends matter: any other profile is a subset of the
-    next one, and a subset's k-th largest size is never larger.
+    next one, and a subset's k-th largest size is never larger. Each (record, such profile it is
+    in) pair is ranked within its profile by size, largest first, and the k-th entry is the
+    largest size ranked k; the pairs are taken a run of profiles at a time.
     """
-    dense = compress_time(records)
+    cols = time_columns(records)
+    if cols is None:
+        return _positional_maxima_python(records)
+    if not len(records):
+        return []
+    # The profiles that matter: the distinct dense last steps; each record is in those of them
+    # from its first step to its last.
+    ends = np.sort(cols.dense_last)
+    ends = ends[np.concatenate(([True], ends[1:] != ends[:-1]))]
+    lo = np.searchsorted(ends, cols.dense_first)  # the first such profile holding the record
+    hi = np.searchsorted(ends, cols.dense_last, side="right")  # past the last one
+    by_size = np.argsort(-cols.size, kind="stable")  # largest first
+    alive = np.zeros(len(ends) + 1, dtype=np.int64)  # records per profile
+    np.add.at(alive, lo, 1)
+    np.add.at(alive, hi, -1)
+    pairs_before = np.concatenate(([0], np.cumsum(np.cumsum(alive[:-1]))))
+    maxima = np.zeros(0, dtype=np.int64)
+    start = 0
+    while start < len(ends):
+        # A run of profiles [start, stop) whose pairs fit in memory (at least one profile).
+        stop = int(np.searchsorted(pairs_before, pairs_before[start] + _PAIRS_AT_ONCE, side="right")) - 1
+        stop = min(len(ends), max(stop, start + 1))
+        maxima = _raise_maxima_run(maxima, cols.size, by_size, lo, hi, start, stop)
+        start = stop
+    return maxima.tolist()
+
+
+def _raise_maxima_run(maxima, size, by_size, lo, hi, start: int, stop: int):
+    """maxima raised by the profiles [start, stop): within each, the k-th largest size."""
+    # The records in some profile of the run, largest first; each with its profiles clipped.
+    first = np.maximum(lo[by_size], start)
+    past = np.minimum(hi[by_size], stop)
+    take = first < past
+    rec_size, first, past = size[by_size][take], first[take], past[take]
+    count = past - first
+    pairs = int(count.sum())
+    if not pairs:
+        return maxima
+    # One pair per (record, profile), records largest first: a stable sort by profile keeps
+    # that order inside each profile.
+    owner = np.repeat(np.arange(len(count)), count)
+    step = np.arange(pairs) - np.repeat(np.cumsum(count) - count, count) + first[owner]
+    order = np.argsort(step, kind="stable")
+    step, pair_size = step[order], rec_size[owner[order]]
+    begins = np.searchsorted(step, step)  # where each pair's profile begins
+    k = np.arange(pairs) - begins  # its rank inside the profile, largest first
+    if int(k.max()) + 1 > len(maxima):
+        maxima = np.concatenate((maxima, np.zeros(int(k.max()) + 1 - len(maxima), dtype=np.int64)))
+    np.maximum.at(maxima, k, pair_size)
+    return maxima
+
+
+def _positional_maxima_python(records: Sequence[UsageRecord]) -> list[int]:
+    dense = _compress_time_python(records)
     starts_at: dict[int, list[int]] = {}
     ends_at: dict[int, list[int]] = {}
     for r in dense:
         starts_at.setdefault(r.first_op, []).append(r.size)
         ends_at.setdefault(r.last_op, []).append(r.size)
     live: dict[int, int] = {}  # size -> count of live records
-    live_count = 0
     maxima: list[int] = []
     for t in range(num_ops(dense)):
         for size in starts_at.get(t, ()):
             live[size] = live.get(size, 0) + 1
-            live_count += 1
         if t in ends_at:
-            if live_count > _NUMPY_FROM:  # many live records: one vector step beats a loop
-                maxima = _raise_maxima(maxima, live)
-            else:
-                k = 0  # the live sizes, largest first, each as often as it is live
-                for size in sorted(live, reverse=True):
-                    for _ in range(live[size]):
-                        if k == len(maxima):
-                            maxima.append(size)
-                        elif maxima[k] < size:
-                            maxima[k] = size
-                        k += 1
+            k = 0  # the live sizes, largest first, each as often as it is live
+            for size in sorted(live, reverse=True):
+                for _ in range(live[size]):
+                    if k == len(maxima):
+                        maxima.append(size)
+                    elif maxima[k] < size:
+                        maxima[k] = size
+                    k += 1
             for size in ends_at[t]:
                 live[size] -= 1
-                live_count -= 1
                 if not live[size]:
                     del live[size]
     return maxima
-
-
-_NUMPY_FROM = 64  # live records above which positional_maxima sorts with numpy
-
-
-def _raise_maxima(maxima: list[int], live: dict[int, int]) -> list[int]:
-    """maxima[k] raised to the k-th largest live size (sizes repeated by their counts)."""
-    import numpy as np
-
-    sizes = np.repeat(np.fromiter(live.keys(), dtype=np.int64, count=len(live)),
-                      np.fromiter(live.values(), dtype=np.int64, count=len(live)))
-    sizes = -np.sort(-sizes)
-    old = np.array(maxima + [0] * max(0, len(sizes) - len(maxima)), dtype=np.int64)
-    old[: len(sizes)] = np.maximum(old[: len(sizes)], sizes)
-    return [int(m) for m in old]
 
 
 def overhead_pct(total: int, bound: int) -> float:
