@@ -95,17 +95,49 @@ def place_in_order(
 ) -> list[int]:
     """Offsets for `records` placed one by one in `order` (positions), each in the best-fit (or the
     lowest) gap among the conflicting records placed before it. Zero-size records take offset 0
-    and no space; positions missing from `order` stay at 0."""
-    choose = smallest_gap_offset if best_fit else lowest_offset
+    and no space; positions missing from `order` stay at 0.
+
+    The same as `PlacedRecords.conflicting` then `smallest_gap_offset` (or `lowest_offset`) then
+    `PlacedRecords.add` for each record, written as one loop: this is the inner loop of several
+    strategies."""
     offsets = [0] * len(records)
     placed = PlacedRecords(records)
+    width, buckets = placed._width, placed._buckets
+    insort = bisect.insort
+    align = alignment if alignment > 1 else 1
     for i in order:
         r = records[i]
-        if r.size == 0:
+        size = r.size
+        if size == 0:
             continue
-        offset = choose(placed.conflicting(r.first_op, r.last_op), r.size, alignment)
-        offsets[i] = offset
-        placed.add(r.first_op, r.last_op, offset, offset + r.size)
+        first, last = r.first_op, r.last_op
+        b_first, b_last = first // width, last // width
+        found = [p for p in buckets[b_first] if p[2] <= last and p[3] >= first]
+        if b_last > b_first:
+            for b in range(b_first + 1, b_last + 1):
+                # Records that started before this bucket were already seen in an earlier one.
+                start = b * width
+                found += [p for p in buckets[b] if start <= p[2] <= last]
+            found.sort()
+        # The gap search (smallest_gap_offset or lowest_offset, inlined).
+        best_start, best_gap, current = -1, 0, 0
+        for offset, end, _, _ in found:
+            if offset - current >= size:
+                start = -(-current // align) * align
+                if start + size <= offset:
+                    if not best_fit:
+                        best_start = start
+                        break
+                    if best_start < 0 or offset - start < best_gap:
+                        best_start, best_gap = start, offset - start
+            if end > current:
+                current = end
+        if best_start < 0:
+            best_start = -(-current // align) * align
+        offsets[i] = best_start
+        entry = (best_start, best_start + size, first, last)
+        for b in range(b_first, b_last + 1):
+            insort(buckets[b], entry)
     return offsets
 
 

@@ -47,20 +47,19 @@ NAME = "nnc"
 
 MAX_TUPLE = 3  # records sharing one slot
 SOURCE_LAST = -1  # the source "ends" before every operator
-SINK_FIRST = np.iinfo(np.int64).max // 4  # the sink "starts" after every operator
+SINK_FIRST = int(np.iinfo(np.int64).max // 4)  # the sink "starts" after every operator
 
 
 class AllocationGraph:
-    """Edges as parallel numpy arrays: the earlier end's last operator, the later end's first
-    operator, the byte range [lo, hi), and whether either end is the source or the sink."""
+    """Edges as parallel lists: the earlier end's last operator, the later end's first operator,
+    the byte range [lo, hi), and how many of its ends are the source or the sink."""
 
-    def __init__(self, capacity: int, n_ops: int = 1) -> None:
-        self.count = 0
-        self.before = np.zeros(capacity, np.int64)  # last op of the edge's start (SOURCE_LAST)
-        self.after = np.zeros(capacity, np.int64)  # first op of the edge's end (SINK_FIRST)
-        self.lo = np.zeros(capacity, np.int64)
-        self.hi = np.zeros(capacity, np.int64)  # lo == hi: a dead edge
-        self.dummy_ends = np.zeros(capacity, np.int64)  # how many ends are the source or sink
+    def __init__(self, n_ops: int = 1) -> None:
+        self.before: list[int] = []  # last op of the edge's start (SOURCE_LAST)
+        self.after: list[int] = []  # first op of the edge's end (SINK_FIRST)
+        self.lo: list[int] = []
+        self.hi: list[int] = []  # lo == hi: a dead edge
+        self.dummy_ends: list[int] = []
         # Edges between two records, by the operators strictly inside their time window: a
         # segment tree whose nodes list the edges covering their whole range, so the edges around
         # an operator are those on its leaf-to-root path. Edges with the source or sink at an end
@@ -69,70 +68,87 @@ class AllocationGraph:
         self._inner: dict[int, list[int]] = {}
         self._with_dummy: list[int] = []
 
+    @property
+    def count(self) -> int:
+        return len(self.lo)
+
     def add(self, before: int, after: int, lo: int, hi: int) -> None:
         if hi <= lo:
             return
-        if self.count == len(self.lo):
-            for name in ("before", "after", "lo", "hi", "dummy_ends"):
-                old = getattr(self, name)
-                setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
-        k = self.count
-        self.before[k], self.after[k], self.lo[k], self.hi[k] = before, after, lo, hi
+        k = len(self.lo)
         dummy = (before == SOURCE_LAST) + (after == SINK_FIRST)
-        self.dummy_ends[k] = dummy
-        self.count += 1
+        self.before.append(before)
+        self.after.append(after)
+        self.lo.append(lo)
+        self.hi.append(hi)
+        self.dummy_ends.append(dummy)
         if dummy:
             self._with_dummy.append(k)
             return
-        left, right = before + 1 + self._leaves, after + self._leaves  # operators before+1..after-1
         inner = self._inner
+        for node in self._nodes(before, after):
+            inner.setdefault(node, []).append(k)
+
+    def _nodes(self, before: int, after: int):
+        """The segment tree's nodes covering operators before+1..after-1."""
+        left, right = before + 1 + self._leaves, after + self._leaves
         while left < right:
             if left & 1:
-                inner.setdefault(left, []).append(k)
+                yield left
                 left += 1
             if right & 1:
                 right -= 1
-                inner.setdefault(right, []).append(k)
+                yield right
             left >>= 1
             right >>= 1
+
+    def shrink(self, k: int, lo: int) -> None:
+        """Edge k keeps the bytes from `lo` up. An edge left empty fits nothing ever again: it
+        leaves the lists, so the searches around an operator look only at live edges."""
+        self.lo[k] = lo
+        if lo < self.hi[k]:
+            return
+        self.hi[k] = lo
+        if self.dummy_ends[k]:
+            self._with_dummy.remove(k)
+            return
+        for node in self._nodes(self.before[k], self.after[k]):
+            self._inner[node].remove(k)
 
     def best_edge(self, first: int, last: int, size: int, alignment: int) -> int | None:
         """The edge a record alive over [first, last] fits best, or None: the least (ends at the
         source or sink, time gap, weight, offset, edge id)."""
         around: list[int] = []
         node = first + self._leaves
+        inner = self._inner
         while node:
-            around += self._inner.get(node, ())
+            if node in inner:
+                around += inner[node]
             node >>= 1
         if around:
-            edge = self._least(np.sort(np.array(around, np.int64)), first, last, size, alignment)
+            edge = self._least(around, first, last, size, alignment)
             if edge is not None:
                 return edge
         if self._with_dummy:
-            return self._least(np.array(self._with_dummy, np.int64), first, last, size, alignment)
+            return self._least(self._with_dummy, first, last, size, alignment)
         return None
 
-    def _least(self, ids: np.ndarray, first: int, last: int, size: int, alignment: int) -> int | None:
-        """The best of these edges (ascending ids) for the record, or None."""
-        lo, hi, before, after = self.lo[ids], self.hi[ids], self.before[ids], self.after[ids]
-        start = -(-lo // alignment) * alignment if alignment > 1 else lo
-        ok = (before < first) & (after > last) & (start + size <= hi)
-        fits = ids[ok]
-        if fits.size == 0:
-            return None
-        lo, hi, before, after = lo[ok], hi[ok], before[ok], after[ok]
-        # Each key narrows the candidates to its minimum: a lexicographic minimum in one pass
-        # per key instead of a sort.
-        keep = np.ones(fits.size, bool)
-        dummy = self.dummy_ends[fits]
-        keep &= dummy == dummy.min()
-        gap = (np.where(before == SOURCE_LAST, 0, first - before)
-               + np.where(after == SINK_FIRST, 0, after - last))
-        keep &= gap == gap[keep].min()
-        weight = hi - lo
-        keep &= weight == weight[keep].min()
-        keep &= lo == lo[keep].min()
-        return int(fits[keep][0])
+    def _least(self, ids: list[int], first: int, last: int, size: int, alignment: int) -> int | None:
+        """The best of these edges for the record, or None."""
+        before, after, los, his, dummy = self.before, self.after, self.lo, self.hi, self.dummy_ends
+        best = None
+        for k in ids:
+            b, a, lo = before[k], after[k], los[k]
+            if b >= first or a <= last:
+                continue
+            start = -(-lo // alignment) * alignment if alignment > 1 else lo
+            if start + size > his[k]:
+                continue
+            gap = (0 if b == SOURCE_LAST else first - b) + (0 if a == SINK_FIRST else a - last)
+            key = (dummy[k], gap, his[k] - lo, lo, k)
+            if best is None or key < best:
+                best = key
+        return None if best is None else best[-1]
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
@@ -151,7 +167,7 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     time = TimeIndex(first, last)
     windows = Windows(first, size, ids)
     cannot_insert = np.zeros(n, bool)
-    graph = AllocationGraph(8 * len(ids) + 16, int(last[ids].max()) + 1)
+    graph = AllocationGraph(int(last[ids].max()) + 1)
     top = 0  # the buffer's size so far: new slots open here
     by_size = sorted(ids, key=lambda i: -records[i].size)
     cursor = 0
@@ -177,8 +193,8 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
             before, after = SOURCE_LAST, SINK_FIRST
             at = align_up(top, alignment)
         else:
-            before, after = int(graph.before[edge]), int(graph.after[edge])
-            at = align_up(int(graph.lo[edge]), alignment)
+            before, after = graph.before[edge], graph.after[edge]
+            at = align_up(graph.lo[edge], alignment)
         members = tuple_for(chosen, before, after, first, last, size, unplaced, interference, windows)
         members.sort(key=lambda i: records[i].first_op)
         for i in members:
@@ -195,9 +211,7 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
                 reopen &= (last < first[i]) | (first > last[i])
             cannot_insert &= ~reopen
         else:
-            graph.lo[edge] = at + slot  # the rest of the edge stays for others
-            if graph.lo[edge] >= graph.hi[edge]:
-                graph.hi[edge] = graph.lo[edge]
+            graph.shrink(edge, at + slot)  # the rest of the edge stays for others
         rewire(graph, members, before, after, at, records)
         for i in members:
             for j in interfering(records, i, unplaced, first, last, time):
@@ -208,8 +222,9 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
 
 def _most_interfering(group: np.ndarray, interference: np.ndarray) -> int:
     """The record of `group` (positions, ascending) interfering with the most (ties: position)."""
-    counts = interference[group]
-    return int(group[int(np.argmax(counts))])
+    if len(group) == 1:
+        return int(group[0])
+    return int(group[int(interference[group].argmax())])
 
 
 class TimeIndex:
@@ -257,14 +272,21 @@ def _best_partner(window: np.ndarray, members: list[int], after: int, first, las
                   unplaced, interference) -> int | None:
     """The largest, then most interfering, then lowest-position record of `window` that is
     unplaced, ends before `after`, is no larger than the first member and interferes with none."""
-    fits = unplaced[window] & (last[window] < after) & (size[window] <= size[members[0]])
+    ends, starts = last[window], first[window]
+    fits = unplaced[window] & (ends < after)
     for m in members:
-        fits &= (last[window] < first[m]) | (first[window] > last[m])
+        fits &= (ends < first[m]) | (starts > last[m])
     candidates = window[fits]
     if candidates.size == 0:
         return None
+    sizes = size[candidates]
+    candidates, sizes = candidates[sizes <= size[members[0]]], sizes[sizes <= size[members[0]]]
+    if candidates.size == 0:
+        return None
     # One pass per key, no sort.
-    candidates = candidates[size[candidates] == size[candidates].max()]
+    candidates = candidates[sizes == sizes.max()]
+    if candidates.size == 1:
+        return int(candidates[0])
     counts = interference[candidates]
     candidates = candidates[counts == counts.max()]
     return int(candidates.min())
