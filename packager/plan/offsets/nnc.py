@@ -47,6 +47,7 @@ NAME = "nnc"
 
 MAX_TUPLE = 3  # records sharing one slot
 SOURCE_LAST = -1  # the source "ends" before every operator
+_TRIED = -1  # below every interference count (they never go negative)
 SINK_FIRST = int(np.iinfo(np.int64).max // 4)  # the sink "starts" after every operator
 
 
@@ -179,16 +180,20 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
         largest = records[by_size[cursor]].size
         # The unplaced records of the largest size, most interfering first (ties: position).
         group = windows.unplaced_of_size(largest, unplaced)
-        chosen, edge = _most_interfering(group, interference), None
-        ready = group[~cannot_insert[group]]
-        while ready.size:  # in that order, the first that fits an edge
-            i = _most_interfering(ready, interference)
+        counts = interference[group]
+        chosen, edge = int(group[int(counts.argmax())]), None
+        counts[cannot_insert[group]] = _TRIED
+        while True:  # in that order, the first that fits an edge
+            k = int(counts.argmax())
+            if counts[k] == _TRIED:
+                break
+            i = int(group[k])
             edge = graph.best_edge(records[i].first_op, records[i].last_op, largest, alignment)
             if edge is not None:
                 chosen = i
                 break
             cannot_insert[i] = True
-            ready = ready[ready != i]
+            counts[k] = _TRIED
         if edge is None:  # a new slot on top of the buffer, between source and sink
             before, after = SOURCE_LAST, SINK_FIRST
             at = align_up(top, alignment)
@@ -218,13 +223,6 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
                 interference[j] -= 1
     arena = max(offsets[i] + records[i].size for i in ids)
     return OffsetPlan(NAME, tuple(offsets), arena, alignment)
-
-
-def _most_interfering(group: np.ndarray, interference: np.ndarray) -> int:
-    """The record of `group` (positions, ascending) interfering with the most (ties: position)."""
-    if len(group) == 1:
-        return int(group[0])
-    return int(group[int(interference[group].argmax())])
 
 
 class TimeIndex:
