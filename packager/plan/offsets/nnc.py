@@ -236,14 +236,14 @@ class TimeIndex:
 
     def starting_in(self, after: int, before: int) -> np.ndarray:
         """Records with after < first_op < before."""
-        a = np.searchsorted(self.sorted_first, after, side="right")
-        b = np.searchsorted(self.sorted_first, before, side="left")
+        a = self.sorted_first.searchsorted(after, side="right")
+        b = self.sorted_first.searchsorted(before, side="left")
         return self.by_first[a:b]
 
     def may_meet(self, first: int, last: int) -> np.ndarray:
         """A superset of the records alive at some operator of [first, last]."""
-        a = np.searchsorted(self.sorted_first, first - self.longest, side="left")
-        b = np.searchsorted(self.sorted_first, last, side="right")
+        a = self.sorted_first.searchsorted(first - self.longest, side="left")
+        b = self.sorted_first.searchsorted(last, side="right")
         return self.by_first[a:b]
 
 
@@ -327,8 +327,8 @@ class Windows:
 
     @staticmethod
     def _between(entry: list, after: int, before: int) -> np.ndarray:
-        a = np.searchsorted(entry[1], after, side="right")
-        b = np.searchsorted(entry[1], before, side="left")
+        a = entry[1].searchsorted(after, side="right")
+        b = entry[1].searchsorted(before, side="left")
         return entry[0][a:b]
 
     def of_all(self, after: int, before: int) -> np.ndarray:
@@ -365,14 +365,13 @@ def interference_counts(records: Sequence[UsageRecord], ids: Sequence[int]) -> n
     """For each record, how many others are alive at some common operator (by a sweep: the
     records alive at its start, plus those starting during its life)."""
     counts = np.zeros(len(records), np.int64)
-    firsts = np.sort(np.array([records[i].first_op for i in ids], np.int64))
-    lasts = np.sort(np.array([records[i].last_op for i in ids], np.int64))
-    for i in ids:
-        r = records[i]
-        # Others that start at or before r.last_op and end at or after r.first_op.
-        started = np.searchsorted(firsts, r.last_op, side="right")
-        ended_before = np.searchsorted(lasts, r.first_op, side="left")
-        counts[i] = started - ended_before - 1
+    own_first = np.array([records[i].first_op for i in ids], np.int64)
+    own_last = np.array([records[i].last_op for i in ids], np.int64)
+    firsts, lasts = np.sort(own_first), np.sort(own_last)
+    # Others that start at or before the record's last op and end at or after its first op.
+    started = np.searchsorted(firsts, own_last, side="right")
+    ended_before = np.searchsorted(lasts, own_first, side="left")
+    counts[np.asarray(ids, np.int64)] = started - ended_before - 1
     return counts
 
 
