@@ -91,11 +91,13 @@ def lowest_offset(conflicts: Sequence[Placed], size: int, alignment: int) -> int
 
 
 def place_in_order(
-    records: Sequence[UsageRecord], order: Sequence[int], alignment: int, best_fit: bool = True
+    records: Sequence[UsageRecord], order: Sequence[int], alignment: int, best_fit: bool = True,
+    remember_unaligned: bool = False,
 ) -> list[int]:
     """Offsets for `records` placed one by one in `order` (positions), each in the best-fit (or the
     lowest) gap among the conflicting records placed before it. Zero-size records take offset 0
-    and no space; positions missing from `order` stay at 0.
+    and no space; positions missing from `order` stay at 0. `remember_unaligned`: TFLite's way of
+    measuring the best gap (see `smallest_gap_offset`).
 
     The same as `PlacedRecords.conflicting` then `smallest_gap_offset` (or `lowest_offset`) then
     `PlacedRecords.add` for each record, written as one loop: this is the inner loop of several
@@ -129,7 +131,8 @@ def place_in_order(
                         best_start = start
                         break
                     if best_start < 0 or offset - start < best_gap:
-                        best_start, best_gap = start, offset - start
+                        best_start = start
+                        best_gap = offset - (current if remember_unaligned else start)
             if end > current:
                 current = end
         if best_start < 0:

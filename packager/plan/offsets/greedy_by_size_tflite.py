@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from packager.errors import PlanError
-from packager.plan.offsets._gaps import Placed, PlacedRecords, offset_plan, smallest_gap_offset
-from packager.plan.records import OffsetPlan, UsageRecord
+from packager.plan.offsets._gaps import Placed, offset_plan, place_in_order, smallest_gap_offset
+from packager.plan.records import OffsetPlan, UsageRecord, time_columns
 
 NAME = "greedy_by_size"
 
@@ -29,9 +31,20 @@ def allocation_order(records: Sequence[UsageRecord], whole_run: frozenset[int]) 
     for i in whole_run:
         if not 0 <= i < len(records):
             raise PlanError(f"whole-run record position {i} is out of range 0..{len(records) - 1}")
-    rest = [i for i in range(len(records)) if i not in whole_run]
-    rest.sort(key=lambda i: (-records[i].size, records[i].first_op, records[i].tensor, i))
-    return sorted(whole_run) + rest
+    cols = time_columns(records)
+    try:
+        tensor = np.fromiter((r.tensor for r in records), dtype=np.int64, count=len(records))
+    except OverflowError:
+        cols = None
+    if cols is None:  # numbers beyond int64
+        rest = [i for i in range(len(records)) if i not in whole_run]
+        rest.sort(key=lambda i: (-records[i].size, records[i].first_op, records[i].tensor, i))
+        return sorted(whole_run) + rest
+    keep = np.ones(len(records), dtype=bool)
+    keep[list(whole_run)] = False
+    rest = np.flatnonzero(keep)
+    rest = rest[np.lexsort((rest, tensor[rest], cols.first[rest], -cols.size[rest]))]
+    return sorted(whole_run) + rest.tolist()
 
 
 def arena_offset(conflicts: Sequence[Placed], size: int, alignment: int) -> int:
@@ -45,13 +58,7 @@ def arena_offset(conflicts: Sequence[Placed], size: int, alignment: int) -> int:
 def plan(
     records: Sequence[UsageRecord], alignment: int = 1, whole_run: frozenset[int] = frozenset()
 ) -> OffsetPlan:
-    offsets = [0] * len(records)
-    placed = PlacedRecords(records)
-    for i in allocation_order(records, whole_run):
-        r = records[i]
-        if r.size == 0:
-            continue
-        offset = arena_offset(placed.conflicting(r.first_op, r.last_op), r.size, alignment)
-        offsets[i] = offset
-        placed.add(r.first_op, r.last_op, offset, offset + r.size)
+    # Each record in `arena_offset`'s gap among those placed before it (one shared loop).
+    offsets = place_in_order(records, allocation_order(records, whole_run), alignment,
+                             remember_unaligned=True)
     return offset_plan(NAME, records, offsets, alignment)

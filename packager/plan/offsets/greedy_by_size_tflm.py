@@ -23,9 +23,11 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
+import numpy as np
+
 from packager.errors import PlanError
 from packager.plan.offsets._gaps import Placed, PlacedRecords, offset_plan
-from packager.plan.records import OffsetPlan, UsageRecord, align_up
+from packager.plan.records import OffsetPlan, UsageRecord, align_up, time_columns
 
 NAME = "greedy_by_size_tflm"
 
@@ -36,9 +38,19 @@ def placement_order(records: Sequence[UsageRecord], fixed: Mapping[int, int],
                     alignment: int) -> list[int]:
     """Positions in the order TFLite Micro places them: given offsets first, then by rounded size,
     largest first, equal sizes by later position first."""
-    online = [i for i in range(len(records)) if i not in fixed]
-    online.sort(key=lambda i: (-align_up(records[i].size, alignment), -i))
-    return sorted(fixed) + online
+    cols = time_columns(records)
+    if cols is None:  # numbers beyond int64
+        online = [i for i in range(len(records)) if i not in fixed]
+        online.sort(key=lambda i: (-align_up(records[i].size, alignment), -i))
+        return sorted(fixed) + online
+    keep = np.ones(len(records), dtype=bool)
+    keep[[i for i in fixed if 0 <= i < len(records)]] = False
+    online = np.flatnonzero(keep)
+    rounded = cols.size[online]
+    if alignment > 1:
+        rounded = -(-rounded // alignment) * alignment
+    online = online[np.lexsort((-online, -rounded))]
+    return sorted(fixed) + online.tolist()
 
 
 def first_gap_offset(conflicts: Sequence[Placed], size: int) -> int:
