@@ -15,6 +15,8 @@ import bisect
 import heapq
 from typing import Sequence
 
+import numpy as np
+
 from packager.plan.offsets._gaps import offset_plan
 from packager.plan.records import OffsetPlan, UsageRecord
 
@@ -50,7 +52,7 @@ class _Unplaced:
                    + (len(sizes) - 1 - size_rank[records[i].size]) * per_size + i)
             self._key[i] = key
             groups.setdefault(records[i].first_op, []).append(key)
-        self._firsts = sorted(groups)  # every first operator that had records, fixed
+        self._firsts = self.firsts = sorted(groups)  # every first operator with records, fixed
         self._groups = [sorted(groups[f]) for f in self._firsts]
         self._leaf = {f: k for k, f in enumerate(self._firsts)}
         self.per_size = per_size  # key % per_size is the record's position
@@ -68,9 +70,13 @@ class _Unplaced:
 
     def best_inside(self, start: int, stop: int) -> int:
         """The key of the best unplaced record living inside operators [start, stop), or -1."""
+        firsts = self._firsts
+        return self.best_between(bisect.bisect_left(firsts, start), bisect.bisect_left(firsts, stop),
+                                 stop)
+
+    def best_between(self, lo: int, hi: int, stop: int) -> int:
+        """`best_inside` for the groups lo..hi-1 (those starting inside the segment)."""
         firsts, groups = self._firsts, self._groups
-        lo = bisect.bisect_left(firsts, start)
-        hi = bisect.bisect_left(firsts, stop)
         longest, per_life, none = self._longest, self._per_life, self._none
         best = none
         if hi - lo <= _SCAN:
@@ -139,6 +145,14 @@ class _Unplaced:
             node //= 2
 
 
+def _first_group_at(firsts: list[int], points: list[int]) -> list[int]:
+    """For each boundary point, the first group (by first operator) at or after it."""
+    try:
+        return np.searchsorted(np.array(firsts, dtype=np.int64), np.array(points, dtype=np.int64)).tolist()
+    except OverflowError:  # operator numbers beyond int64
+        return [bisect.bisect_left(firsts, t) for t in points]
+
+
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     offsets = [0] * len(records)
     todo = [i for i, r in enumerate(records) if r.size > 0]  # empty records stay at 0
@@ -178,7 +192,8 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
                 left_of[right] = left
 
     remaining = len(todo)
-    best_inside, per_size = unplaced.best_inside, unplaced.per_size
+    best_between, per_size = unplaced.best_between, unplaced.per_size
+    group_at = _first_group_at(unplaced.firsts, points)
     while remaining:
         while True:  # the lowest segment, the leftmost of equal ones
             height, start = divmod(heap[0], width)
@@ -186,7 +201,7 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
                 break
             pop(heap)
         stop = stop_of[start]
-        key = best_inside(points[start], points[stop])
+        key = best_between(group_at[start], group_at[stop], points[stop])
         if key < 0:
             # None fits: raise the segment to its lower neighbour and merge. Only reachable with a
             # neighbour: a lone segment spans all time, and fits everything.
