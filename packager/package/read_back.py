@@ -1,10 +1,9 @@
 """Does a plan file just written read back as the plan it was written from?
 
-The JSON form is checked without a full parsed copy of the plan: while the text is parsed, each
-tensor entry becomes a plain tuple at once (its dict is dropped), and the entries are compared
-with the plan column by column; the rest of the document, small, is compared as a parsed plan.
-At 100,000 tensors this keeps the check from holding a second plan's worth of per-tensor dicts
-and objects beside the plan. The FlatBuffer form is compact and is parsed as `load` parses it.
+Both forms are parsed in full from the written bytes (the JSON by the standard library's parser,
+the FlatBuffer by this package's reader) and compared with the plan: the tensor entries, which
+are nearly all of a large plan, column by column against the plan's columns (no entry objects
+are built), the rest of the document as a parsed plan. Types count: 1 is not true.
 """
 
 from __future__ import annotations
@@ -12,51 +11,32 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from itertools import chain
+from operator import itemgetter
+
+import numpy as np
 
 from packager.errors import PlanError
-from packager.package import plan_json
-from packager.package.load import parse_plan
-from packager.package.sidecar import ArenaSection, PackagePlan, TensorEntry
+from packager.gc_pause import without_collector_pauses
+from packager.package import plan_flatbuffer, plan_json
+from packager.package.columns import NUMBERS, TensorColumns, tensor_columns
+from packager.package.sidecar import FORMAT_NAME, FORMAT_VERSION, ArenaSection, PackagePlan
 
-# A tensor entry's keys in the order of the row it becomes (size_expr only for dynamic shapes).
-_ROW_KEYS = ("index", "subgraph", "tensor", "kind", "name", "type", "shape", "offset", "size", "first_op",
-             "last_op", "alias_of", "pass")
-_ROW_FIELDS = ("index", "subgraph", "tensor", "kind", "name", "type", "shape", "offset", "size", "first_op",
-               "last_op", "alias_of", "pass_")
-_INTS = ("index", "subgraph", "tensor", "offset", "size", "first_op", "last_op", "pass_")
-_STRS = ("kind", "name", "type")
-_KEYS, _KEYS_DYNAMIC = frozenset(_ROW_KEYS), frozenset((*_ROW_KEYS, "size_expr"))
-_NO_EXPR = object()
-
-
-class _Row(tuple):
-    """A tensor entry of the file as a tuple: _ROW_KEYS' values, then size_expr or _NO_EXPR."""
-
-
-class _Pair(tuple):
-    """An ("index", "object" or "offset") entry as a tuple: (key, index, value)."""
-
-
-def _compact(entry: dict):
-    """json's object_hook: a tensor entry or a pair entry becomes a tuple as soon as it is read."""
-    keys = entry.keys()
-    if keys == _KEYS or keys == _KEYS_DYNAMIC:
-        return _Row((*(entry[k] for k in _ROW_KEYS), entry.get("size_expr", _NO_EXPR)))
-    if len(entry) == 2 and "index" in entry and ("object" in entry or "offset" in entry):
-        second = "object" if "object" in entry else "offset"
-        return _Pair((second, entry["index"], entry[second]))
-    return entry
+# A tensor entry's keys, the numbers first (in columns.NUMBERS' order: "pass" is pass_), then the rest;
+# size_expr only with dynamic shapes.
+_NUMBER_KEYS = ("index", "subgraph", "tensor", "offset", "size", "first_op", "last_op", "pass")
+_OTHER_KEYS = ("kind", "name", "type", "shape", "alias_of")
+_ABSENT = object()
 
 
 def json_reads_back(data: bytes, plan: PackagePlan) -> bool:
     """True when the JSON text parses to exactly `plan` (types included: 1 is not true)."""
     try:
-        doc = json.loads(data, object_hook=_compact)
+        doc = json.loads(data)
         arenas = doc["arenas"]
         if not isinstance(arenas, list) or len(arenas) != len(plan.arenas):
             return False
         for a, section in zip(arenas, plan.arenas):
-            if not (_rows_match(a["offsets"]["tensors"], section.offsets.tensors)
+            if not (_entries_match(a["offsets"]["tensors"], section.offsets.tensors)
                     and _pairs_match(a["objects"]["tensors"], "object", section.objects.assignment)
                     and (("passes" in a) == (section.passes is not None))
                     and (section.passes is None or _pairs_match(a["passes"]["tensors"], "offset",
@@ -68,47 +48,51 @@ def json_reads_back(data: bytes, plan: PackagePlan) -> bool:
         rest = plan_json.from_dict(doc)
     except (ValueError, KeyError, TypeError, AttributeError, PlanError):
         return False
-    return rest == replace(plan, arenas=tuple(_without_entries(s) for s in plan.arenas))
+    return rest == _without_entries(plan)
 
 
-def _without_entries(section: ArenaSection) -> ArenaSection:
-    return replace(section, offsets=replace(section.offsets, tensors=()),
-                   objects=replace(section.objects, assignment=()),
-                   passes=None if section.passes is None else replace(section.passes, offsets=()))
-
-
-def _rows_match(rows: object, tensors: tuple[TensorEntry, ...]) -> bool:
-    if not isinstance(rows, list) or len(rows) != len(tensors) or not _all_of(_Row, rows):
+def _entries_match(entries: object, tensors) -> bool:
+    """The file's tensor entries (dicts) are the plan's, key for key and type for type."""
+    if not isinstance(entries, list) or len(entries) != len(tensors) or not _all_of(dict, entries):
         return False
-    if not rows:
+    if not entries:
         return True
-    columns = dict(zip((*_ROW_FIELDS, "size_expr"), zip(*rows)))
-    for field in _INTS:
-        if not (_all_of(int, columns[field]) and list(columns[field]) == [getattr(t, field) for t in tensors]):
-            return False
-    for field in _STRS:
-        if not (_all_of(str, columns[field]) and list(columns[field]) == [getattr(t, field) for t in tensors]):
-            return False
-    shapes = columns["shape"]
-    if not (_all_of(list, shapes) and _all_of(int, list(chain.from_iterable(shapes)))
-            and list(map(tuple, shapes)) == [t.shape for t in tensors]):
+    want = tensor_columns(tensors)
+    # exactly the keys the writer writes: 13, and size_expr where the plan has one
+    if list(map(len, entries)) != [13 if e is None else 14 for e in want.size_expr]:
         return False
-    aliases = columns["alias_of"]
-    if not (set(map(type, aliases)) <= {int, type(None)} and list(aliases) == [t.alias_of for t in tensors]):
+    numbers = list(zip(*map(itemgetter(*_NUMBER_KEYS), entries)))  # KeyError: a key missing
+    kinds, names, types, shapes, aliases = zip(*map(itemgetter(*_OTHER_KEYS), entries))
+    exprs = [e.get("size_expr", _ABSENT) for e in entries]
+    if not (_all_of(int, *numbers) and _all_of(str, kinds, names, types) and _all_of(list, shapes)
+            and _all_of(int, list(chain.from_iterable(shapes)))
+            and set(map(type, aliases)) <= {int, type(None)}):
         return False
-    exprs = [None if e is _NO_EXPR else e for e in columns["size_expr"]]
-    return (_all_of(str, [e for e in exprs if e is not None])
-            and exprs == [t.size_expr for t in tensors])
+    if not all(_ints_equal(column, want[field]) for column, field in zip(numbers, NUMBERS)):
+        return False
+    return (list(kinds) == want.kind and list(names) == want.name and list(types) == want.type
+            and list(map(tuple, shapes)) == want.shape and list(aliases) == want.alias_of
+            and exprs == [_ABSENT if e is None else e for e in want.size_expr]
+            and _all_of(str, [e for e in exprs if e is not _ABSENT]))
+
+
+def _ints_equal(column: tuple, want: np.ndarray) -> bool:
+    """Python ints of the file against an int64 column (a number too large for int64 differs)."""
+    try:
+        return np.array_equal(np.fromiter(column, dtype=np.int64, count=len(column)), want)
+    except OverflowError:
+        return False
 
 
 def _pairs_match(pairs: object, second: str, want: tuple[tuple[int, int], ...]) -> bool:
-    if not isinstance(pairs, list) or len(pairs) != len(want) or not _all_of(_Pair, pairs):
+    if not isinstance(pairs, list) or len(pairs) != len(want) or not _all_of(dict, pairs):
         return False
     if not pairs:
         return True
-    keys, firsts, seconds = zip(*pairs)
-    return (set(keys) == {second} and _all_of(int, firsts, seconds)
-            and list(zip(firsts, seconds)) == list(want))
+    if set(map(len, pairs)) != {2}:
+        return False
+    found = list(map(itemgetter("index", second), pairs))  # KeyError: another key
+    return _all_of(int, *zip(*found)) and found == list(want)
 
 
 def _all_of(kind: type, *columns) -> bool:
@@ -116,11 +100,44 @@ def _all_of(kind: type, *columns) -> bool:
     return all(set(map(type, c)) <= {kind} for c in columns)
 
 
+def flatbuffer_reads_back(data: bytes, plan: PackagePlan) -> bool:
+    """True when the FlatBuffer parses (as `load` parses it) to exactly `plan`."""
+    try:
+        rest, columns = plan_flatbuffer.loads_with_columns(data)
+    except PlanError:
+        return False
+    if (rest.format, rest.format_version) != (FORMAT_NAME, FORMAT_VERSION):
+        return False  # load refuses it
+    without = replace(plan, arenas=tuple(replace(s, offsets=replace(s.offsets, tensors=())) for s in plan.arenas))
+    if len(columns) != len(plan.arenas) or rest != without:
+        return False
+    return all(_columns_match(found, section.offsets.tensors) for found, section in zip(columns, plan.arenas))
+
+
+def _columns_match(found: dict | None, tensors) -> bool:
+    if found is None:
+        return not tensors
+    want: TensorColumns = tensor_columns(tensors)
+    numbers = found["numbers"]
+    return (len(found["kind"]) == want.count
+            and all(np.array_equal(numbers[f], want[f]) for f in NUMBERS)
+            and found["alias_of"] == want.alias_of and found["kind"] == want.kind and found["name"] == want.name
+            and found["type"] == want.type and found["shape"] == want.shape and found["size_expr"] == want.size_expr)
+
+
+def _without_entries(plan: PackagePlan) -> PackagePlan:
+    return replace(plan, arenas=tuple(_section_without_entries(s) for s in plan.arenas))
+
+
+def _section_without_entries(section: ArenaSection) -> ArenaSection:
+    return replace(section, offsets=replace(section.offsets, tensors=()),
+                   objects=replace(section.objects, assignment=()),
+                   passes=None if section.passes is None else replace(section.passes, offsets=()))
+
+
+@without_collector_pauses
 def reads_back(data: bytes, plan: PackagePlan) -> bool:
     """True when the plan file (either form) reads back as exactly `plan`."""
     if data.lstrip()[:1] == b"{":
         return json_reads_back(data, plan)
-    try:
-        return parse_plan(data) == plan
-    except PlanError:
-        return False
+    return flatbuffer_reads_back(data, plan)
