@@ -76,6 +76,18 @@ def _runtime_arena(b: flatbuffers.Builder, r: RuntimeArena) -> int:
 
 def _offsets_vector(b: flatbuffers.Builder, start, offsets: list[int]) -> int:
     start(b, len(offsets))
+    if isinstance(b, _Lean) and offsets:
+        # PrependUOffsetTRelative of each, last first, in one step: StartVector made room for all
+        # of them, 4-aligned, so each goes 4 bytes below the one before, `here` growing by 4.
+        n = len(offsets)
+        end, head = len(b.Bytes), b.head
+        targets = np.asarray(offsets, dtype=np.int64)
+        here = (end - head) + 4 * np.arange(n - 1, -1, -1, dtype=np.int64)  # each one's `here`
+        if (targets > here).any():
+            raise flatbuffers.builder.OffsetArithmeticError("flatbuffers: Offset arithmetic error.")
+        b.Bytes[head - 4 * n:head] = (here - targets + 4).astype("<u4").tobytes()
+        b.head = head - 4 * n
+        return b.EndVector()
     for o in reversed(offsets):
         b.PrependUOffsetTRelative(o)
     return b.EndVector()
@@ -162,14 +174,16 @@ def _tensors(b: flatbuffers.Builder, tensors: tuple[TensorEntry, ...]) -> list[i
     # 14 fields of at most 8 bytes, alignment and a vtable of 16 slots.
     room = sum(sum(len(x) + 8 for x in e if x is not None) + 4 * len(t.shape) + 8 + 14 * 8 + 8 + 36
                for t, e in zip(tensors, encoded))
-    while b.head < room:
-        old = len(b.Bytes)
-        b.GrowByteBuffer()
-        b.head += len(b.Bytes) - old
+    _make_room(b, room)
     buf, end, head, vtables = b.Bytes, len(b.Bytes), b.head, b.vtables
     b.minalign = max(b.minalign, 4)
-    u16, i32, u32, i64 = _PACK_U16, _PACK_I32, _PACK_U32, _PACK_I64
+    if any(t.offset or t.size for t in tensors):
+        b.minalign = max(b.minalign, 8)
+    i32, u32, i64 = _PACK_I32, _PACK_U32, _PACK_I64
     out = []
+    # Each field as the builder's Prepend*Slot writes it: aligned below head, its position from
+    # the buffer's end kept for the vtable (0: absent, at its default). Written out in full, not
+    # through helpers: a call per field per entry is most of the time at 100,000 entries.
     for t, strings in zip(tensors, encoded):
         refs = []
         for x in strings:
@@ -191,68 +205,103 @@ def _tensors(b: flatbuffers.Builder, tensors: tuple[TensorEntry, ...]) -> list[i
             i32(buf, head, d)
         head -= 4
         u32(buf, head, len(shape))
-        shape_ref = end - head
-        object_end = end - head
+        shape_ref = object_end = end - head
         vtable = [0] * 14
-
-        def int32(slot: int, x: int, default: int) -> None:
-            nonlocal head
+        for slot, x, default in ((0, t.index, 0), (1, t.subgraph, 0), (2, t.tensor, -1)):
             if x != default:
                 head -= ((head - end) & 3) + 4
                 i32(buf, head, x)
                 vtable[slot] = end - head
-
-        def int64(slot: int, x: int) -> None:
-            nonlocal head
+        for slot, off in ((3, kind), (4, name), (5, type_), (6, shape_ref)):
+            head -= (head - end) & 3
+            here = end - head
+            head -= 4
+            u32(buf, head, here - off + 4)
+            vtable[slot] = end - head
+        for slot, x in ((7, t.offset), (8, t.size)):
             if x != 0:
                 head -= ((head - end) & 7) + 8
                 i64(buf, head, x)
                 vtable[slot] = end - head
-
-        def ref(slot: int, off: int) -> None:
-            nonlocal head
-            if off:
-                head -= (head - end) & 3
-                here = end - head
-                head -= 4
-                u32(buf, head, here - off + 4)
+        for slot, x, default in ((9, t.first_op, 0), (10, t.last_op, 0),
+                                 (11, NO_ALIAS if t.alias_of is None else t.alias_of, NO_ALIAS),
+                                 (12, t.pass_, 0)):
+            if x != default:
+                head -= ((head - end) & 3) + 4
+                i32(buf, head, x)
                 vtable[slot] = end - head
-
-        int32(0, t.index, 0)
-        int32(1, t.subgraph, 0)
-        int32(2, t.tensor, -1)
-        ref(3, kind)
-        ref(4, name)
-        ref(5, type_)
-        ref(6, shape_ref)
-        if t.offset or t.size:
-            b.minalign = max(b.minalign, 8)
-        int64(7, t.offset)
-        int64(8, t.size)
-        int32(9, t.first_op, 0)
-        int32(10, t.last_op, 0)
-        int32(11, NO_ALIAS if t.alias_of is None else t.alias_of, NO_ALIAS)
-        int32(12, t.pass_, 0)
-        ref(13, size_expr)
-        # the vtable, shared with an equal one written before (LeanBuilder.WriteVtable's steps)
-        head -= ((head - end) & 3) + 4
-        object_offset = end - head
-        last = 14
-        while last and vtable[last - 1] == 0:
-            last -= 1
-        fields = [object_offset - e if e else 0 for e in vtable[:last]]
-        object_size = object_offset - object_end
-        key = (*reversed(fields), object_size)
-        existing = vtables.get(key)
-        if existing is None:
-            for off in (*reversed(fields), object_size, (last + 2) * 2):
-                head -= 2
-                u16(buf, head, off)
+        if size_expr:
+            head -= (head - end) & 3
             here = end - head
-            i32(buf, end - object_offset, here - object_offset)
-            vtables[key] = here
-        else:
-            i32(buf, head, existing - object_offset)
+            head -= 4
+            u32(buf, head, here - size_expr + 4)
+            vtable[13] = end - head
+        head, object_offset = _vtable(buf, end, head, vtables, vtable, object_end)
+        out.append(object_offset)
+    b.head = head
+    return out
+
+
+def _make_room(b: flatbuffers.Builder, room: int) -> None:
+    while b.head < room:
+        old = len(b.Bytes)
+        b.GrowByteBuffer()
+        b.head += len(b.Bytes) - old
+
+
+def _vtable(buf: bytearray, end: int, head: int, vtables: dict, vtable: list[int],
+            object_end: int) -> tuple[int, int]:
+    """The object's vtable, shared with an equal one written before (LeanBuilder.WriteVtable's
+    steps): (the new head, the object's offset)."""
+    head -= ((head - end) & 3) + 4
+    object_offset = end - head
+    last = len(vtable)
+    while last and vtable[last - 1] == 0:
+        last -= 1
+    fields = [object_offset - e if e else 0 for e in vtable[:last]]
+    object_size = object_offset - object_end
+    key = (*reversed(fields), object_size)
+    existing = vtables.get(key)
+    if existing is None:
+        for off in (*reversed(fields), object_size, (last + 2) * 2):
+            head -= 2
+            _PACK_U16(buf, head, off)
+        here = end - head
+        _PACK_I32(buf, end - object_offset, here - object_offset)
+        vtables[key] = here
+    else:
+        _PACK_I32(buf, head, existing - object_offset)
+    return head, object_offset
+
+
+def _assignments(b: flatbuffers.Builder, assignment: tuple[tuple[int, int], ...]) -> list[int]:
+    """Each (index, object) pair's ObjectAssignment table, as Start, AddIndex, AddObject and End
+    write it, the same steps done in place (LeanBuilder only, as _tensors)."""
+    if not isinstance(b, _Lean) or b.nested:
+        out = []
+        for index, obj in assignment:
+            ObjectAssignment.Start(b)
+            ObjectAssignment.AddIndex(b, index)
+            ObjectAssignment.AddObject(b, obj)
+            out.append(ObjectAssignment.End(b))
+        return out
+    _make_room(b, 24 * len(assignment) + 16)  # two fields, the vtable offset, a vtable, alignment
+    buf, end, head, vtables = b.Bytes, len(b.Bytes), b.head, b.vtables
+    b.minalign = max(b.minalign, 4)
+    i32 = _PACK_I32
+    out = []
+    for index, obj in assignment:
+        object_end = end - head
+        vtable = [0, 0]
+        if index != 0:
+            head -= ((head - end) & 3) + 4
+            i32(buf, head, index)
+            vtable[0] = end - head
+        if obj != 0:
+            head -= ((head - end) & 3) + 4
+            i32(buf, head, obj)
+            vtable[1] = end - head
+        head, object_offset = _vtable(buf, end, head, vtables, vtable, object_end)
         out.append(object_offset)
     b.head = head
     return out
@@ -269,13 +318,7 @@ def _arena(b: flatbuffers.Builder, a: ArenaSection) -> int:
     OffsetPlan.AddOptimal(b, a.offsets.optimal)
     offsets = OffsetPlan.End(b)
 
-    assignments = []
-    for index, obj in a.objects.assignment:
-        ObjectAssignment.Start(b)
-        ObjectAssignment.AddIndex(b, index)
-        ObjectAssignment.AddObject(b, obj)
-        assignments.append(ObjectAssignment.End(b))
-    assigned = _offsets_vector(b, ObjectPlan.StartTensorsVector, assignments)
+    assigned = _offsets_vector(b, ObjectPlan.StartTensorsVector, _assignments(b, a.objects.assignment))
     sizes = _scalar_vector(b, ObjectPlan.StartObjectSizesVector, "PrependInt64", a.objects.object_sizes)
     strategy = b.CreateString(a.objects.strategy)
     ObjectPlan.Start(b)
