@@ -21,17 +21,37 @@ from packager.package import plan_flatbuffer, plan_json
 from packager.package.columns import NUMBERS, TensorColumns, tensor_columns
 from packager.package.sidecar import FORMAT_NAME, FORMAT_VERSION, ArenaSection, PackagePlan
 
-# A tensor entry's keys, the numbers first (in columns.NUMBERS' order: "pass" is pass_), then the rest;
-# size_expr only with dynamic shapes.
-_NUMBER_KEYS = ("index", "subgraph", "tensor", "offset", "size", "first_op", "last_op", "pass")
-_OTHER_KEYS = ("kind", "name", "type", "shape", "alias_of")
+# A tensor entry's keys as the writer writes them (sorted; size_expr, with dynamic shapes only,
+# comes after size), and an object or pass entry's.
+_KEYS = ("alias_of", "first_op", "index", "kind", "last_op", "name", "offset", "pass", "shape", "size",
+         "subgraph", "tensor", "type")
+_KEY_SET, _KEY_SET_DYNAMIC = frozenset(_KEYS), frozenset((*_KEYS, "size_expr"))
+_ROW = itemgetter(*_KEYS)
+# the numbers among them, in columns.NUMBERS' order ("pass" is pass_)
+_NUMBER_AT = tuple(_KEYS.index(k) for k in ("index", "subgraph", "tensor", "offset", "size", "first_op",
+                                            "last_op", "pass"))
+_PAIR_KEYS = {("index", "object"), ("index", "offset")}
 _ABSENT = object()
+
+
+def _compact(entry: dict):
+    """json's object_hook: a tensor entry with exactly the writer's keys, in its order, becomes
+    the tuple of its values (a pair entry: its second key, then its values) as soon as it is read, so that the check
+    holds a third less than the parsed dicts (JSON arrays are lists: a tuple is only this)."""
+    n = len(entry)
+    if n == 13 and tuple(entry) == _KEYS:
+        return tuple(entry.values())
+    if n == 2:
+        keys = tuple(entry)
+        if keys in _PAIR_KEYS:
+            return (keys[1], *entry.values())  # ("object" or "offset", index, value)
+    return entry
 
 
 def json_reads_back(data: bytes, plan: PackagePlan) -> bool:
     """True when the JSON text parses to exactly `plan` (types included: 1 is not true)."""
     try:
-        doc = json.loads(data)
+        doc = json.loads(data, object_hook=_compact)
         arenas = doc["arenas"]
         if not isinstance(arenas, list) or len(arenas) != len(plan.arenas):
             return False
@@ -51,19 +71,39 @@ def json_reads_back(data: bytes, plan: PackagePlan) -> bool:
     return rest == _without_entries(plan)
 
 
+def _rows(entries: list) -> tuple[list, list] | None:
+    """(each entry's values in _KEYS' order, each one's size_expr or _ABSENT); None when an entry
+    has other keys."""
+    if set(map(type, entries)) == {tuple} and set(map(len, entries)) == {13}:
+        return entries, [_ABSENT] * len(entries)  # the writer's static entries, compacted as read
+    rows, exprs = [], []
+    for e in entries:
+        if type(e) is tuple and len(e) == 13:
+            rows.append(e)
+            exprs.append(_ABSENT)
+        elif type(e) is dict and e.keys() in (_KEY_SET, _KEY_SET_DYNAMIC):
+            rows.append(_ROW(e))
+            exprs.append(e.get("size_expr", _ABSENT))
+        else:
+            return None
+    return rows, exprs
+
+
 def _entries_match(entries: object, tensors) -> bool:
-    """The file's tensor entries (dicts) are the plan's, key for key and type for type."""
-    if not isinstance(entries, list) or len(entries) != len(tensors) or not _all_of(dict, entries):
+    """The file's tensor entries are the plan's, key for key and type for type."""
+    if not isinstance(entries, list) or len(entries) != len(tensors):
         return False
     if not entries:
         return True
-    want = tensor_columns(tensors)
-    # exactly the keys the writer writes: 13, and size_expr where the plan has one
-    if list(map(len, entries)) != [13 if e is None else 14 for e in want.size_expr]:
+    found = _rows(entries)
+    if found is None:
         return False
-    numbers = list(zip(*map(itemgetter(*_NUMBER_KEYS), entries)))  # KeyError: a key missing
-    kinds, names, types, shapes, aliases = zip(*map(itemgetter(*_OTHER_KEYS), entries))
-    exprs = [e.get("size_expr", _ABSENT) for e in entries]
+    rows, exprs = found
+    want = tensor_columns(tensors)
+    columns = list(zip(*rows))
+    numbers = [columns[k] for k in _NUMBER_AT]
+    aliases, kinds, names, shapes, types = (columns[_KEYS.index(k)] for k in ("alias_of", "kind", "name",
+                                                                              "shape", "type"))
     if not (_all_of(int, *numbers) and _all_of(str, kinds, names, types) and _all_of(list, shapes)
             and _all_of(int, list(chain.from_iterable(shapes)))
             and set(map(type, aliases)) <= {int, type(None)}):
@@ -85,14 +125,21 @@ def _ints_equal(column: tuple, want: np.ndarray) -> bool:
 
 
 def _pairs_match(pairs: object, second: str, want: tuple[tuple[int, int], ...]) -> bool:
-    if not isinstance(pairs, list) or len(pairs) != len(want) or not _all_of(dict, pairs):
+    if not isinstance(pairs, list) or len(pairs) != len(want):
         return False
     if not pairs:
         return True
-    if set(map(len, pairs)) != {2}:
-        return False
-    found = list(map(itemgetter("index", second), pairs))  # KeyError: another key
-    return _all_of(int, *zip(*found)) and found == list(want)
+    if set(map(type, pairs)) == {tuple}:  # compacted as read: (key, index, value)
+        keys, firsts, seconds = zip(*pairs)
+        if set(keys) != {second}:
+            return False
+    else:
+        found = [(e["index"], e[second]) if type(e) is dict and e.keys() == {"index", second} else
+                 (e[1], e[2]) if type(e) is tuple and e[0] == second else None for e in pairs]
+        if None in found:
+            return False
+        firsts, seconds = zip(*found)
+    return _all_of(int, firsts, seconds) and list(zip(firsts, seconds)) == list(want)
 
 
 def _all_of(kind: type, *columns) -> bool:
