@@ -217,12 +217,8 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
         raise BudgetExceeded(f"{model_path.name}: the plan needs {needed:,} B {what}, "
                              f"{needed - budget:,} B over the budget of {budget:,} B ({why})")
     notes: list[str] = []
-    unmodelled_ops, report_name = planned.unmodelled_ops, f"{prefix}_report.html"
     with staged_folder(out_dir) as folder:
-        if report:  # drawn first, so that every strategy's plans are let go before the files are written
-            folder.add(report_name, report_html(planned, model, strategy))
-        del planned
-        whats = write_files(folder, plan, model, prefix, notes, unmodelled_ops, keep_offline_plan=keep)
+        whats = write_files(folder, plan, model, prefix, notes, planned.unmodelled_ops, keep_offline_plan=keep)
         if existing is not None:
             notes.insert(0, existing_plan_note(existing, plan.arena_bytes, keep, keep_offline_plan, why_not))
         if batch_note:
@@ -235,7 +231,9 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
             notes.insert(0, (verify_package(original, folder.read(f"{prefix}.tflite"), plan, model) if verify
                              else skipped()).line)
         if report:
-            whats[report_name] = "report: the plan as pictures (open in a browser)"
+            name = f"{prefix}_report.html"
+            folder.add(name, report_html(planned, model, strategy))
+            whats[name] = "report: the plan as pictures (open in a browser)"
         # A re-run into a used folder leaves exactly this run's files of ours (the input model kept).
         paths = folder.commit(remove=stale_files(out_dir, whats, keep=[model_path]))
     written = tuple(PackagedFile(p, folder.sizes[p.name], whats[p.name]) for p in paths)
