@@ -28,8 +28,8 @@ _KEYS = ("alias_of", "first_op", "index", "kind", "last_op", "name", "offset", "
 _KEY_SET, _KEY_SET_DYNAMIC = frozenset(_KEYS), frozenset((*_KEYS, "size_expr"))
 _ROW = itemgetter(*_KEYS)
 # the numbers among them, in columns.NUMBERS' order ("pass" is pass_)
-_NUMBER_AT = tuple(_KEYS.index(k) for k in ("index", "subgraph", "tensor", "offset", "size", "first_op",
-                                            "last_op", "pass"))
+_NUMBER_KEYS = ("index", "subgraph", "tensor", "offset", "size", "first_op", "last_op", "pass")
+_SHAPE_AT = _KEYS.index("shape")
 _PAIR_KEYS = {("index", "object"), ("index", "offset")}
 _ABSENT = object()
 
@@ -99,29 +99,26 @@ def _entries_match(entries: object, tensors) -> bool:
     if found is None:
         return False
     rows, exprs = found
+    # Equality alone would take true for 1 and 1.0 for 1: no entry may hold a bool or a float
+    # (none of its fields is one), nor a shape anything but integers; then the rows must equal
+    # the plan's, compared as whole lists.
+    if not set(map(type, chain.from_iterable(rows))) <= {int, str, list, type(None)}:
+        return False
+    if not set(map(type, chain.from_iterable(map(itemgetter(_SHAPE_AT), rows)))) <= {int}:
+        return False
+    if rows != _expected_rows(tensor_columns(tensors)):
+        return False
     want = tensor_columns(tensors)
-    columns = list(zip(*rows))
-    numbers = [columns[k] for k in _NUMBER_AT]
-    aliases, kinds, names, shapes, types = (columns[_KEYS.index(k)] for k in ("alias_of", "kind", "name",
-                                                                              "shape", "type"))
-    if not (_all_of(int, *numbers) and _all_of(str, kinds, names, types) and _all_of(list, shapes)
-            and _all_of(int, list(chain.from_iterable(shapes)))
-            and set(map(type, aliases)) <= {int, type(None)}):
-        return False
-    if not all(_ints_equal(column, want[field]) for column, field in zip(numbers, NUMBERS)):
-        return False
-    return (list(kinds) == want.kind and list(names) == want.name and list(types) == want.type
-            and list(map(tuple, shapes)) == want.shape and list(aliases) == want.alias_of
-            and exprs == [_ABSENT if e is None else e for e in want.size_expr]
+    return (exprs == [_ABSENT if e is None else e for e in want.size_expr]
             and _all_of(str, [e for e in exprs if e is not _ABSENT]))
 
 
-def _ints_equal(column: tuple, want: np.ndarray) -> bool:
-    """Python ints of the file against an int64 column (a number too large for int64 differs)."""
-    try:
-        return np.array_equal(np.fromiter(column, dtype=np.int64, count=len(column)), want)
-    except OverflowError:
-        return False
+def _expected_rows(want: TensorColumns) -> list[tuple]:
+    """The plan's entries as the parsed rows are: values in _KEYS' order, each shape a list."""
+    numbers = {k: want[f].tolist() for k, f in zip(_NUMBER_KEYS, NUMBERS)}
+    columns = {"alias_of": want.alias_of, "kind": want.kind, "name": want.name, "type": want.type,
+               "shape": list(map(list, want.shape)), **numbers}
+    return list(zip(*(columns[k] for k in _KEYS)))
 
 
 def _pairs_match(pairs: object, second: str, want: tuple[tuple[int, int], ...]) -> bool:
