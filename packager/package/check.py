@@ -146,7 +146,7 @@ def _matching_offsets(section: ArenaSection, expected: Problem) -> tuple[int, ..
     model's records and aliases, compared column by column; None when anything differs (or
     does not fit the columns), for the entry-by-entry check to find and name."""
     try:
-        columns = tensor_columns(section.offsets.tensors)
+        columns = tensor_columns(section.offsets)
         planned = columns.planned
         ids = columns["index"][planned]
         want = _record_columns(expected.records)

@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from operator import attrgetter
 
+import weakref
+
 import numpy as np
 
-from packager.package.sidecar import TensorEntry
+from packager.package.sidecar import OffsetSection, TensorEntry
 
 NUMBERS = ("index", "subgraph", "tensor", "offset", "size", "first_op", "last_op", "pass_")
 
@@ -34,25 +36,32 @@ class TensorColumns:
         return self.numbers[field]
 
 
-_last: tuple[tuple[TensorEntry, ...], TensorColumns] | None = None
+_built: dict[int, tuple[weakref.ref, TensorColumns]] = {}  # id(section) -> (the section, its columns)
 
 
-def tensor_columns(tensors: tuple[TensorEntry, ...]) -> TensorColumns:
-    """The columns of these entries (the same object again for the same tuple)."""
-    global _last
-    if _last is not None and _last[0] is tensors:
-        return _last[1]
+def tensor_columns(section: OffsetSection) -> TensorColumns:
+    """The columns of an offset plan's entries, built once while the section lives (the check
+    against the model and the read-back of both files ask for the same plan's)."""
+    key = id(section)
+    known = _built.get(key)
+    if known is not None and known[0]() is section:
+        return known[1]
+    columns = _columns(section.tensors)
+    _built[key] = (weakref.ref(section), columns)
+    weakref.finalize(section, _built.pop, key, None)
+    return columns
+
+
+def _columns(tensors: tuple[TensorEntry, ...]) -> TensorColumns:
     numbers = {f: np.fromiter(map(attrgetter(f), tensors), dtype=np.int64, count=len(tensors))
                for f in NUMBERS}
     aliases = list(map(attrgetter("alias_of"), tensors))
-    columns = TensorColumns(
+    return TensorColumns(
         count=len(tensors), numbers=numbers, alias_of=aliases,
         planned=np.fromiter(map(_is_none, aliases), dtype=bool, count=len(tensors)),
         kind=list(map(attrgetter("kind"), tensors)), name=list(map(attrgetter("name"), tensors)),
         type=list(map(attrgetter("type"), tensors)), shape=list(map(attrgetter("shape"), tensors)),
         size_expr=list(map(attrgetter("size_expr"), tensors)))
-    _last = (tensors, columns)
-    return columns
 
 
 def _is_none(value: object) -> bool:

@@ -19,7 +19,7 @@ from packager.errors import PlanError
 from packager.gc_pause import without_collector_pauses
 from packager.package import plan_flatbuffer, plan_json
 from packager.package.columns import NUMBERS, TensorColumns, tensor_columns
-from packager.package.sidecar import FORMAT_NAME, FORMAT_VERSION, ArenaSection, PackagePlan
+from packager.package.sidecar import FORMAT_NAME, FORMAT_VERSION, ArenaSection, OffsetSection, PackagePlan
 
 # A tensor entry's keys as the writer writes them (sorted; size_expr, with dynamic shapes only,
 # comes after size), and an object or pass entry's.
@@ -56,7 +56,7 @@ def json_reads_back(data: bytes, plan: PackagePlan) -> bool:
         if not isinstance(arenas, list) or len(arenas) != len(plan.arenas):
             return False
         for a, section in zip(arenas, plan.arenas):
-            if not (_entries_match(a["offsets"]["tensors"], section.offsets.tensors)
+            if not (_entries_match(a["offsets"]["tensors"], section.offsets)
                     and _pairs_match(a["objects"]["tensors"], "object", section.objects.assignment)
                     and (("passes" in a) == (section.passes is not None))
                     and (section.passes is None or _pairs_match(a["passes"]["tensors"], "offset",
@@ -89,9 +89,9 @@ def _rows(entries: list) -> tuple[list, list] | None:
     return rows, exprs
 
 
-def _entries_match(entries: object, tensors) -> bool:
+def _entries_match(entries: object, offsets: OffsetSection) -> bool:
     """The file's tensor entries are the plan's, key for key and type for type."""
-    if not isinstance(entries, list) or len(entries) != len(tensors):
+    if not isinstance(entries, list) or len(entries) != len(offsets.tensors):
         return False
     if not entries:
         return True
@@ -106,9 +106,9 @@ def _entries_match(entries: object, tensors) -> bool:
         return False
     if not set(map(type, chain.from_iterable(map(itemgetter(_SHAPE_AT), rows)))) <= {int}:
         return False
-    if rows != _expected_rows(tensor_columns(tensors)):
+    want = tensor_columns(offsets)
+    if rows != _expected_rows(want):
         return False
-    want = tensor_columns(tensors)
     return (exprs == [_ABSENT if e is None else e for e in want.size_expr]
             and _all_of(str, [e for e in exprs if e is not _ABSENT]))
 
@@ -155,13 +155,13 @@ def flatbuffer_reads_back(data: bytes, plan: PackagePlan) -> bool:
     without = replace(plan, arenas=tuple(replace(s, offsets=replace(s.offsets, tensors=())) for s in plan.arenas))
     if len(columns) != len(plan.arenas) or rest != without:
         return False
-    return all(_columns_match(found, section.offsets.tensors) for found, section in zip(columns, plan.arenas))
+    return all(_columns_match(found, section.offsets) for found, section in zip(columns, plan.arenas))
 
 
-def _columns_match(found: dict | None, tensors) -> bool:
+def _columns_match(found: dict | None, offsets: OffsetSection) -> bool:
     if found is None:
-        return not tensors
-    want: TensorColumns = tensor_columns(tensors)
+        return not offsets.tensors
+    want: TensorColumns = tensor_columns(offsets)
     numbers = found["numbers"]
     return (len(found["kind"]) == want.count
             and all(np.array_equal(numbers[f], want[f]) for f in NUMBERS)
