@@ -113,8 +113,9 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
         sg = model.subgraphs[s]
         op = sg.operators[index]
         start = target.scratch_request * (requests + target.max_scratch_per_op)
-        temp, live = tflm_arena.prepare_temps(sg, op, target, start)
-        before = tflm_arena.prepare_temps_before_buffers(sg, op, target, start)
+        taken = tflm_arena.prepare_temp_tensors(op, sg)  # once for both
+        temp, live = tflm_arena.prepare_temps(sg, op, target, start, taken)
+        before = tflm_arena.prepare_temps_before_buffers(sg, op, target, start, taken)
         if not buffers and op.name == "TFLM_DECODE":
             before = None  # a decode type not modelled: every temporary counts, as by default
         prepare_peak = max(prepare_peak, tail.bytes + (temp if before is None else before))

@@ -15,6 +15,8 @@ def escape(text: object) -> str:
     """Escape for both HTML and XML text and attribute values. "//" is split too, so that no tensor
     name can put something that looks like a protocol-relative URL into the page."""
     s = str(text)
+    if not ("&" in s or "<" in s or ">" in s or '"' in s or "//" in s):
+        return s  # most names and values: nothing to replace (tens of thousands per large page)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     return s.replace("//", "/&#47;")
 
@@ -35,7 +37,7 @@ def _attrs(attrs: Attrs) -> str:
         elif type(value) is int:
             parts.append(f' {key}="{value}"')
         else:
-            parts.append(f' {key}="{escape(str(value))}"')
+            parts.append(f' {key}="{escape(value)}"')
     return "".join(parts)
 
 

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+from packager.kernels import tflm_prepare_temps
 from packager.model import Model, Operator, Subgraph
 
 
@@ -293,7 +294,6 @@ def prepare_temp_tensors(op: Operator, sg: Subgraph | None = None) -> list[int]:
     """The tensors (ids, -1 for an absent optional one) a kernel's Prepare holds as temporary
     TfLiteTensors at once, in order, repeats included (kernels/tflm_prepare_temps.py); all of
     its inputs and outputs once for a kernel not listed there."""
-    from packager.kernels import tflm_prepare_temps
     if sg is not None:
         taken = tflm_prepare_temps.taken_tensors(sg, op)
         if taken is not None:
@@ -309,7 +309,8 @@ def prepare_temp_tensors(op: Operator, sg: Subgraph | None = None) -> list[int]:
         [op.outputs[i] for i in outputs if i < len(op.outputs)]
 
 
-def prepare_temps(sg: Subgraph, op: Operator, target: Target, start: int) -> tuple[int, int]:
+def prepare_temps(sg: Subgraph, op: Operator, target: Target, start: int,
+                  taken: list[int] | None = None) -> tuple[int, int]:
     """(where the node's temporaries end, where the part its kernel still reads after taking its
     Prepare buffers ends), as offsets from the arena's start, the temporaries laid from `start`.
 
@@ -317,9 +318,10 @@ def prepare_temps(sg: Subgraph, op: Operator, target: Target, start: int) -> tup
     may overwrite temporaries. int16 SOFTMAX fills its two lookup tables, then reads its tensors'
     params and, releasing each quantized temporary, the two pointers that open its
     TfLiteAffineQuantization (scale, zero_point): above them the tables may lie. Other kernels:
-    everything stays live (safe, not proven the smallest)."""
+    everything stays live (safe, not proven the smallest). `taken`: prepare_temp_tensors(op, sg),
+    when the caller has it already."""
     temp = live = start
-    for t in prepare_temp_tensors(op, sg):
+    for t in prepare_temp_tensors(op, sg) if taken is None else taken:
         if t < 0:
             continue
         for k, (size, alignment) in enumerate(temp_tensor_bytes(sg.tensors[t], target)):
@@ -332,16 +334,16 @@ def prepare_temps(sg: Subgraph, op: Operator, target: Target, start: int) -> tup
     return temp, (live if softmax_tables_overlap(sg, op) else temp)
 
 
-def prepare_temps_before_buffers(sg: Subgraph, op: Operator, target: Target, start: int) -> int | None:
+def prepare_temps_before_buffers(sg: Subgraph, op: Operator, target: Target, start: int,
+                                 taken: list[int] | None = None) -> int | None:
     """Where the temporaries a kernel takes before its Prepare buffers end, for a kernel that
     takes more after them (CONV_2D: output, input, filter; the per-channel arrays; input,
-    filter, bias, output again); None for the others."""
-    from packager.kernels import tflm_prepare_temps
+    filter, bias, output again); None for the others. `taken`: as for prepare_temps."""
     count = tflm_prepare_temps.taken_before_buffers(sg, op)
     if count is None:
         return None
     temp = start
-    for t in prepare_temp_tensors(op, sg)[:count]:
+    for t in (prepare_temp_tensors(op, sg) if taken is None else taken)[:count]:
         if t < 0:
             continue
         for size, alignment in temp_tensor_bytes(sg.tensors[t], target):

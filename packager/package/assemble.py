@@ -10,6 +10,7 @@ from typing import Mapping
 import packager
 from packager.arenas import Bindings, PlannedArena, alias_bytes
 from packager.dynamic.shapes import DynamicShapes
+from packager.gc_pause import without_collector_pauses
 from packager.lifetimes import PERSISTENT
 from packager.model import Model
 from packager.package.sidecar import (SCRATCH, TENSOR, ArenaSection, ObjectSection, OffsetSection,
@@ -19,6 +20,7 @@ from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord
 from packager.semantics import SEMANTICS
 
 
+@without_collector_pauses
 def package_plan(model: Model, semantics: str, source: SourceModel, planned: list[PlannedArena],
                  bindings: Bindings | None) -> PackagePlan:
     """The sidecar plan of the planned arenas, as the package writes it (not yet checked)."""

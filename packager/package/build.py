@@ -25,6 +25,7 @@ from packager.package.offline_plan import with_offline_plan
 from packager.emit.report import render_report_html
 from packager.pictures import arena_picture
 from packager.errors import PackagerError, PlanError
+from packager.gc_pause import without_collector_pauses
 from packager.model import Model
 from packager.package.output_dir import StagedFolder, stale_files, staged_folder
 from packager.package.existing_plan import (existing_plan, existing_plan_note, head_plan_name, refuse_to_keep,
@@ -147,6 +148,7 @@ def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[s
     notes += model_notes(plan, model, unmodelled_ops)
 
 
+@without_collector_pauses
 def write_files(folder: StagedFolder, plan: PackagePlan, model: Model, prefix: str, notes: list[str],
                 unmodelled_ops: tuple[str, ...] = (), keep_offline_plan: bool = False) -> dict[str, str]:
     """Build each file, write it into the temporary folder and drop it before building the next,
@@ -159,6 +161,7 @@ def write_files(folder: StagedFolder, plan: PackagePlan, model: Model, prefix: s
     return whats
 
 
+@without_collector_pauses
 def report_html(planned: PlannedModel, model: Model, strategy: str) -> bytes:
     """The report page of the plan as written: no planning times and no measured runtime (that
     would run TFLite in a child process), so the same inputs give the same bytes."""

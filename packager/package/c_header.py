@@ -16,7 +16,8 @@ from packager.emit.c_text import block_comment, comment_text, identifier, int_ro
 from packager.kernels.tflm_offline_plan import INT32_MAX, offline_plan_of
 from packager.errors import PlanError
 from packager.model import Model
-from packager.package.sidecar import SCRATCH, PackagePlan, TensorEntry, end_to_end
+from packager.package.columns import tensor_columns
+from packager.package.sidecar import SCRATCH, PackagePlan, end_to_end
 from packager.semantics import SEMANTICS
 from packager.plan.records import overhead_pct
 
@@ -24,70 +25,86 @@ NONE = -1
 
 
 @dataclass
-class _Row:
-    """One tensor's line in every table."""
-    offset: int = NONE
-    size: int = 0
-    first: int = NONE
-    last: int = NONE
-    arena: int = NONE
-    alias_of: int = NONE
-    obj: int = NONE
-    pass_: int = NONE  # dynamic shapes: the pass its size is known in
-    multipass: int = NONE  # dynamic shapes: its offset in the multi-pass plan
-    note: str = ""
+class _Rows:
+    """Every tensor's line in every table: a list per column, in global tensor order."""
+    offset: list[int]
+    size: list[int]
+    first: list[int]
+    last: list[int]
+    arena: list[int]
+    alias_of: list[int]
+    obj: list[int]
+    pass_: list[int]  # dynamic shapes: the pass its size is known in
+    multipass: list[int]  # dynamic shapes: its offset in the multi-pass plan
+    note: list[str]
+
+    @classmethod
+    def empty(cls, count: int) -> "_Rows":
+        return cls(*([NONE] * count for _ in range(9)), [""] * count)
+
+    def __len__(self) -> int:
+        return len(self.offset)
 
 
 def _shape(shape: tuple[int, ...]) -> str:
     return "[" + ",".join(map(str, shape)) + "]"
 
 
-def _rows(plan: PackagePlan, model: Model) -> tuple[list[_Row], list[int], list[str]]:
-    """Rows per global tensor, object sizes (objects numbered across arenas), scratch notes."""
+def _rows(plan: PackagePlan, model: Model) -> tuple[_Rows, list[int], list[str]]:
+    """Rows per global tensor, object sizes (objects numbered across arenas), scratch notes.
+    Filled column by column from each offset plan's columns (package/columns.py): per-entry
+    objects cost most of the header's time at 100,000 tensors."""
     base = [0]
     for sg in model.subgraphs:
         base.append(base[-1] + len(sg.tensors))
-    rows = [_Row() for _ in range(base[-1])]
+    rows = _Rows.empty(base[-1])
+    rows.size = [0] * base[-1]
     object_sizes: list[int] = []
     scratch: list[str] = []
     for k, arena in enumerate(plan.arenas):
-        def global_id(t: TensorEntry) -> int:
-            return t.index if arena.inline else base[t.subgraph] + t.tensor
-
         first_object = len(object_sizes)
         object_sizes.extend(arena.objects.object_sizes)
         objects = dict(arena.objects.assignment)
         multipass = dict(arena.passes.offsets) if arena.passes else {}
-        ids = {t.index: global_id(t) for t in arena.offsets.tensors if t.kind != SCRATCH}
-        for t in arena.offsets.tensors:
-            if t.kind == SCRATCH:
-                scratch.append(f"{t.name}: steps {t.first_op}..{t.last_op}, {t.size} B "
-                               f"(planned at run time; the plan leaves room at offset {t.offset})")
+        try:
+            c = tensor_columns(arena.offsets)
+        except OverflowError:
+            raise PlanError("the plan does not fit the header's int32 offsets") from None
+        index, first, last, size = (c[f].tolist() for f in ("index", "first_op", "last_op", "size"))
+        offset, passes = c["offset"].tolist(), c["pass_"].tolist()
+        glob = index if arena.inline else [base[s] + t for s, t in zip(c["subgraph"].tolist(), c["tensor"].tolist())]
+        ids = {i: g for i, g, kind in zip(index, glob, c.kind) if kind != SCRATCH}
+        for i, g, kind, o, f, l, s, a, p, e, name in zip(index, glob, c.kind, offset, first, last, size,
+                                                          c.alias_of, passes, c.size_expr, c.name):
+            if kind == SCRATCH:
+                scratch.append(f"{name}: steps {f}..{l}, {s} B "
+                               f"(planned at run time; the plan leaves room at offset {o})")
                 continue
-            row = rows[ids[t.index]]
-            row.offset, row.size, row.first, row.last, row.arena = t.offset, t.size, t.first_op, t.last_op, k
-            owner = t.alias_of if t.alias_of is not None else t.index
-            row.obj = first_object + objects[owner]
+            g = ids[i]
+            rows.offset[g], rows.size[g], rows.first[g], rows.last[g], rows.arena[g] = o, s, f, l, k
+            owner = a if a is not None else i
+            rows.obj[g] = first_object + objects[owner]
             if arena.passes:
-                row.pass_, row.multipass = t.pass_, multipass[owner]
-            if t.alias_of is not None:
-                row.alias_of = ids[t.alias_of]
-                row.note = f"alias of {ids[t.alias_of]}, steps {t.first_op}..{t.last_op}, {t.size} B"
+                rows.pass_[g], rows.multipass[g] = p, multipass[owner]
+            if a is not None:
+                rows.alias_of[g] = ids[a]
+                note = f"alias of {ids[a]}, steps {f}..{l}, {s} B"
             else:
-                row.note = f"steps {t.first_op}..{t.last_op}, {t.size} B"
-            if t.pass_ > 0:
-                row.note += f" (pass {t.pass_}: {t.size_expr} B)"
+                note = f"steps {f}..{l}, {s} B"
+            rows.note[g] = note if p <= 0 else f"{note} (pass {p}: {e} B)"
         for p in arena.persistent:
-            rows[base[p.subgraph] + p.tensor].note = f"persistent, {p.size} B (kept out of the arena)"
+            rows.note[base[p.subgraph] + p.tensor] = f"persistent, {p.size} B (kept out of the arena)"
+    notes = rows.note
     for s, sg in enumerate(model.subgraphs):
+        at = base[s]
         for t in sg.tensors:
-            row = rows[base[s] + t.index]
-            status = row.note or ("constant" if t.is_constant else "not planned (dynamic or unused)")
-            row.note = f"{base[s] + t.index} sg{s}:{t.index} {t.name} {t.type}{_shape(t.shape)} {status}"
+            g = at + t.index
+            status = notes[g] or ("constant" if t.is_constant else "not planned (dynamic or unused)")
+            notes[g] = f"{g} sg{s}:{t.index} {t.name} {t.type}{_shape(t.shape)} {status}"
     return rows, object_sizes, scratch
 
 
-def _kept_offsets(plan: PackagePlan, model: Model, rows: list[_Row]) -> bool:
+def _kept_offsets(plan: PackagePlan, model: Model, rows: _Rows) -> bool:
     """A model that keeps its own OfflineMemoryAllocation runs with those offsets, not this
     plan's: the header's offsets (the table and the input/output macros) become the kept ones,
     so that what a device program reads is where TFLite Micro puts each tensor."""
@@ -96,10 +113,10 @@ def _kept_offsets(plan: PackagePlan, model: Model, rows: list[_Row]) -> bool:
     offsets = offline_plan_of(model)
     if offsets is None or len(offsets) != len(rows):
         raise PlanError("the kept OfflineMemoryAllocation does not cover every tensor")
-    for r, offset in zip(rows, offsets):
-        r.offset = offset if offset >= 0 else NONE
-        if offset >= 0 and r.size == 0:  # planned by the kept plan only (Vela's scratch tensors)
-            r.note += " (placed by the kept plan)"
+    for g, offset in enumerate(offsets):
+        rows.offset[g] = offset if offset >= 0 else NONE
+        if offset >= 0 and rows.size[g] == 0:  # planned by the kept plan only (Vela's scratch tensors)
+            rows.note[g] += " (placed by the kept plan)"
     return True
 
 
@@ -124,9 +141,8 @@ def render(plan: PackagePlan, model: Model, prefix: str) -> str:
     P = prefix.upper()
     rows, object_sizes, scratch = _rows(plan, model)
     kept = _kept_offsets(plan, model, rows)
-    for r in rows:
-        if max(r.offset, r.multipass) + r.size > INT32_MAX:
-            raise PlanError("the plan does not fit the header's int32 offsets")
+    if any(max(o, m) + s > INT32_MAX for o, m, s in zip(rows.offset, rows.multipass, rows.size)):
+        raise PlanError("the plan does not fit the header's int32 offsets")
     arena_sizes = [a.offsets.arena_bytes for a in plan.arenas]
     bases = list(plan.arena_bases)
     inline = len(plan.arenas) == 1 and plan.arenas[0].inline
@@ -178,15 +194,15 @@ def render(plan: PackagePlan, model: Model, prefix: str) -> str:
           if kept else []),
     ])
     out.append(f"static const int32_t {P}_TENSOR_OFFSETS[{P}_TENSOR_COUNT] = {{")
-    out += [f"    {r.offset}, /* {comment_text(r.note)} */" for r in rows]
+    out += [f"    {o}, /* {comment_text(n)} */" for o, n in zip(rows.offset, rows.note)]
     out += ["};", ""]
     tables = [
-        ("TENSOR_SIZES", "Planned bytes of each tensor (rounded as the runtime rounds); 0 when not planned.", [r.size for r in rows]),
-        ("TENSOR_FIRST_OP", "First step (op or allocation scope, see above) each tensor is alive; -1 when not planned.", [r.first for r in rows]),
-        ("TENSOR_LAST_OP", "Last step (inclusive) each tensor is alive; -1 when not planned.", [r.last for r in rows]),
-        ("TENSOR_ARENA", "The arena each tensor lives in; -1 when not planned.", [r.arena for r in rows]),
-        ("TENSOR_ALIAS_OF", "The tensor whose buffer each tensor shares (in-place ops); -1: its own.", [r.alias_of for r in rows]),
-        ("TENSOR_OBJECTS", "Shared-object plan (texture runtimes): each tensor's object; -1 when not planned.", [r.obj for r in rows]),
+        ("TENSOR_SIZES", "Planned bytes of each tensor (rounded as the runtime rounds); 0 when not planned.", rows.size),
+        ("TENSOR_FIRST_OP", "First step (op or allocation scope, see above) each tensor is alive; -1 when not planned.", rows.first),
+        ("TENSOR_LAST_OP", "Last step (inclusive) each tensor is alive; -1 when not planned.", rows.last),
+        ("TENSOR_ARENA", "The arena each tensor lives in; -1 when not planned.", rows.arena),
+        ("TENSOR_ALIAS_OF", "The tensor whose buffer each tensor shares (in-place ops); -1: its own.", rows.alias_of),
+        ("TENSOR_OBJECTS", "Shared-object plan (texture runtimes): each tensor's object; -1 when not planned.", rows.obj),
     ]
     for name, doc, values in tables:
         out += _tensor_table(P, name, doc, values)
@@ -226,12 +242,12 @@ def _symbol_macros(P: str, plan: PackagePlan) -> list[str]:
     return out
 
 
-def _multipass_tables(P: str, plan: PackagePlan, rows: list[_Row]) -> list[str]:
+def _multipass_tables(P: str, plan: PackagePlan, rows: _Rows) -> list[str]:
     sizes = [a.passes.arena_bytes if a.passes else 0 for a in plan.arenas]
     tables = [
-        ("TENSOR_PASSES", "The pass each tensor's size is known in; -1 when not planned.", [r.pass_ for r in rows]),
+        ("TENSOR_PASSES", "The pass each tensor's size is known in; -1 when not planned.", rows.pass_),
         ("MULTIPASS_OFFSETS", "Each tensor's offset in the multi-pass plan; -1 when not planned.",
-         [r.multipass for r in rows]),
+         rows.multipass),
     ]
     out = [*block_comment([
         "The multi-pass plan: each pass placed with the earlier passes fixed, so a runtime may keep",
@@ -334,7 +350,7 @@ def _whole_arena_macros(P: str, arena) -> list[str]:
     ]
 
 
-def _io_macros(P: str, model: Model, rows: list[_Row]) -> list[str]:
+def _io_macros(P: str, model: Model, rows: _Rows) -> list[str]:
     out = ["/* The model's inputs and outputs (subgraph 0): <NAME> is the position the interpreter uses",
            "   (input(i) / output(i)), <NAME>_TENSOR the tensor's id in the tables below. */"]
     for which in ("inputs", "outputs"):

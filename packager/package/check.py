@@ -7,18 +7,24 @@ plan file edited by hand (or damaged) is refused even when its own numbers look 
 
 from __future__ import annotations
 
+from operator import attrgetter
+
+import numpy as np
+
 from packager.dynamic.shapes import analyse, is_static
 from packager.errors import ModelError, PlanError
+from packager.gc_pause import without_collector_pauses
 from packager.kernels.tflm_offline_plan import METADATA_NAME, decode
 from packager.lifetimes import PERSISTENT
 from packager.model import Model
 from packager.package.assemble import symbol_entries
+from packager.package.columns import tensor_columns
 from packager.package.sidecar import TENSOR, ArenaSection, PackagePlan, object_plan_of, offset_plan_of
 from packager.plan.offsets.exact_search import check_optimal_claim
 from packager.plan.portfolio import validate
 from packager.plan.registry import EXACT_NODES
 from packager.plan.problem import Problem
-from packager.plan.records import ObjectPlan, OffsetPlan, arena_of
+from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord, arena_of
 from packager.arenas import ArenaToPlan, Bindings, arenas_to_plan, problem_of
 from packager.package.stored_shapes import stored_batch_note
 from packager.package.tflite_patch import patched_payload
@@ -29,6 +35,7 @@ def _mismatch(message: str) -> PlanError:
     return PlanError(f"the plan does not match the model: {message}")
 
 
+@without_collector_pauses
 def check_package_plan(plan: PackagePlan, model: Model) -> None:
     """Raise PlanError unless the plan is valid for this model."""
     sem = SEMANTICS.get(plan.semantics)
@@ -120,6 +127,74 @@ def _check_dynamic(section: ArenaSection, arena: ArenaToPlan, expected: Problem,
 
 
 def _check_arena(section: ArenaSection, expected: Problem, alignment: int) -> None:
+    offsets = _matching_offsets(section, expected)
+    if offsets is None:  # something differs: the entry-by-entry check finds it and says what
+        offsets = _stated_offsets(section, expected, alignment)
+    plan = OffsetPlan(section.offsets.strategy, offsets, section.offsets.arena_bytes, alignment)
+    validate(expected, plan)
+    if plan.arena != arena_of(expected.records, offsets):
+        raise PlanError(f"arena of {plan.arena} B stated, the offsets need {arena_of(expected.records, offsets)} B")
+    if section.offsets.lower_bound != expected.offset_lower_bound:
+        raise PlanError(f"lower bound {section.offsets.lower_bound} stated, it is {expected.offset_lower_bound}")
+    if section.offsets.optimal:
+        _check_optimal_offsets(expected, plan.arena, alignment)
+    _check_objects(section, expected)
+
+
+def _matching_offsets(section: ArenaSection, expected: Problem) -> tuple[int, ...] | None:
+    """The stated offsets in the model's record order when the section states exactly the
+    model's records and aliases, compared column by column; None when anything differs (or
+    does not fit the columns), for the entry-by-entry check to find and name."""
+    try:
+        columns = tensor_columns(section.offsets)
+        planned = columns.planned
+        ids = columns["index"][planned]
+        want = _record_columns(expected.records)
+        if len(ids) != len(want["tensor"]) or len(np.unique(ids)) != len(ids):
+            return None
+        order, want_order = np.argsort(ids, kind="stable"), np.argsort(want["tensor"], kind="stable")
+        if not np.array_equal(ids[order], want["tensor"][want_order]):
+            return None
+        for field in ("first_op", "last_op", "size"):
+            if not np.array_equal(columns[field][planned][order], want[field][want_order]):
+                return None
+        at = np.empty(len(ids), dtype=np.int64)  # the planned entry of each record, in the model's order
+        at[want_order] = order
+        offsets = columns["offset"][planned]
+    except (OverflowError, TypeError, ValueError):
+        return None
+    if not _aliases_match(section, expected, ids[order], offsets[order]):
+        return None
+    return tuple(offsets[at].tolist())
+
+
+def _aliases_match(section: ArenaSection, expected: Problem, sorted_ids: np.ndarray,
+                   their_offsets: np.ndarray) -> bool:
+    """The aliases, their intervals and their offsets (each its owner's) are the model's."""
+    aliases, intervals, offsets = {}, {}, {}
+    for t in section.offsets.tensors:
+        if t.alias_of is not None:
+            aliases[t.index], intervals[t.index] = t.alias_of, (t.first_op, t.last_op)
+            offsets.setdefault(t.alias_of, set()).add(t.offset)
+    if aliases != expected.aliases or any(a not in expected.alias_intervals for a in aliases):
+        return False
+    if intervals != {a: expected.alias_intervals[a] for a in aliases}:
+        return False
+    for owner, stated in offsets.items():
+        k = int(np.searchsorted(sorted_ids, owner))
+        if k == len(sorted_ids) or sorted_ids[k] != owner or stated != {int(their_offsets[k])}:
+            return False
+    return True
+
+
+def _record_columns(records: tuple[UsageRecord, ...]) -> dict[str, np.ndarray]:
+    return {f: np.fromiter(map(attrgetter(f), records), dtype=np.int64, count=len(records))
+            for f in ("tensor", "first_op", "last_op", "size")}
+
+
+def _stated_offsets(section: ArenaSection, expected: Problem, alignment: int) -> tuple[int, ...]:
+    """The entry-by-entry check of the section's records and aliases against the model's: raises
+    PlanError naming the first difference; the stated offsets in the model's record order."""
     records, stated, aliases, intervals = offset_plan_of(section, alignment)
     by_id = {r.tensor: (r, o) for r, o in zip(records, stated.offsets)}
     if len(by_id) != len(records):
@@ -136,19 +211,15 @@ def _check_arena(section: ArenaSection, expected: Problem, alignment: int) -> No
     for t in section.offsets.tensors:
         if t.alias_of is not None and t.offset != by_id[t.alias_of][1]:
             raise PlanError(f"alias {t.index} is not at the offset of tensor {t.alias_of}")
-    # Re-validate in the model's own record order, with the plan's numbers.
-    offsets = tuple(by_id[r.tensor][1] for r in expected.records)
-    plan = OffsetPlan(stated.strategy, offsets, stated.arena, alignment)
-    validate(expected, plan)
-    if stated.arena != arena_of(expected.records, offsets):
-        raise PlanError(f"arena of {stated.arena} B stated, the offsets need {arena_of(expected.records, offsets)} B")
-    if section.offsets.lower_bound != expected.offset_lower_bound:
-        raise PlanError(f"lower bound {section.offsets.lower_bound} stated, it is {expected.offset_lower_bound}")
-    if section.offsets.optimal:
-        _check_optimal_offsets(expected, stated.arena, alignment)
+    # Re-validated in the model's own record order, with the plan's numbers.
+    return tuple(by_id[r.tensor][1] for r in expected.records)
+
+
+def _check_objects(section: ArenaSection, expected: Problem) -> None:
+    want = {r.tensor for r in expected.records}
     objects = object_plan_of(section)
     assigned = dict(section.objects.assignment)
-    if assigned.keys() != want.keys() or len(assigned) != len(section.objects.assignment):
+    if assigned.keys() != want or len(assigned) != len(section.objects.assignment):
         raise _mismatch("the shared-object plan does not cover exactly the planned tensors")
     validate(expected, ObjectPlan(objects.strategy, tuple(assigned[r.tensor] for r in expected.records),
                                   objects.object_sizes))
@@ -162,6 +233,8 @@ def _check_arena(section: ArenaSection, expected: Problem, alignment: int) -> No
 def _check_optimal_offsets(expected: Problem, arena: int, alignment: int) -> None:
     """An "optimal" claim is proved again: at the bound, or by the exact search's deterministic
     probe one byte below, with the node budget `best` gives that search."""
+    if arena <= expected.offset_lower_bound:
+        return  # no offset plan is below the largest operator breadth: nothing to search
     claim = check_optimal_claim(expected.records, alignment, arena, EXACT_NODES)
     if not claim.holds:
         raise PlanError(f"the offsets are stated optimal at {arena} B, but {claim.reason}")

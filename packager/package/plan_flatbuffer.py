@@ -76,6 +76,18 @@ def _runtime_arena(b: flatbuffers.Builder, r: RuntimeArena) -> int:
 
 def _offsets_vector(b: flatbuffers.Builder, start, offsets: list[int]) -> int:
     start(b, len(offsets))
+    if isinstance(b, _Lean) and offsets:
+        # PrependUOffsetTRelative of each, last first, in one step: StartVector made room for all
+        # of them, 4-aligned, so each goes 4 bytes below the one before, `here` growing by 4.
+        n = len(offsets)
+        end, head = len(b.Bytes), b.head
+        targets = np.asarray(offsets, dtype=np.int64)
+        here = (end - head) + 4 * np.arange(n - 1, -1, -1, dtype=np.int64)  # each one's `here`
+        if (targets > here).any():
+            raise flatbuffers.builder.OffsetArithmeticError("flatbuffers: Offset arithmetic error.")
+        b.Bytes[head - 4 * n:head] = (here - targets + 4).astype("<u4").tobytes()
+        b.head = head - 4 * n
+        return b.EndVector()
     for o in reversed(offsets):
         b.PrependUOffsetTRelative(o)
     return b.EndVector()
@@ -162,14 +174,16 @@ def _tensors(b: flatbuffers.Builder, tensors: tuple[TensorEntry, ...]) -> list[i
     # 14 fields of at most 8 bytes, alignment and a vtable of 16 slots.
     room = sum(sum(len(x) + 8 for x in e if x is not None) + 4 * len(t.shape) + 8 + 14 * 8 + 8 + 36
                for t, e in zip(tensors, encoded))
-    while b.head < room:
-        old = len(b.Bytes)
-        b.GrowByteBuffer()
-        b.head += len(b.Bytes) - old
+    _make_room(b, room)
     buf, end, head, vtables = b.Bytes, len(b.Bytes), b.head, b.vtables
     b.minalign = max(b.minalign, 4)
-    u16, i32, u32, i64 = _PACK_U16, _PACK_I32, _PACK_U32, _PACK_I64
+    if any(t.offset or t.size for t in tensors):
+        b.minalign = max(b.minalign, 8)
+    i32, u32, i64 = _PACK_I32, _PACK_U32, _PACK_I64
     out = []
+    # Each field as the builder's Prepend*Slot writes it: aligned below head, its position from
+    # the buffer's end kept for the vtable (0: absent, at its default). Written out in full, not
+    # through helpers: a call per field per entry is most of the time at 100,000 entries.
     for t, strings in zip(tensors, encoded):
         refs = []
         for x in strings:
@@ -191,68 +205,103 @@ def _tensors(b: flatbuffers.Builder, tensors: tuple[TensorEntry, ...]) -> list[i
             i32(buf, head, d)
         head -= 4
         u32(buf, head, len(shape))
-        shape_ref = end - head
-        object_end = end - head
+        shape_ref = object_end = end - head
         vtable = [0] * 14
-
-        def int32(slot: int, x: int, default: int) -> None:
-            nonlocal head
+        for slot, x, default in ((0, t.index, 0), (1, t.subgraph, 0), (2, t.tensor, -1)):
             if x != default:
                 head -= ((head - end) & 3) + 4
                 i32(buf, head, x)
                 vtable[slot] = end - head
-
-        def int64(slot: int, x: int) -> None:
-            nonlocal head
+        for slot, off in ((3, kind), (4, name), (5, type_), (6, shape_ref)):
+            head -= (head - end) & 3
+            here = end - head
+            head -= 4
+            u32(buf, head, here - off + 4)
+            vtable[slot] = end - head
+        for slot, x in ((7, t.offset), (8, t.size)):
             if x != 0:
                 head -= ((head - end) & 7) + 8
                 i64(buf, head, x)
                 vtable[slot] = end - head
-
-        def ref(slot: int, off: int) -> None:
-            nonlocal head
-            if off:
-                head -= (head - end) & 3
-                here = end - head
-                head -= 4
-                u32(buf, head, here - off + 4)
+        for slot, x, default in ((9, t.first_op, 0), (10, t.last_op, 0),
+                                 (11, NO_ALIAS if t.alias_of is None else t.alias_of, NO_ALIAS),
+                                 (12, t.pass_, 0)):
+            if x != default:
+                head -= ((head - end) & 3) + 4
+                i32(buf, head, x)
                 vtable[slot] = end - head
-
-        int32(0, t.index, 0)
-        int32(1, t.subgraph, 0)
-        int32(2, t.tensor, -1)
-        ref(3, kind)
-        ref(4, name)
-        ref(5, type_)
-        ref(6, shape_ref)
-        if t.offset or t.size:
-            b.minalign = max(b.minalign, 8)
-        int64(7, t.offset)
-        int64(8, t.size)
-        int32(9, t.first_op, 0)
-        int32(10, t.last_op, 0)
-        int32(11, NO_ALIAS if t.alias_of is None else t.alias_of, NO_ALIAS)
-        int32(12, t.pass_, 0)
-        ref(13, size_expr)
-        # the vtable, shared with an equal one written before (LeanBuilder.WriteVtable's steps)
-        head -= ((head - end) & 3) + 4
-        object_offset = end - head
-        last = 14
-        while last and vtable[last - 1] == 0:
-            last -= 1
-        fields = [object_offset - e if e else 0 for e in vtable[:last]]
-        object_size = object_offset - object_end
-        key = (*reversed(fields), object_size)
-        existing = vtables.get(key)
-        if existing is None:
-            for off in (*reversed(fields), object_size, (last + 2) * 2):
-                head -= 2
-                u16(buf, head, off)
+        if size_expr:
+            head -= (head - end) & 3
             here = end - head
-            i32(buf, end - object_offset, here - object_offset)
-            vtables[key] = here
-        else:
-            i32(buf, head, existing - object_offset)
+            head -= 4
+            u32(buf, head, here - size_expr + 4)
+            vtable[13] = end - head
+        head, object_offset = _vtable(buf, end, head, vtables, vtable, object_end)
+        out.append(object_offset)
+    b.head = head
+    return out
+
+
+def _make_room(b: flatbuffers.Builder, room: int) -> None:
+    while b.head < room:
+        old = len(b.Bytes)
+        b.GrowByteBuffer()
+        b.head += len(b.Bytes) - old
+
+
+def _vtable(buf: bytearray, end: int, head: int, vtables: dict, vtable: list[int],
+            object_end: int) -> tuple[int, int]:
+    """The object's vtable, shared with an equal one written before (LeanBuilder.WriteVtable's
+    steps): (the new head, the object's offset)."""
+    head -= ((head - end) & 3) + 4
+    object_offset = end - head
+    last = len(vtable)
+    while last and vtable[last - 1] == 0:
+        last -= 1
+    fields = [object_offset - e if e else 0 for e in vtable[:last]]
+    object_size = object_offset - object_end
+    key = (*reversed(fields), object_size)
+    existing = vtables.get(key)
+    if existing is None:
+        for off in (*reversed(fields), object_size, (last + 2) * 2):
+            head -= 2
+            _PACK_U16(buf, head, off)
+        here = end - head
+        _PACK_I32(buf, end - object_offset, here - object_offset)
+        vtables[key] = here
+    else:
+        _PACK_I32(buf, head, existing - object_offset)
+    return head, object_offset
+
+
+def _assignments(b: flatbuffers.Builder, assignment: tuple[tuple[int, int], ...]) -> list[int]:
+    """Each (index, object) pair's ObjectAssignment table, as Start, AddIndex, AddObject and End
+    write it, the same steps done in place (LeanBuilder only, as _tensors)."""
+    if not isinstance(b, _Lean) or b.nested:
+        out = []
+        for index, obj in assignment:
+            ObjectAssignment.Start(b)
+            ObjectAssignment.AddIndex(b, index)
+            ObjectAssignment.AddObject(b, obj)
+            out.append(ObjectAssignment.End(b))
+        return out
+    _make_room(b, 24 * len(assignment) + 16)  # two fields, the vtable offset, a vtable, alignment
+    buf, end, head, vtables = b.Bytes, len(b.Bytes), b.head, b.vtables
+    b.minalign = max(b.minalign, 4)
+    i32 = _PACK_I32
+    out = []
+    for index, obj in assignment:
+        object_end = end - head
+        vtable = [0, 0]
+        if index != 0:
+            head -= ((head - end) & 3) + 4
+            i32(buf, head, index)
+            vtable[0] = end - head
+        if obj != 0:
+            head -= ((head - end) & 3) + 4
+            i32(buf, head, obj)
+            vtable[1] = end - head
+        head, object_offset = _vtable(buf, end, head, vtables, vtable, object_end)
         out.append(object_offset)
     b.head = head
     return out
@@ -269,13 +318,7 @@ def _arena(b: flatbuffers.Builder, a: ArenaSection) -> int:
     OffsetPlan.AddOptimal(b, a.offsets.optimal)
     offsets = OffsetPlan.End(b)
 
-    assignments = []
-    for index, obj in a.objects.assignment:
-        ObjectAssignment.Start(b)
-        ObjectAssignment.AddIndex(b, index)
-        ObjectAssignment.AddObject(b, obj)
-        assignments.append(ObjectAssignment.End(b))
-    assigned = _offsets_vector(b, ObjectPlan.StartTensorsVector, assignments)
+    assigned = _offsets_vector(b, ObjectPlan.StartTensorsVector, _assignments(b, a.objects.assignment))
     sizes = _scalar_vector(b, ObjectPlan.StartObjectSizesVector, "PrependInt64", a.objects.object_sizes)
     strategy = b.CreateString(a.objects.strategy)
     ObjectPlan.Start(b)
@@ -324,6 +367,22 @@ def is_flatbuffer_plan(data: bytes) -> bool:
 
 def loads(data: bytes) -> PackagePlan:
     """Parse a FlatBuffer plan; PlanError when it is not one or is damaged."""
+    return _loads(data, _tensor_entries)
+
+
+def loads_with_columns(data: bytes) -> tuple[PackagePlan, list[dict[str, object]]]:
+    """The plan with each offset plan's tensor entries left out (no entries), and those entries
+    as columns, one dict per arena (_tensor_fields): what the read-back check compares column by
+    column, without 100,000 entry objects."""
+    columns: list[dict[str, object]] = []
+
+    def keep(data: bytes, vector: int, count: int) -> list[TensorEntry]:
+        columns.append(_tensor_fields(data, vector, count))
+        return []
+    return _loads(data, keep, columns), columns
+
+
+def _loads(data: bytes, tensors_of, columns: list | None = None) -> PackagePlan:
     data = bytes(data)
     if not is_flatbuffer_plan(data):
         raise PlanError("not a FlatBuffer plan file (identifier 'TPLN' missing)")
@@ -336,7 +395,8 @@ def loads(data: bytes) -> PackagePlan:
             format=_s(root.Format()), format_version=root.FormatVersion(),
             generator=_s(root.Generator()), source=_source_from(root.Source()),
             semantics=_s(root.Semantics()), alignment=root.Alignment(),
-            arenas=tuple(_arena_from(_need(root.Arenas(i), "arena")) for i in _n(root.ArenasLength(), data)),
+            arenas=tuple(_arena_from(_need(root.Arenas(i), "arena"), tensors_of, columns)
+                         for i in _n(root.ArenasLength(), data)),
             symbols=tuple(_symbol_from(_need(root.Symbols(i), "symbol")) for i in _n(root.SymbolsLength(), data)),
             runtime_arena=_runtime_arena_from(root.RuntimeArena()))
     except PlanError:
@@ -374,11 +434,16 @@ def _source_from(s) -> SourceModel:
     return SourceModel(_s(s.File()), _s(s.Sha256()), s.Bytes(), _ints(s, "SubgraphTensorCounts", size))
 
 
-def _arena_from(a) -> ArenaSection:
+def _arena_from(a, tensors_of, columns: list | None) -> ArenaSection:
     size = len(a._tab.Bytes)
     off, obj = _need(a.Offsets(), "offset plan"), _need(a.Objects(), "object plan")
     count = _n(off.TensorsLength(), a._tab.Bytes)
-    tensors = _tensor_entries(a._tab.Bytes, off._tab.Vector(off._tab.Offset(10)), len(count)) if count else []
+    if count:
+        tensors = tensors_of(a._tab.Bytes, off._tab.Vector(off._tab.Offset(10)), len(count))
+    else:
+        tensors = []
+        if columns is not None:
+            columns.append(None)  # no entries
     count = _n(obj.TensorsLength(), a._tab.Bytes)
     assignment = (_pairs(a._tab.Bytes, obj._tab.Vector(obj._tab.Offset(12)), len(count), _I32)
                   if count else ())
@@ -397,19 +462,21 @@ _U16, _U32 = struct.Struct("<H").unpack_from, struct.Struct("<I").unpack_from
 _I32, _I64 = struct.Struct("<i").unpack_from, struct.Struct("<q").unpack_from
 
 
-def _table(data: bytes, vector: int, k: int) -> tuple[int, int, int]:
-    """The k-th table of a vector of tables: its start, its vtable's start and the vtable's size."""
-    at = vector + 4 * k
-    t = at + _U32(data, at)[0]
-    vt = t - _I32(data, t)[0]
-    return t, vt, _U16(data, vt)[0]
-
-
 def _tensor_entries(data: bytes, vector: int, count: int) -> list[TensorEntry]:
+    """The offset plan's tensor entries read straight from the bytes (_tensor_fields)."""
+    f = _tensor_fields(data, vector, count)
+    numbers = {k: v.tolist() for k, v in f["numbers"].items()}
+    return list(map(TensorEntry, numbers["index"], numbers["subgraph"], numbers["tensor"], f["kind"], f["name"],
+                    f["type"], f["shape"], numbers["offset"], numbers["size"], numbers["first_op"],
+                    numbers["last_op"], f["alias_of"], numbers["pass_"], f["size_expr"]))
+
+
+def _tensor_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
     """The offset plan's tensor entries read straight from the bytes (vtable slot k at 4 + 2k, as
     schemas/plan.fbs orders TensorEntry's fields), the numbers of all entries at once: the
     generated accessors cost a dozen calls per field, seconds for a plan of 100,000 tensors. Same
-    values, defaults and errors as they give."""
+    values, defaults and errors as they give. "numbers": int64 arrays by TensorEntry's field
+    names; "alias_of" (None for none), "kind", "name", "type", "shape", "size_expr": lists."""
     u8 = np.frombuffer(data, dtype=np.uint8)
     at = vector + 4 * np.arange(count, dtype=np.int64)
     t = at + _gather(u8, at, "<u4")
@@ -422,11 +489,11 @@ def _tensor_entries(data: bytes, vector: int, count: int) -> list[TensorEntry]:
         slot[present] = _gather(u8, vt[present] + 4 + 2 * f, "<u2")
         slots.append(slot)
 
-    def number(f: int, dtype: str, default: int = 0) -> list[int]:
+    def number(f: int, dtype: str, default: int = 0) -> np.ndarray:
         out = np.full(count, default, dtype=np.int64)
         has = slots[f] != 0
         out[has] = _gather(u8, t[has] + slots[f][has], dtype)
-        return out.tolist()
+        return out
 
     def text(f: int) -> list[str | None]:
         out: list[str | None] = [None] * count
@@ -450,11 +517,13 @@ def _tensor_entries(data: bytes, vector: int, count: int) -> list[TensorEntry]:
     unpack = struct.unpack_from
     for k, start, dims in zip(has.tolist(), (v + 4).tolist(), n.tolist()):
         shapes[k] = unpack(f"<{dims}i", data, start)
-    aliases = [None if a == NO_ALIAS else a for a in number(11, "<i4", NO_ALIAS)]
+    aliases = [None if a == NO_ALIAS else a for a in number(11, "<i4", NO_ALIAS).tolist()]
     kinds, names, types = ([x or "" for x in text(f)] for f in (3, 4, 5))
-    return list(map(TensorEntry, number(0, "<i4"), number(1, "<i4"), number(2, "<i4", -1), kinds, names, types,
-                    shapes, number(7, "<i8"), number(8, "<i8"), number(9, "<i4"), number(10, "<i4"), aliases,
-                    number(12, "<i4"), text(13)))
+    numbers = {"index": number(0, "<i4"), "subgraph": number(1, "<i4"), "tensor": number(2, "<i4", -1)}
+    numbers.update(offset=number(7, "<i8"), size=number(8, "<i8"), first_op=number(9, "<i4"),
+                   last_op=number(10, "<i4"), pass_=number(12, "<i4"))
+    return {"numbers": numbers, "alias_of": aliases, "kind": kinds, "name": names, "type": types,
+            "shape": shapes, "size_expr": text(13)}
 
 
 def _gather(u8: np.ndarray, positions: np.ndarray, dtype: str) -> np.ndarray:
@@ -468,16 +537,24 @@ def _gather(u8: np.ndarray, positions: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def _pairs(data: bytes, vector: int, count: int, second) -> tuple[tuple[int, int], ...]:
-    """(index, value) tables of two fields (an int and `second`), read straight from the bytes:
-    ObjectAssignment (index, object) and PassOffset (index, offset)."""
-    u16, i32 = _U16, _I32
-    out = []
-    for k in range(count):
-        t, vt, vt_size = _table(data, vector, k)
-        first = u16(data, vt + 4)[0] if vt_size > 4 else 0
-        other = u16(data, vt + 6)[0] if vt_size > 6 else 0
-        out.append((i32(data, t + first)[0] if first else 0, second(data, t + other)[0] if other else 0))
-    return tuple(out)
+    """(index, value) tables of two fields (an int and `second`), read straight from the bytes,
+    all entries at once (as _tensor_fields reads the tensors): ObjectAssignment (index, object)
+    and PassOffset (index, offset)."""
+    u8 = np.frombuffer(data, dtype=np.uint8)
+    at = vector + 4 * np.arange(count, dtype=np.int64)
+    t = at + _gather(u8, at, "<u4")
+    vt = t - _gather(u8, t, "<i4")
+    vt_size = _gather(u8, vt, "<u2")
+    values = []
+    for slot, dtype in ((0, "<i4"), (1, "<i4" if second is _I32 else "<i8")):
+        field = np.zeros(count, dtype=np.int64)
+        present = 4 + 2 * slot < vt_size
+        field[present] = _gather(u8, vt[present] + 4 + 2 * slot, "<u2")
+        out = np.zeros(count, dtype=np.int64)
+        has = field != 0
+        out[has] = _gather(u8, t[has] + field[has], dtype)
+        values.append(out.tolist())
+    return tuple(zip(*values))
 
 
 def _passes_from(p) -> PassSection | None:

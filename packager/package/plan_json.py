@@ -61,14 +61,16 @@ def _arena(a: ArenaSection, fast: bool = False) -> dict[str, Any]:
         "objects": {"strategy": a.objects.strategy, "total_bytes": a.objects.total_bytes,
                     "lower_bound": a.objects.lower_bound, "optimal": a.objects.optimal,
                     "object_sizes": list(a.objects.object_sizes),
-                    "tensors": [{"index": i, "object": k} for i, k in a.objects.assignment]},
+                    "tensors": _pairs_written(a.objects.assignment, "object") if fast else
+                    [{"index": i, "object": k} for i, k in a.objects.assignment]},
         "persistent": [{"index": p.index, "subgraph": p.subgraph, "tensor": p.tensor, "name": p.name,
                         "size": p.size} for p in a.persistent],
         "persistent_bytes": a.persistent_bytes,
     }
     if a.passes is not None:
         doc["passes"] = {"arena_bytes": a.passes.arena_bytes,
-                         "tensors": [{"index": i, "offset": o} for i, o in a.passes.offsets]}
+                         "tensors": _pairs_written(a.passes.offsets, "offset") if fast else
+                         [{"index": i, "offset": o} for i, o in a.passes.offsets]}
     return doc
 
 
@@ -104,6 +106,21 @@ def _tensors_written(tensors: tuple[TensorEntry, ...]) -> Written:
             before = "," + pad
         out.append("\n" + _INDENT * level + "]")
         return out
+    return Written(render)
+
+
+def _pairs_written(pairs: tuple[tuple[int, int], ...], second: str) -> Written | list[dict[str, int]]:
+    """The ("index", `second`) entries' text at a level, as dumps_indented would write the list of
+    their dicts ("index" sorts first), from one format per entry; the list of dicts itself when a
+    value is not a plain integer (the general writer's rules then apply)."""
+    if not pairs or set(map(type, chain.from_iterable(pairs))) != {int}:
+        return [{"index": i, second: v} for i, v in pairs]
+
+    def render(level: int) -> list[str]:
+        pad, key = ("\n" + _INDENT * (level + k) for k in (1, 2))
+        first, then, end = "{" + key + '"index": ', "," + key + f'"{second}": ', pad + "}"
+        body = ("," + pad).join([f"{first}{i}{then}{v}{end}" for i, v in pairs])
+        return ["[" + pad, body, "\n" + _INDENT * level + "]"]
     return Written(render)
 
 

@@ -1,10 +1,9 @@
 """Does a plan file just written read back as the plan it was written from?
 
-The JSON form is checked without a full parsed copy of the plan: while the text is parsed, each
-tensor entry becomes a plain tuple at once (its dict is dropped), and the entries are compared
-with the plan column by column; the rest of the document, small, is compared as a parsed plan.
-At 100,000 tensors this keeps the check from holding a second plan's worth of per-tensor dicts
-and objects beside the plan. The FlatBuffer form is compact and is parsed as `load` parses it.
+Both forms are parsed in full from the written bytes (the JSON by the standard library's parser,
+the FlatBuffer by this package's reader) and compared with the plan: the tensor entries, which
+are nearly all of a large plan, column by column against the plan's columns (no entry objects
+are built), the rest of the document as a parsed plan. Types count: 1 is not true.
 """
 
 from __future__ import annotations
@@ -12,39 +11,40 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from itertools import chain
+from operator import itemgetter
+
+import numpy as np
 
 from packager.errors import PlanError
-from packager.package import plan_json
-from packager.package.load import parse_plan
-from packager.package.sidecar import ArenaSection, PackagePlan, TensorEntry
+from packager.gc_pause import without_collector_pauses
+from packager.package import plan_flatbuffer, plan_json
+from packager.package.columns import NUMBERS, TensorColumns, tensor_columns
+from packager.package.sidecar import FORMAT_NAME, FORMAT_VERSION, ArenaSection, OffsetSection, PackagePlan
 
-# A tensor entry's keys in the order of the row it becomes (size_expr only for dynamic shapes).
-_ROW_KEYS = ("index", "subgraph", "tensor", "kind", "name", "type", "shape", "offset", "size", "first_op",
-             "last_op", "alias_of", "pass")
-_ROW_FIELDS = ("index", "subgraph", "tensor", "kind", "name", "type", "shape", "offset", "size", "first_op",
-               "last_op", "alias_of", "pass_")
-_INTS = ("index", "subgraph", "tensor", "offset", "size", "first_op", "last_op", "pass_")
-_STRS = ("kind", "name", "type")
-_KEYS, _KEYS_DYNAMIC = frozenset(_ROW_KEYS), frozenset((*_ROW_KEYS, "size_expr"))
-_NO_EXPR = object()
-
-
-class _Row(tuple):
-    """A tensor entry of the file as a tuple: _ROW_KEYS' values, then size_expr or _NO_EXPR."""
-
-
-class _Pair(tuple):
-    """An ("index", "object" or "offset") entry as a tuple: (key, index, value)."""
+# A tensor entry's keys as the writer writes them (sorted; size_expr, with dynamic shapes only,
+# comes after size), and an object or pass entry's.
+_KEYS = ("alias_of", "first_op", "index", "kind", "last_op", "name", "offset", "pass", "shape", "size",
+         "subgraph", "tensor", "type")
+_KEY_SET, _KEY_SET_DYNAMIC = frozenset(_KEYS), frozenset((*_KEYS, "size_expr"))
+_ROW = itemgetter(*_KEYS)
+# the numbers among them, in columns.NUMBERS' order ("pass" is pass_)
+_NUMBER_KEYS = ("index", "subgraph", "tensor", "offset", "size", "first_op", "last_op", "pass")
+_SHAPE_AT = _KEYS.index("shape")
+_PAIR_KEYS = {("index", "object"), ("index", "offset")}
+_ABSENT = object()
 
 
 def _compact(entry: dict):
-    """json's object_hook: a tensor entry or a pair entry becomes a tuple as soon as it is read."""
-    keys = entry.keys()
-    if keys == _KEYS or keys == _KEYS_DYNAMIC:
-        return _Row((*(entry[k] for k in _ROW_KEYS), entry.get("size_expr", _NO_EXPR)))
-    if len(entry) == 2 and "index" in entry and ("object" in entry or "offset" in entry):
-        second = "object" if "object" in entry else "offset"
-        return _Pair((second, entry["index"], entry[second]))
+    """json's object_hook: a tensor entry with exactly the writer's keys, in its order, becomes
+    the tuple of its values (a pair entry: its second key, then its values) as soon as it is read, so that the check
+    holds a third less than the parsed dicts (JSON arrays are lists: a tuple is only this)."""
+    n = len(entry)
+    if n == 13 and tuple(entry) == _KEYS:
+        return tuple(entry.values())
+    if n == 2:
+        keys = tuple(entry)
+        if keys in _PAIR_KEYS:
+            return (keys[1], *entry.values())  # ("object" or "offset", index, value)
     return entry
 
 
@@ -56,7 +56,7 @@ def json_reads_back(data: bytes, plan: PackagePlan) -> bool:
         if not isinstance(arenas, list) or len(arenas) != len(plan.arenas):
             return False
         for a, section in zip(arenas, plan.arenas):
-            if not (_rows_match(a["offsets"]["tensors"], section.offsets.tensors)
+            if not (_entries_match(a["offsets"]["tensors"], section.offsets)
                     and _pairs_match(a["objects"]["tensors"], "object", section.objects.assignment)
                     and (("passes" in a) == (section.passes is not None))
                     and (section.passes is None or _pairs_match(a["passes"]["tensors"], "offset",
@@ -68,47 +68,75 @@ def json_reads_back(data: bytes, plan: PackagePlan) -> bool:
         rest = plan_json.from_dict(doc)
     except (ValueError, KeyError, TypeError, AttributeError, PlanError):
         return False
-    return rest == replace(plan, arenas=tuple(_without_entries(s) for s in plan.arenas))
+    return rest == _without_entries(plan)
 
 
-def _without_entries(section: ArenaSection) -> ArenaSection:
-    return replace(section, offsets=replace(section.offsets, tensors=()),
-                   objects=replace(section.objects, assignment=()),
-                   passes=None if section.passes is None else replace(section.passes, offsets=()))
+def _rows(entries: list) -> tuple[list, list] | None:
+    """(each entry's values in _KEYS' order, each one's size_expr or _ABSENT); None when an entry
+    has other keys."""
+    if set(map(type, entries)) == {tuple} and set(map(len, entries)) == {13}:
+        return entries, [_ABSENT] * len(entries)  # the writer's static entries, compacted as read
+    rows, exprs = [], []
+    for e in entries:
+        if type(e) is tuple and len(e) == 13:
+            rows.append(e)
+            exprs.append(_ABSENT)
+        elif type(e) is dict and e.keys() in (_KEY_SET, _KEY_SET_DYNAMIC):
+            rows.append(_ROW(e))
+            exprs.append(e.get("size_expr", _ABSENT))
+        else:
+            return None
+    return rows, exprs
 
 
-def _rows_match(rows: object, tensors: tuple[TensorEntry, ...]) -> bool:
-    if not isinstance(rows, list) or len(rows) != len(tensors) or not _all_of(_Row, rows):
+def _entries_match(entries: object, offsets: OffsetSection) -> bool:
+    """The file's tensor entries are the plan's, key for key and type for type."""
+    if not isinstance(entries, list) or len(entries) != len(offsets.tensors):
         return False
-    if not rows:
+    if not entries:
         return True
-    columns = dict(zip((*_ROW_FIELDS, "size_expr"), zip(*rows)))
-    for field in _INTS:
-        if not (_all_of(int, columns[field]) and list(columns[field]) == [getattr(t, field) for t in tensors]):
-            return False
-    for field in _STRS:
-        if not (_all_of(str, columns[field]) and list(columns[field]) == [getattr(t, field) for t in tensors]):
-            return False
-    shapes = columns["shape"]
-    if not (_all_of(list, shapes) and _all_of(int, list(chain.from_iterable(shapes)))
-            and list(map(tuple, shapes)) == [t.shape for t in tensors]):
+    found = _rows(entries)
+    if found is None:
         return False
-    aliases = columns["alias_of"]
-    if not (set(map(type, aliases)) <= {int, type(None)} and list(aliases) == [t.alias_of for t in tensors]):
+    rows, exprs = found
+    # Equality alone would take true for 1 and 1.0 for 1: no entry may hold a bool or a float
+    # (none of its fields is one), nor a shape anything but integers; then the rows must equal
+    # the plan's, compared as whole lists.
+    if not set(map(type, chain.from_iterable(rows))) <= {int, str, list, type(None)}:
         return False
-    exprs = [None if e is _NO_EXPR else e for e in columns["size_expr"]]
-    return (_all_of(str, [e for e in exprs if e is not None])
-            and exprs == [t.size_expr for t in tensors])
+    if not set(map(type, chain.from_iterable(map(itemgetter(_SHAPE_AT), rows)))) <= {int}:
+        return False
+    want = tensor_columns(offsets)
+    if rows != _expected_rows(want):
+        return False
+    return (exprs == [_ABSENT if e is None else e for e in want.size_expr]
+            and _all_of(str, [e for e in exprs if e is not _ABSENT]))
+
+
+def _expected_rows(want: TensorColumns) -> list[tuple]:
+    """The plan's entries as the parsed rows are: values in _KEYS' order, each shape a list."""
+    numbers = {k: want[f].tolist() for k, f in zip(_NUMBER_KEYS, NUMBERS)}
+    columns = {"alias_of": want.alias_of, "kind": want.kind, "name": want.name, "type": want.type,
+               "shape": list(map(list, want.shape)), **numbers}
+    return list(zip(*(columns[k] for k in _KEYS)))
 
 
 def _pairs_match(pairs: object, second: str, want: tuple[tuple[int, int], ...]) -> bool:
-    if not isinstance(pairs, list) or len(pairs) != len(want) or not _all_of(_Pair, pairs):
+    if not isinstance(pairs, list) or len(pairs) != len(want):
         return False
     if not pairs:
         return True
-    keys, firsts, seconds = zip(*pairs)
-    return (set(keys) == {second} and _all_of(int, firsts, seconds)
-            and list(zip(firsts, seconds)) == list(want))
+    if set(map(type, pairs)) == {tuple}:  # compacted as read: (key, index, value)
+        keys, firsts, seconds = zip(*pairs)
+        if set(keys) != {second}:
+            return False
+    else:
+        found = [(e["index"], e[second]) if type(e) is dict and e.keys() == {"index", second} else
+                 (e[1], e[2]) if type(e) is tuple and e[0] == second else None for e in pairs]
+        if None in found:
+            return False
+        firsts, seconds = zip(*found)
+    return _all_of(int, firsts, seconds) and list(zip(firsts, seconds)) == list(want)
 
 
 def _all_of(kind: type, *columns) -> bool:
@@ -116,11 +144,44 @@ def _all_of(kind: type, *columns) -> bool:
     return all(set(map(type, c)) <= {kind} for c in columns)
 
 
+def flatbuffer_reads_back(data: bytes, plan: PackagePlan) -> bool:
+    """True when the FlatBuffer parses (as `load` parses it) to exactly `plan`."""
+    try:
+        rest, columns = plan_flatbuffer.loads_with_columns(data)
+    except PlanError:
+        return False
+    if (rest.format, rest.format_version) != (FORMAT_NAME, FORMAT_VERSION):
+        return False  # load refuses it
+    without = replace(plan, arenas=tuple(replace(s, offsets=replace(s.offsets, tensors=())) for s in plan.arenas))
+    if len(columns) != len(plan.arenas) or rest != without:
+        return False
+    return all(_columns_match(found, section.offsets) for found, section in zip(columns, plan.arenas))
+
+
+def _columns_match(found: dict | None, offsets: OffsetSection) -> bool:
+    if found is None:
+        return not offsets.tensors
+    want: TensorColumns = tensor_columns(offsets)
+    numbers = found["numbers"]
+    return (len(found["kind"]) == want.count
+            and all(np.array_equal(numbers[f], want[f]) for f in NUMBERS)
+            and found["alias_of"] == want.alias_of and found["kind"] == want.kind and found["name"] == want.name
+            and found["type"] == want.type and found["shape"] == want.shape and found["size_expr"] == want.size_expr)
+
+
+def _without_entries(plan: PackagePlan) -> PackagePlan:
+    return replace(plan, arenas=tuple(_section_without_entries(s) for s in plan.arenas))
+
+
+def _section_without_entries(section: ArenaSection) -> ArenaSection:
+    return replace(section, offsets=replace(section.offsets, tensors=()),
+                   objects=replace(section.objects, assignment=()),
+                   passes=None if section.passes is None else replace(section.passes, offsets=()))
+
+
+@without_collector_pauses
 def reads_back(data: bytes, plan: PackagePlan) -> bool:
     """True when the plan file (either form) reads back as exactly `plan`."""
     if data.lstrip()[:1] == b"{":
         return json_reads_back(data, plan)
-    try:
-        return parse_plan(data) == plan
-    except PlanError:
-        return False
+    return flatbuffer_reads_back(data, plan)

@@ -80,3 +80,42 @@ def test_a_changed_file_is_refused_exactly_when_the_full_parse_refuses_it(name):
     doc["arenas"][0]["offsets"]["tensors"][0]["extra"] = 1
     assert full_parse_agrees(json.dumps(doc).encode(), plan) and not reads_back(json.dumps(doc).encode(), plan)
     assert not reads_back(b"{not json", plan) and not reads_back(b"", plan)
+
+
+@pytest.mark.parametrize("name", ["mobile_block", "dynamic_batch"])
+def test_entries_in_another_key_order_read_back_as_the_same_plan(name):
+    """Entries are compacted as they are parsed only in the writer's key order; any other order
+    is still the same plan, and a pair entry with the other section's key is still refused."""
+    plan = planned(name, "tflite", DIMS.get(name, ()))
+    doc = json.loads(plan_json.dumps(plan))
+    arena = doc["arenas"][0]
+    for key in ("offsets", "objects") + (("passes",) if "passes" in arena else ()):
+        entries = arena[key]["tensors"]
+        entries[0] = dict(reversed(list(entries[0].items())))  # one entry in another order
+    assert reads_back(json.dumps(doc).encode(), plan)
+    arena["offsets"]["tensors"] = [dict(reversed(list(t.items()))) for t in arena["offsets"]["tensors"]]
+    assert reads_back(json.dumps(doc).encode(), plan)
+    if "passes" in arena:  # the multi-pass plan's entries under the objects' key: refused
+        arena["passes"]["tensors"] = [{"index": t["index"], "object": t["offset"]} for t in arena["passes"]["tensors"]]
+        assert not reads_back(json.dumps(doc).encode(), plan)
+    arena["objects"]["tensors"][-1] = {"offset": 0, "index": arena["objects"]["tensors"][-1]["index"]}
+    assert not reads_back(json.dumps(doc).encode(), plan)
+
+
+@pytest.mark.parametrize("name", ["mobile_block", "dynamic_batch"])
+def test_the_flatbuffer_is_refused_for_a_plan_that_differs_in_one_column(name):
+    from dataclasses import replace
+    plan = planned(name, "tflite", DIMS.get(name, ()))
+    data = plan_flatbuffer.dumps(plan)
+    assert reads_back(data, plan)
+    section = plan.arenas[0]
+    t = section.offsets.tensors[0]
+    for change in ({"offset": t.offset + 16}, {"name": t.name + "x"}, {"shape": (*t.shape, 1)},
+                   {"alias_of": -1}, {"size_expr": "N"}, {"pass_": t.pass_ + 1}, {"tensor": t.tensor + 1}):
+        tensors = (replace(t, **change), *section.offsets.tensors[1:])
+        other = replace(plan, arenas=(replace(section, offsets=replace(section.offsets, tensors=tensors)),
+                                      *plan.arenas[1:]))
+        assert not reads_back(data, other), change
+    fewer = replace(section, offsets=replace(section.offsets, tensors=section.offsets.tensors[1:]))
+    assert not reads_back(data, replace(plan, arenas=(fewer, *plan.arenas[1:])))
+    assert not reads_back(data[:len(data) // 2], plan)

@@ -1,0 +1,91 @@
+"""The check of a plan against its model compares whole columns; whatever differs is found and
+worded by the entry-by-entry check, so a tampered plan gets the same one-line error as before."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from packager.arenas import problem_of
+from packager.errors import PlanError
+from packager.package import check
+from packager.package.check import check_package_plan, expected_arenas
+from packager.reader import read_model
+from tests.package.support import model_file, packaged
+
+CASES = [("inplace_candidates", "tflite"), ("residual", "ideal"), ("mobile_block", "tflm"),
+         ("while_loop", "tflite")]
+
+
+def _first_arena(name: str, semantics: str):
+    plan = packaged(name, semantics).plan
+    model = read_model(model_file(name))
+    arena = expected_arenas(plan, model)[0]
+    return plan, model, plan.arenas[0], problem_of(arena.lifetimes)
+
+
+@pytest.mark.parametrize("name,semantics", CASES)
+def test_a_true_plan_passes_by_its_columns_with_the_same_offsets(name, semantics):
+    plan, model, section, problem = _first_arena(name, semantics)
+    by_columns = check._matching_offsets(section, problem)
+    assert by_columns is not None  # the column path is the one that runs on a true plan
+    assert by_columns == check._stated_offsets(section, problem, plan.alignment)
+    check_package_plan(plan, model)
+
+
+def _mutations(section):
+    """(what, changed tensor entries): each one a plan that is not the model's."""
+    tensors = list(section.offsets.tensors)
+    planned = [k for k, t in enumerate(tensors) if t.alias_of is None]
+    aliases = [k for k, t in enumerate(tensors) if t.alias_of is not None]
+    k, j = planned[0], planned[-1]
+
+    def edited(at: int, **fields):
+        out = list(tensors)
+        out[at] = replace(out[at], **fields)
+        return tuple(out)
+    yield "a first step", edited(k, first_op=tensors[k].first_op + 1)
+    yield "a last step", edited(k, last_op=tensors[k].last_op + 1)
+    yield "a size", edited(k, size=tensors[k].size + 16)
+    yield "an index", edited(j, index=tensors[j].index + 10_000)
+    yield "a tensor listed twice", (*tensors, tensors[k])
+    yield "a tensor missing", tuple(t for i, t in enumerate(tensors) if i != j)
+    yield "a new alias", edited(j, alias_of=tensors[k].index)
+    yield "a number too large for 64 bits", edited(k, first_op=1 << 70)
+    for a in aliases[:1]:
+        yield "an alias's offset", edited(a, offset=tensors[a].offset + 16)
+        yield "an alias's owner", edited(a, alias_of=tensors[j].index)
+        yield "an alias's steps", edited(a, last_op=tensors[a].last_op + 1)
+        yield "an alias made planned", edited(a, alias_of=None)
+
+
+@pytest.mark.parametrize("name,semantics", CASES)
+def test_a_changed_plan_gets_the_entry_by_entry_error(name, semantics):
+    plan, model, section, problem = _first_arena(name, semantics)
+    seen = 0
+    for what, tensors in _mutations(section):
+        changed = replace(section, offsets=replace(section.offsets, tensors=tensors))
+        assert check._matching_offsets(changed, problem) is None, what
+        with pytest.raises(PlanError) as by_entries:
+            check._stated_offsets(changed, problem, plan.alignment)
+        bad = replace(plan, arenas=(changed, *plan.arenas[1:]))
+        with pytest.raises(PlanError) as e:
+            check_package_plan(bad, model)
+        assert str(e.value).endswith(str(by_entries.value)), what
+        seen += 1
+    assert seen >= 8
+
+
+def test_an_optimal_claim_at_the_breadth_bound_needs_no_search(monkeypatch):
+    plan, model, section, problem = _first_arena("mobile_block", "tflm")
+    assert section.offsets.optimal and section.offsets.arena_bytes == problem.offset_lower_bound
+    searched = []
+    real = check.check_optimal_claim
+    monkeypatch.setattr(check, "check_optimal_claim", lambda *a: searched.append(a) or real(*a))
+    check_package_plan(plan, model)
+    assert not searched
+    # above the bound the claim goes to the exact search's probe, as before (here it finds a smaller plan)
+    with pytest.raises(PlanError, match=r"stated optimal at \d+ B, but a plan of \d+ B exists"):
+        check._check_optimal_offsets(problem, problem.offset_lower_bound + 16, plan.alignment)
+    assert searched
