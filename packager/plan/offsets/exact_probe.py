@@ -74,11 +74,37 @@ def _stable_sort_by(keys, items, count):
             keys[j + 1] = key
             items[j + 1] = item
         return
-    order = np.argsort(keys[:count], kind="mergesort")
-    sorted_keys = keys[:count][order]
-    sorted_items = items[:count][order]
-    keys[:count] = sorted_keys
-    items[:count] = sorted_items
+    # bottom-up merge sort (numba's own sorts take seconds more to compile)
+    spare_keys = np.empty(count, np.int64)
+    spare_items = np.empty(count, np.int64)
+    src_keys, src_items, dst_keys, dst_items = keys, items, spare_keys, spare_items
+    width, in_spare = 1, False
+    while width < count:
+        for left in range(0, count, 2 * width):
+            middle = min(left + width, count)
+            right = min(left + 2 * width, count)
+            a, b, out = left, middle, left
+            while a < middle and b < right:
+                if src_keys[b] < src_keys[a]:
+                    dst_keys[out], dst_items[out] = src_keys[b], src_items[b]
+                    b += 1
+                else:
+                    dst_keys[out], dst_items[out] = src_keys[a], src_items[a]
+                    a += 1
+                out += 1
+            while a < middle:
+                dst_keys[out], dst_items[out] = src_keys[a], src_items[a]
+                a += 1
+                out += 1
+            while b < right:
+                dst_keys[out], dst_items[out] = src_keys[b], src_items[b]
+                b += 1
+                out += 1
+        src_keys, src_items, dst_keys, dst_items = dst_keys, dst_items, src_keys, src_items
+        width, in_spare = 2 * width, not in_spare
+    if in_spare:  # the sorted run ended in the spare arrays
+        for i in range(count):
+            keys[i], items[i] = src_keys[i], src_items[i]
 
 
 @njit(cache=True)
@@ -136,7 +162,7 @@ def _floors_hold(k, undo_j, undo_from, undo_to, first, last, alive_ptr, alive_id
 def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, heuristic,
               capacity, alignment, node_limit, pause,
               offset, solution, min_offset, total, cuts, rank, seen, state, frames,
-              members, candidates, parts, saves, undo_j, undo_v):
+              members, candidates, parts, saves, undo_j, undo_v, scratch):
     """Run (or resume) one probe until it answers, reaches `node_limit`, pauses or needs a bigger
     buffer; returns one of the codes above. The stack starts with the root split (set up by the
     caller: `start_probe`)."""
@@ -192,10 +218,9 @@ def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, 
                         continue
                     candidates[start + n] = k
                     n += 1
-                keys = np.empty(n, np.int64)
                 for p in range(n):
-                    keys[p] = min_offset[candidates[start + p]]
-                _stable_sort_by(keys, candidates[start:start + n], n)
+                    scratch[p] = min_offset[candidates[start + p]]
+                _stable_sort_by(scratch, candidates[start:start + n], n)
                 state[S_CANDIDATES] = start + n
                 frame[F_CANDIDATES], frame[F_CANDIDATE_COUNT], frame[F_NEXT] = start, n, 0
                 frame[F_PHASE] = NEXT
@@ -316,7 +341,8 @@ def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, 
                 if offset[members[p]] < 0:
                     mine[m] = members[p]
                     m += 1
-            mine = np.sort(mine[:m])
+            ordered = mine[:m].copy()
+            _stable_sort_by(ordered, mine, m)  # ascending record numbers
             where = np.zeros(n_parts + 1, np.int64)
             home = np.empty(m, np.int64)
             for p in range(m):

@@ -73,6 +73,11 @@ SCOUT_LADDERS = ("sweep", "bisect", "both")
 DEFAULT_SCOUT = "both"
 SCOUT_NODES_PER_RECORD = 100
 BOUND_FIRST_NODES_PER_RECORD = 30
+# The bound's probe after the scout gets half the budget, at most BOUND_SHARE_NODES: the share it
+# had under the former budget of 400,000 nodes, within which every MiniMalloc instance that packs
+# at its bound does. Without the cap a bigger budget only delays the bisection: at 8,000,000 nodes
+# D first got under 2^20 after 4,035,832 nodes, against 235,832 at 400,000 (measured).
+BOUND_SHARE_NODES = 200_000
 
 
 def default_scout_nodes(node_budget: int, records: int) -> int:
@@ -196,6 +201,7 @@ class _Probe:
         # the raised minimum offsets to undo: at most each placed record's neighbours, once
         self.undo_j = np.zeros(len(inst.nbr_idx) + 1, np.int64)
         self.undo_v = np.zeros(len(inst.nbr_idx) + 1, np.int64)
+        self.scratch = np.zeros(n + 1, np.int64)  # sort keys of a node's candidates
         # the root: a split of all sections over all records
         self.buffers[1][:n] = np.arange(n)
         self.state[kernels.S_MEMBERS] = n
@@ -219,7 +225,7 @@ class _Probe:
                                self.capacity, inst.alignment, self.node_limit,
                                self.deadline is not None, self.offset, self.solution,
                                self.min_offset, self.total, self.cuts, self.rank, self.seen,
-                               self.state, *self.buffers, self.undo_j, self.undo_v)
+                               self.state, *self.buffers, self.undo_j, self.undo_v, self.scratch)
             self.nodes = int(self.state[k.S_NODES])
             if code == k.PAUSED:
                 if time.perf_counter() >= self.deadline:
@@ -469,12 +475,13 @@ class _Gap:
         self.unanswered = self.lo - step  # the bisection after it starts from the floor
 
     def bisect(self, node_budget: int, patience: int) -> None:
-        """Probe the bound with half the budget (MiniMalloc's instances meet it), then bisect
-        between the gap's floor and the best plan with half of what is left each time: a packing
-        lowers the best plan, an exhausted probe raises `lo`, an unanswered one raises the floor
-        of the next probes. When every capacity below the plan was left open, the bisection starts
-        again with what is left (an open probe goes on where it stopped), so the whole budget is
-        used. Stop (`gave_up`) once `patience` nodes pass without progress."""
+        """Probe the bound with half the budget, at most BOUND_SHARE_NODES (MiniMalloc's instances
+        meet it within that), then bisect between the gap's floor and the best plan with half of
+        what is left each time: a packing lowers the best plan, an exhausted probe raises `lo`, an
+        unanswered one raises the floor of the next probes. When every capacity below the plan was
+        left open, the bisection starts again with what is left (an open probe goes on where it
+        stopped), so the whole budget is used. Stop (`gave_up`) once `patience` nodes pass without
+        progress."""
         quiet = 0  # nodes since the last progress
         first = True
         while self.lo < self.best and self.spent < node_budget and not self.timed_out:
@@ -486,7 +493,7 @@ class _Gap:
                 self.gave_up = True
                 break
             capacity = self.lo if first else (low + self.best - 1) // 2
-            share = (max(1, min(node_budget // 2, node_budget - self.spent)) if first
+            share = (max(1, min(node_budget // 2, BOUND_SHARE_NODES, node_budget - self.spent)) if first
                      else max(1, (node_budget - self.spent) // 2))
             before = self.spent
             progress = self.probe(capacity, share)
