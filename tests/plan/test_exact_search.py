@@ -79,7 +79,8 @@ def identity_cases() -> list[tuple[list[UsageRecord], int, int]]:
     rng = random.Random(17)
     cases = []
     for _ in range(30):  # small: mostly proven at once
-        records = [UsageRecord(i, f, f + rng.randint(0, 5), rng.choice([0, 8, 24, 40, 56, 72]) + rng.randint(0, 5))
+        records = [UsageRecord(i, f, f + rng.randint(0, 5),
+                               rng.choice([0, 8, 24, 40, 56, 72]) + rng.randint(0, 5))
                    for i, f in enumerate(rng.randint(0, 12) for _ in range(rng.randint(0, 24)))]
         cases.append((records, rng.choice([1, 1, 4, 16]), rng.choice([50, 400, 100_000])))
     for _ in range(12):  # larger, aligned: some gaps stay open within the budget

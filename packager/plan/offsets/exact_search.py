@@ -29,6 +29,10 @@ best plan so far. Every probe is resumable, so no node is lost when a capacity i
 Each probe runs the preorders round robin with a node limit that doubles (as MiniMalloc does),
 so an unlucky preorder cannot stall the probe.
 
+Speed: the probe, the part that runs per node, is exact_probe.run_probe, compiled with numba
+(imported on the first probe only); this module keeps the schedule, in Python. The same probe
+runs uncompiled (`uncompiled()`, or NUMBA_DISABLE_JIT=1) with identical nodes and plans.
+
 Determinism: the budget counts nodes (one node = one step down the tree: a placement that passed
 its checks, or a probe's root), never seconds. A time limit
 stays as a safety net only; when it stops the search, the plan says so (`time_limit_hit`), and
@@ -38,7 +42,8 @@ only then may the result depend on the machine.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from time import process_time
 from math import gcd
 from typing import Sequence
 
@@ -100,6 +105,9 @@ class SearchResult:
     nodes_to_best: int = 0  # nodes spent when the best plan was found (0: the plan it started from)
     # every better plan the search found: (nodes spent by then, its arena), in order
     improvements: tuple[tuple[int, int], ...] = ()
+    # CPU seconds of this process when each better plan was found: for benchmarks only, they move
+    # with the machine, so they are no part of the result's identity
+    improvement_cpu: tuple[float, ...] = field(default=(), compare=False)
 
 
 def granule(records: Sequence[UsageRecord], alignment: int) -> int:
@@ -366,6 +374,7 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     many capacities (`_Gap.scout`)."""
     if scout and scout not in SCOUT_LADDERS:
         raise ValueError(f"unknown scout ladder {scout!r}: one of {', '.join(SCOUT_LADDERS)}")
+    cpu_start = process_time()
     alignment = max(1, alignment)
     inst = _Instance(records, alignment)
     deadline = None if time_limit is None else time.perf_counter() + time_limit
@@ -375,6 +384,7 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
         initial = OffsetPlan(NAME, tuple(_first_fit(records, alignment)), 0, alignment)
         initial = OffsetPlan(NAME, initial.offsets, arena_of(records, initial.offsets), alignment)
     state = _Gap(records, inst, bound, list(initial.offsets), initial.arena, deadline)
+    state.cpu_start = cpu_start
     patience = max(1, node_budget // PATIENCE_DIVISOR)
     if scout and state.lo < state.best:
         # the bound's probe first, briefly: most of MiniMalloc's instances pack at the
@@ -392,7 +402,7 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
                    else f"node budget of {node_budget:,} spent")
     return SearchResult(tuple(state.best_offsets), state.best, state.best <= state.lo,
                         min(state.lo, state.best), state.spent, state.timed_out, stopped,
-                        state.nodes_to_best, tuple(state.improvements))
+                        state.nodes_to_best, tuple(state.improvements), tuple(state.improvement_cpu))
 
 
 class _Gap:
@@ -406,6 +416,8 @@ class _Gap:
         self.spent, self.timed_out, self.gave_up = 0, False, False
         self.nodes_to_best = 0  # nodes spent when the best plan was found (0: the one it started from)
         self.improvements: list[tuple[int, int]] = []
+        self.improvement_cpu: list[float] = []
+        self.cpu_start = process_time()
         self.open: dict[int, _CapacityProbe] = {}  # unanswered probes by capacity, resumed when met again
 
     def probe(self, capacity: int, share: int) -> bool:
@@ -425,6 +437,7 @@ class _Gap:
             self.best_offsets, self.best = offsets, arena_of(self.records, offsets)
             self.nodes_to_best = self.spent
             self.improvements.append((self.spent, self.best))
+            self.improvement_cpu.append(process_time() - self.cpu_start)
             return True
         if complete:  # every capacity up to the probed one's granule is infeasible
             self.lo = capacity + self.inst.granule
