@@ -30,13 +30,12 @@ PAUSED = 4  # at a node numbered 1 modulo 1,024 with `pause` set: read the clock
 GROW = 10  # GROW + b: buffer b (one of the *_BUFFER below) is full: grow it, then resume
 
 # The buffers that grow, by index.
-FRAME_BUFFER, MEMBER_BUFFER, CANDIDATE_BUFFER, PART_BUFFER, SAVE_BUFFER = range(5)
+FRAME_BUFFER, MEMBER_BUFFER, PART_BUFFER, SAVE_BUFFER = range(4)
 
 # Scalars of the probe's state (one int64 array), by index.
 S_NODES = 0  # nodes entered so far
 S_FRAMES = 1  # frames on the stack
 S_MEMBERS = 2  # used length of the member buffer
-S_CANDIDATES = 3
 S_PARTS = 4
 S_SAVES = 5
 S_UNDO = 6
@@ -50,11 +49,17 @@ SEARCH, SPLIT = 0, 1  # kinds
 ENTER, NEXT, AFTER = 0, 1, 2  # phases (a split's NEXT takes the next part, its AFTER awaits it)
 F_KIND, F_PHASE, F_LO, F_HI, F_MEMBERS, F_COUNT = 0, 1, 2, 3, 4, 5
 # a search: the last placement's offset and rank, its candidates, the record it placed last
-F_LAST_OFFSET, F_LAST_RANK, F_CANDIDATES, F_CANDIDATE_COUNT, F_NEXT = 6, 7, 8, 9, 10
-F_RECORD, F_UNDO, F_HATLESS, F_CUT = 11, 12, 13, 14
+F_LAST_OFFSET, F_LAST_RANK, F_CANDIDATE_COUNT, F_NEXT = 6, 7, 8, 9
+F_RECORD, F_UNDO, F_HATLESS, F_CUT = 10, 11, 12, 13
+# its candidates come in batches of up to BATCH, sorted (kept in the frame: a node holds BATCH
+# records, not all its candidates, which on 100,000 records would make the stack quadratic):
+# those below LIMIT, after the cursor (the last one batched), more to come or not
+F_LIMIT, F_CURSOR_OFFSET, F_CURSOR_RANK, F_MORE = 14, 15, 16, 17
+BATCH = 32
+F_BATCH = 18
 # a split: its parts, the ranks it saved, where its members start
 F_PARTS, F_PART_COUNT, F_PART, F_SAVES, F_SAVE_COUNT, F_OWN_MEMBERS = 6, 7, 8, 9, 10, 11
-FRAME_FIELDS = 15
+FRAME_FIELDS = F_BATCH + BATCH
 
 # The static preorder's keys (MiniMalloc's heuristics), larger first.
 KEY_WIDTH, KEY_AREA, KEY_SECTION_TOTAL = 0, 1, 2
@@ -159,10 +164,42 @@ def _floors_hold(k, undo_j, undo_from, undo_to, first, last, alive_ptr, alive_id
 
 
 @njit(cache=True)
+def _next_batch(frame, members, offset, min_offset, rank, keys, items):
+    """The frame's next batch of candidates: the unplaced members the search would try, in order
+    of minimum offset then rank, after the cursor; dominance (below the lowest top an unplaced
+    record could reach) and section inference (at most the room left) make LIMIT, the canonical
+    order skips those below the last placement, or at it but earlier in the preorder."""
+    base, count = frame[F_MEMBERS], frame[F_COUNT]
+    limit, last_offset, last_rank = frame[F_LIMIT], frame[F_LAST_OFFSET], frame[F_LAST_RANK]
+    cursor_offset, cursor_rank = frame[F_CURSOR_OFFSET], frame[F_CURSOR_RANK]
+    n = 0
+    for p in range(base, base + count):  # members are in rank order
+        k = members[p]
+        if offset[k] >= 0:
+            continue
+        at = min_offset[k]
+        if at >= limit or at < last_offset or (at == last_offset and rank[k] < last_rank):
+            continue
+        if at < cursor_offset or (at == cursor_offset and rank[k] <= cursor_rank):
+            continue  # batched before
+        keys[n] = at
+        items[n] = k
+        n += 1
+    _stable_sort_by(keys, items, n)
+    taken = min(n, BATCH)
+    for p in range(taken):
+        frame[F_BATCH + p] = items[p]
+    frame[F_CANDIDATE_COUNT], frame[F_NEXT], frame[F_MORE] = taken, 0, 1 if n > taken else 0
+    if taken > 0:
+        frame[F_CURSOR_OFFSET] = keys[taken - 1]
+        frame[F_CURSOR_RANK] = rank[items[taken - 1]]
+
+
+@njit(cache=True)
 def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, heuristic,
               capacity, alignment, node_limit, pause,
               offset, solution, min_offset, total, cuts, rank, seen, state, frames,
-              members, candidates, parts, saves, undo_j, undo_v, scratch):
+              members, parts, saves, undo_j, undo_v, keys, items):
     """Run (or resume) one probe until it answers, reaches `node_limit`, pauses or needs a bigger
     buffer; returns one of the codes above. The stack starts with the root split (set up by the
     caller: `start_probe`)."""
@@ -172,9 +209,6 @@ def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, 
         lo, hi = frame[F_LO], frame[F_HI]
         if frame[F_KIND] == SEARCH:
             if frame[F_PHASE] == ENTER:
-                count = frame[F_COUNT]
-                if state[S_CANDIDATES] + count > len(candidates):
-                    return GROW + CANDIDATE_BUFFER
                 node = state[S_NODES] + 1
                 if node > node_limit:
                     return NODE_LIMIT
@@ -183,57 +217,37 @@ def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, 
                     return PAUSED
                 state[S_RESUMED] = 0
                 state[S_NODES] = node
-                # The unplaced members, by minimum offset then rank (members are in rank order).
-                base = frame[F_MEMBERS]
+                base, count = frame[F_MEMBERS], frame[F_COUNT]
                 lowest_top = -1
-                unplaced = 0
                 for p in range(base, base + count):
                     k = members[p]
                     if offset[k] < 0:
-                        unplaced += 1
                         if lowest_top < 0 or min_offset[k] + size[k] < lowest_top:
                             lowest_top = min_offset[k] + size[k]
-                if unplaced == 0:
+                if lowest_top < 0:  # everything placed
                     state[S_RETURN] = 1
                     state[S_FRAMES] = f
                     continue
                 most = 0
                 for c in range(lo, hi):
                     most = max(most, total[c])
-                room = capacity - most
-                last_offset, last_rank = frame[F_LAST_OFFSET], frame[F_LAST_RANK]
-                # Only the candidates the loop would try: dominance (below the lowest top an
-                # unplaced record could reach), section inference (at most `room`) and the
-                # canonical order (not below the last placement, nor at it earlier in the preorder).
-                start = state[S_CANDIDATES]
-                n = 0
-                for p in range(base, base + count):
-                    k = members[p]
-                    if offset[k] >= 0:
-                        continue
-                    at = min_offset[k]
-                    if at >= lowest_top or at > room or at < last_offset:
-                        continue
-                    if at == last_offset and rank[k] < last_rank:
-                        continue
-                    candidates[start + n] = k
-                    n += 1
-                for p in range(n):
-                    scratch[p] = min_offset[candidates[start + p]]
-                _stable_sort_by(scratch, candidates[start:start + n], n)
-                state[S_CANDIDATES] = start + n
-                frame[F_CANDIDATES], frame[F_CANDIDATE_COUNT], frame[F_NEXT] = start, n, 0
+                # a candidate sits below the lowest top (dominance) and at most at the room left
+                # (section inference)
+                frame[F_LIMIT] = min(lowest_top, capacity - most + 1)
+                frame[F_CURSOR_OFFSET], frame[F_CURSOR_RANK] = -1, -1
+                _next_batch(frame, members, offset, min_offset, rank, keys, items)
                 frame[F_PHASE] = NEXT
                 continue
             if frame[F_PHASE] == NEXT:
-                if frame[F_NEXT] == frame[F_CANDIDATE_COUNT]:
-                    state[S_RETURN] = 0
-                    state[S_CANDIDATES] = frame[F_CANDIDATES]
-                    state[S_FRAMES] = f
-                    continue
                 if f + 2 > len(frames):
                     return GROW + FRAME_BUFFER
-                k = candidates[frame[F_CANDIDATES] + frame[F_NEXT]]
+                if frame[F_NEXT] == frame[F_CANDIDATE_COUNT] and frame[F_MORE] == 1:
+                    _next_batch(frame, members, offset, min_offset, rank, keys, items)
+                if frame[F_NEXT] == frame[F_CANDIDATE_COUNT]:
+                    state[S_RETURN] = 0
+                    state[S_FRAMES] = f
+                    continue
+                k = frame[F_BATCH + frame[F_NEXT]]
                 frame[F_NEXT] += 1
                 at = min_offset[k]
                 offset[k] = at
@@ -305,7 +319,6 @@ def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, 
             if state[S_RETURN] == 1 or frame[F_HATLESS] == 1:
                 # found (the answer stays 1), or a record with nothing beside it: no other
                 # choice here does better (the answer stays 0)
-                state[S_CANDIDATES] = frame[F_CANDIDATES]
                 state[S_FRAMES] = f
                 continue
             frame[F_PHASE] = NEXT

@@ -203,13 +203,13 @@ class _Probe:
         small = max(16, n)
         self.buffers = [np.zeros((small, kernels.FRAME_FIELDS), np.int64),  # frames
                         np.zeros(2 * small, np.int64),  # members
-                        np.zeros(2 * small, np.int64),  # candidates
                         np.zeros(4 * max(16, inst.sections), np.int64),  # parts
                         np.zeros(2 * small, np.int64)]  # saved ranks
         # the raised minimum offsets to undo: at most each placed record's neighbours, once
         self.undo_j = np.zeros(len(inst.nbr_idx) + 1, np.int64)
         self.undo_v = np.zeros(len(inst.nbr_idx) + 1, np.int64)
-        self.scratch = np.zeros(n + 1, np.int64)  # sort keys of a node's candidates
+        self.keys = np.zeros(n + 1, np.int64)  # a node's candidates, sorted here by these keys
+        self.items = np.zeros(n + 1, np.int64)
         # the root: a split of all sections over all records
         self.buffers[1][:n] = np.arange(n)
         self.state[kernels.S_MEMBERS] = n
@@ -233,7 +233,7 @@ class _Probe:
                                self.capacity, inst.alignment, self.node_limit,
                                self.deadline is not None, self.offset, self.solution,
                                self.min_offset, self.total, self.cuts, self.rank, self.seen,
-                               self.state, *self.buffers, self.undo_j, self.undo_v, self.scratch)
+                               self.state, *self.buffers, self.undo_j, self.undo_v, self.keys, self.items)
             self.nodes = int(self.state[k.S_NODES])
             if code == k.PAUSED:
                 if time.perf_counter() >= self.deadline:
