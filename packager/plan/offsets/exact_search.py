@@ -47,6 +47,8 @@ from time import process_time
 from math import gcd
 from typing import Sequence
 
+import numpy as np
+
 from packager.plan.offsets.local_search import (OrderDecoder, aligned_lower_bound, conflict_lists,
                                                 greedy_by_size_order)
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of
@@ -136,8 +138,6 @@ class _Instance:
     """The records in compressed time: sections, neighbours, as the probe's arrays (int64)."""
 
     def __init__(self, records: Sequence[UsageRecord], alignment: int) -> None:
-        import numpy as np
-
         self.alignment = max(1, alignment)
         self.granule = granule(records, self.alignment)
         self.ids = [i for i, r in enumerate(records) if r.size > 0]  # zero-size records take no space
@@ -186,8 +186,6 @@ class _Probe:
 
     def __init__(self, inst: _Instance, capacity: int, heuristic: str, node_limit: int,
                  deadline: float | None) -> None:
-        import numpy as np
-
         kernels = _kernels()
         self.inst, self.capacity, self.node_limit, self.deadline = inst, capacity, node_limit, deadline
         self.heuristic = np.array([_KEY_CODES[h] for h in heuristic], np.int64)
@@ -245,8 +243,6 @@ class _Probe:
                 return code
 
     def _grow(self, which: int) -> None:
-        import numpy as np
-
         old = self.buffers[which]
         self.buffers[which] = np.concatenate([old, np.zeros_like(old)])
 
