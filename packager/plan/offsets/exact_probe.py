@@ -2,8 +2,8 @@
 
 One probe is a depth-first search for a packing under one capacity (see exact_search.py for the
 rules). It is written as plain Python over numpy arrays, so that the same source runs compiled
-(numba's `njit`) or uncompiled (NUMBA_DISABLE_JIT=1, or `python_kernels()`), with identical
-results: nodes, offsets, everything. The recursion of the search (search -> decompose ->
+(numba's `njit`) or uncompiled (NUMBA_DISABLE_JIT=1, or exact_search.python_kernels()), with
+identical results: nodes, offsets, everything. The recursion of the search (search -> decompose ->
 sub-solve -> search) is an explicit stack of frames, which makes a probe resumable: it pauses
 every 1,024 nodes when a safety-net deadline is set (the caller reads the clock: the node count
 stays the only budget), and when a buffer is full (the caller grows it and resumes).
@@ -36,13 +36,13 @@ FRAME_BUFFER, MEMBER_BUFFER, PART_BUFFER, SAVE_BUFFER = range(4)
 S_NODES = 0  # nodes entered so far
 S_FRAMES = 1  # frames on the stack
 S_MEMBERS = 2  # used length of the member buffer
-S_PARTS = 4
-S_SAVES = 5
-S_UNDO = 6
-S_RETURN = 7  # the last finished frame's answer (1: a packing of its part)
-S_RESUMED = 8  # 1: the pause at this node was taken, go on
-S_STAMP = 9  # the last stamp of `seen` (sections checked by one floor check)
-STATE_SCALARS = 10
+S_PARTS = 3  # of the part buffer
+S_SAVES = 4  # of the saved ranks
+S_UNDO = 5  # of the raised minimum offsets to undo
+S_RETURN = 6  # the last finished frame's answer (1: a packing of its part)
+S_RESUMED = 7  # 1: the pause at this node was taken, go on
+S_STAMP = 8  # the last stamp of `seen` (sections checked by one floor check)
+STATE_SCALARS = 9
 
 # Frames: one row of an int64 array each.
 SEARCH, SPLIT = 0, 1  # kinds
@@ -202,7 +202,7 @@ def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, 
               members, parts, saves, undo_j, undo_v, keys, items):
     """Run (or resume) one probe until it answers, reaches `node_limit`, pauses or needs a bigger
     buffer; returns one of the codes above. The stack starts with the root split (set up by the
-    caller: `start_probe`)."""
+    caller, exact_search._Probe: a split of all sections over all records)."""
     while state[S_FRAMES] > 0:
         f = state[S_FRAMES] - 1
         frame = frames[f]
