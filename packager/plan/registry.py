@@ -117,11 +117,11 @@ BASELINES: tuple[Strategy, ...] = (
 )
 
 LOCAL_SEARCH = "local_search"
-# The exact search's node budget (half of it for the probe at the lower bound): every shared
-# MiniMalloc instance it proves takes fewer (E: 154,624), and a search that cannot close the gap
-# spends 10-80 s of CPU at 200 records here (benchmarks/bench_exact.py). Its recursion and
-# conflict lists grow with the records: `best` leaves it out above EXACT_LIMIT.
-EXACT_NODES = 400_000
+# The exact search's node budget: every MiniMalloc instance it proves takes under 200,000 nodes
+# (E: 176,984), and with the compiled probe a search that cannot close the gap (D, J) spends it in
+# 30-60 s of CPU at 200-400 records here (benchmarks/bench_exact.py). Its conflict lists grow
+# with the records: `best` leaves it out above EXACT_LIMIT.
+EXACT_NODES = 8_000_000
 BEST_FIT_LIMIT = 20_000
 EXACT_LIMIT = 5_000
 # Searches, in the order `best` runs them, each from the best plan so far. Their work budgets

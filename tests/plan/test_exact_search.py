@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import itertools
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,8 @@ from packager.plan.records import OffsetPlan, UsageRecord, offset_lower_bound
 from packager.plan.registry import SEARCH_STRATEGIES, SEARCHES, Budget, strategy_names
 from packager.plan.validate import check_offset_plan
 
-MINIMALLOC = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "minimalloc"
+REPO = Path(__file__).resolve().parents[2]
+MINIMALLOC = REPO.parent / "shared" / "benchmarks" / "minimalloc"
 CAPACITY = 1 << 20
 
 
@@ -68,6 +71,57 @@ def test_capacities_in_steps_of_the_granule_keep_the_optimum(seed):
         result = exact_search.search(records, alignment, node_budget=1_000_000)
         assert result.proven_optimal, (records, alignment)
         assert result.arena == brute_force(records, alignment), (records, alignment)
+
+
+def identity_cases() -> list[tuple[list[UsageRecord], int, int]]:
+    """Small random instances (with zero sizes, alignments, splits in time) and budgets that
+    leave some searches unfinished."""
+    rng = random.Random(17)
+    cases = []
+    for _ in range(30):  # small: mostly proven at once
+        records = [UsageRecord(i, f, f + rng.randint(0, 5),
+                               rng.choice([0, 8, 24, 40, 56, 72]) + rng.randint(0, 5))
+                   for i, f in enumerate(rng.randint(0, 12) for _ in range(rng.randint(0, 24)))]
+        cases.append((records, rng.choice([1, 1, 4, 16]), rng.choice([50, 400, 100_000])))
+    for _ in range(12):  # larger, aligned: some gaps stay open within the budget
+        records = [UsageRecord(i, f, f + rng.randint(0, 8), rng.randint(1, 100))
+                   for i, f in enumerate(rng.randint(0, 30) for _ in range(rng.randint(20, 60)))]
+        cases.append((records, rng.choice([1, 4, 16, 64]), 1_000))
+    cases.append((random_steps(120, 4), 8, 2_000))
+    return cases
+
+
+def test_the_probe_gives_the_same_search_compiled_and_uncompiled():
+    # One source for the probe: run as plain Python (as with NUMBA_DISABLE_JIT=1) it gives the
+    # compiled kernel's results exactly: plans, proofs, nodes, every improvement on the way.
+    cases = identity_cases()
+    named = MINIMALLOC / "D.1048576.csv"
+    if named.exists():  # a shared instance, a gap left open, the scout and the bisection at work
+        cases.append((read_records_csv(named), 1, 2_500))
+    compiled = [exact_search.search(records, alignment, node_budget=nodes)
+                for records, alignment, nodes in cases]
+    with exact_search.uncompiled():
+        assert not hasattr(exact_search._kernels().run_probe, "py_func")  # really plain Python
+        python = [exact_search.search(records, alignment, node_budget=nodes)
+                  for records, alignment, nodes in cases]
+    assert hasattr(exact_search._kernels().run_probe, "py_func")  # compiled again after it
+    assert python == compiled
+    assert sum(r.nodes for r in compiled) > 5_000 and any(not r.proven_optimal for r in compiled)
+
+
+def test_the_search_imports_numba_only_when_a_probe_runs():
+    # `import numba` costs a quarter of a second: planning that never probes must not pay it.
+    code = ("import sys\n"
+            "from packager.plan.portfolio import run_portfolio\n"
+            "from packager.plan.problem import Problem\n"
+            "from packager.plan.records import UsageRecord\n"
+            "run_portfolio(Problem(records=(UsageRecord(0, 0, 1, 64), UsageRecord(1, 2, 3, 64))))\n"
+            "assert 'numba' not in sys.modules, 'numba imported'\n"
+            "from packager.plan.offsets import exact_search\n"
+            "exact_search.search([UsageRecord(0, 5, 8, 2), UsageRecord(1, 6, 6, 9)], 4)\n"
+            "assert 'numba' in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_granule_of_sizes_and_alignment():

@@ -29,6 +29,10 @@ best plan so far. Every probe is resumable, so no node is lost when a capacity i
 Each probe runs the preorders round robin with a node limit that doubles (as MiniMalloc does),
 so an unlucky preorder cannot stall the probe.
 
+Speed: the probe, the part that runs per node, is exact_probe.run_probe, compiled with numba
+(imported on the first probe only); this module keeps the schedule, in Python. The same probe
+runs uncompiled (`uncompiled()`, or NUMBA_DISABLE_JIT=1) with identical nodes and plans.
+
 Determinism: the budget counts nodes (one node = one step down the tree: a placement that passed
 its checks, or a probe's root), never seconds. A time limit
 stays as a safety net only; when it stops the search, the plan says so (`time_limit_hit`), and
@@ -37,11 +41,13 @@ only then may the result depend on the machine.
 
 from __future__ import annotations
 
-import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from time import process_time
 from math import gcd
 from typing import Sequence
+
+import numpy as np
 
 from packager.plan.offsets.local_search import (OrderDecoder, aligned_lower_bound, conflict_lists,
                                                 greedy_by_size_order)
@@ -74,6 +80,11 @@ SCOUT_LADDERS = ("sweep", "bisect", "both")
 DEFAULT_SCOUT = "both"
 SCOUT_NODES_PER_RECORD = 100
 BOUND_FIRST_NODES_PER_RECORD = 30
+# The bound's probe after the scout gets half the budget, at most BOUND_SHARE_NODES: the share it
+# had under the former budget of 400,000 nodes, within which every MiniMalloc instance that packs
+# at its bound does. Without the cap a bigger budget only delays the bisection: at 8,000,000 nodes
+# D first got under 2^20 after 4,035,832 nodes, against 235,832 at 400,000 (measured).
+BOUND_SHARE_NODES = 200_000
 
 
 def default_scout_nodes(node_budget: int, records: int) -> int:
@@ -96,6 +107,9 @@ class SearchResult:
     nodes_to_best: int = 0  # nodes spent when the best plan was found (0: the plan it started from)
     # every better plan the search found: (nodes spent by then, its arena), in order
     improvements: tuple[tuple[int, int], ...] = ()
+    # CPU seconds of this process when each better plan was found: for benchmarks only, they move
+    # with the machine, so they are no part of the result's identity
+    improvement_cpu: tuple[float, ...] = field(default=(), compare=False)
 
 
 def granule(records: Sequence[UsageRecord], alignment: int) -> int:
@@ -121,7 +135,7 @@ def round_up(value: int, step: int) -> int:
 
 
 class _Instance:
-    """The records in compressed time: sections, neighbours, and the search state over them."""
+    """The records in compressed time: sections, neighbours, as the probe's arrays (int64)."""
 
     def __init__(self, records: Sequence[UsageRecord], alignment: int) -> None:
         self.alignment = max(1, alignment)
@@ -130,188 +144,165 @@ class _Instance:
         ends = sorted({records[i].first_op for i in self.ids} | {records[i].last_op + 1 for i in self.ids})
         cell = {t: k for k, t in enumerate(ends)}
         self.sections = max(0, len(ends) - 1)
-        self.first = [cell[records[i].first_op] for i in self.ids]
-        self.last = [cell[records[i].last_op + 1] - 1 for i in self.ids]  # inclusive
-        self.size = [records[i].size for i in self.ids]
-        self.width = [records[i].last_op + 1 - records[i].first_op for i in self.ids]
         n, sections = len(self.ids), self.sections
-        self.alive: list[list[int]] = [[] for _ in range(sections)]  # records alive in each section
-        for k in range(n):
-            for c in range(self.first[k], self.last[k] + 1):
-                self.alive[c].append(k)
+        self.first = np.array([cell[records[i].first_op] for i in self.ids], np.int64)
+        self.last = np.array([cell[records[i].last_op + 1] - 1 for i in self.ids], np.int64)  # inclusive
+        self.size = np.array([records[i].size for i in self.ids], np.int64)
+        self.width = np.array([records[i].last_op + 1 - records[i].first_op for i in self.ids], np.int64)
+        # records alive in each section, as compressed rows (CSR), in ascending record number
+        spans = self.last - self.first + 1
+        cells = np.repeat(np.arange(n, dtype=np.int64), spans)
+        at = np.concatenate([np.arange(a, z + 1, dtype=np.int64) for a, z in zip(self.first, self.last)]
+                            ) if n else np.zeros(0, np.int64)
+        order = np.argsort(at, kind="stable")
+        self.alive_idx = cells[order]
+        self.alive_ptr = np.zeros(sections + 1, np.int64)
+        np.cumsum(np.bincount(at, minlength=sections), out=self.alive_ptr[1:])
         position = {i: k for k, i in enumerate(self.ids)}
         conflicts = conflict_lists(records)  # records alive at a common step, by position
-        self.neighbours = [sorted(position[j] for j in conflicts[i]) for i in self.ids]
-        self.total0 = [sum(self.size[k] for k in members) for members in self.alive]
+        neighbours = [sorted(position[j] for j in conflicts[i]) for i in self.ids]
+        self.nbr_ptr = np.zeros(n + 1, np.int64)
+        np.cumsum([len(x) for x in neighbours], out=self.nbr_ptr[1:])
+        self.nbr_idx = np.array([j for x in neighbours for j in x], np.int64)
+        self.total0 = np.zeros(sections, np.int64)  # bytes alive in each section
+        np.add.at(self.total0, at, self.size[cells])
+        self.cuts0 = np.zeros(max(0, sections - 1), np.int64)  # records crossing boundary c | c+1
+        inner = np.concatenate([np.arange(a, z, dtype=np.int64) for a, z in zip(self.first, self.last)]
+                               ) if n else np.zeros(0, np.int64)
+        np.add.at(self.cuts0, inner, 1)
 
-    def preorder(self, members: Sequence[int], heuristic: str, total: Sequence[int]) -> list[int]:
-        """MiniMalloc's static preorder of `members`: by the heuristic's keys, larger first."""
-        most = {k: max(total[c] for c in range(self.first[k], self.last[k] + 1)) for k in members}
-        keys = {"W": lambda k: self.width[k], "A": lambda k: self.width[k] * self.size[k],
-                "T": lambda k: most[k]}
-        return sorted(members, key=lambda k: tuple(-keys[h](k) for h in heuristic) + (k,))
+
+# The preorders' keys as the probe reads them.
+_KEY_CODES = {"W": 0, "A": 1, "T": 2}
+# What a probe ends with, besides the kernel's own answers.
+_TIMED_OUT = -1
 
 
 class _Probe:
-    """One depth-first search for a packing under `capacity`, within `node_limit` nodes."""
+    """One depth-first search for a packing under `capacity`, within `node_limit` nodes: the
+    compiled kernel (exact_probe.run_probe) driven from here. It pauses every 1,024 nodes when a
+    deadline is set, so that the clock is read here (the node count stays the only budget), and
+    when a buffer is full, which is grown here."""
 
     def __init__(self, inst: _Instance, capacity: int, heuristic: str, node_limit: int,
                  deadline: float | None) -> None:
-        self.inst, self.capacity, self.heuristic = inst, capacity, heuristic
-        self.node_limit, self.deadline = node_limit, deadline
+        kernels = _kernels()
+        self.inst, self.capacity, self.node_limit, self.deadline = inst, capacity, node_limit, deadline
+        self.heuristic = np.array([_KEY_CODES[h] for h in heuristic], np.int64)
         n = len(inst.ids)
-        self.offset = [-1] * n  # -1: not placed
-        self.solution = [-1] * n
-        self.min_offset = [0] * n
-        self.total = inst.total0[:]
-        self.cuts = [0] * max(0, inst.sections - 1)  # unplaced records crossing boundary c | c+1
-        for k in range(n):
-            for c in range(inst.first[k], inst.last[k]):
-                self.cuts[c] += 1
-        self.rank = [0] * n
-        self.stride = n + 1  # above every rank
+        self.offset = np.full(n, -1, np.int64)  # -1: not placed
+        self.solution = np.full(n, -1, np.int64)
+        self.min_offset = np.zeros(n, np.int64)
+        self.total = inst.total0.copy()
+        self.cuts = inst.cuts0.copy()
+        self.rank = np.zeros(n, np.int64)
+        self.seen = np.zeros(inst.sections, np.int64)
+        self.state = np.zeros(kernels.STATE_SCALARS, np.int64)
+        small = max(16, n)
+        self.buffers = [np.zeros((small, kernels.FRAME_FIELDS), np.int64),  # frames
+                        np.zeros(2 * small, np.int64),  # members
+                        np.zeros(4 * max(16, inst.sections), np.int64),  # parts
+                        np.zeros(2 * small, np.int64)]  # saved ranks
+        # the raised minimum offsets to undo: at most each placed record's neighbours, once
+        self.undo_j = np.zeros(len(inst.nbr_idx) + 1, np.int64)
+        self.undo_v = np.zeros(len(inst.nbr_idx) + 1, np.int64)
+        self.keys = np.zeros(n + 1, np.int64)  # a node's candidates, sorted here by these keys
+        self.items = np.zeros(n + 1, np.int64)
+        # the root: a split of all sections over all records
+        self.buffers[1][:n] = np.arange(n)
+        self.state[kernels.S_MEMBERS] = n
+        root = self.buffers[0][0]
+        root[kernels.F_KIND], root[kernels.F_PHASE] = kernels.SPLIT, kernels.ENTER
+        root[kernels.F_LO], root[kernels.F_HI] = 0, inst.sections
+        root[kernels.F_MEMBERS], root[kernels.F_COUNT] = 0, n
+        self.state[kernels.S_FRAMES] = 1
         self.nodes = 0
         self.timed_out = False
 
+    def run(self) -> int:
+        """FOUND, INFEASIBLE, NODE_LIMIT (exact_probe's codes) or _TIMED_OUT; `nodes` says how
+        many nodes it took."""
+        k, inst = _kernels(), self.inst
+        if len(self.total) and int(self.total.max()) > self.capacity:
+            return k.INFEASIBLE
+        while True:
+            code = k.run_probe(inst.first, inst.last, inst.size, inst.width, inst.alive_ptr,
+                               inst.alive_idx, inst.nbr_ptr, inst.nbr_idx, self.heuristic,
+                               self.capacity, inst.alignment, self.node_limit,
+                               self.deadline is not None, self.offset, self.solution,
+                               self.min_offset, self.total, self.cuts, self.rank, self.seen,
+                               self.state, *self.buffers, self.undo_j, self.undo_v, self.keys, self.items)
+            self.nodes = int(self.state[k.S_NODES])
+            if code == k.PAUSED:
+                if time.perf_counter() >= self.deadline:
+                    self.timed_out = True
+                    return _TIMED_OUT
+            elif code >= k.GROW:
+                self._grow(code - k.GROW)
+            else:
+                return code
+
+    def _grow(self, which: int) -> None:
+        old = self.buffers[which]
+        self.buffers[which] = np.concatenate([old, np.zeros_like(old)])
+
     def solve(self) -> list[int] | None:
-        """Offsets of a packing under the capacity, or None when none exists; _Stop when out of budget."""
-        inst = self.inst
-        if any(t > self.capacity for t in self.total):
+        """Offsets of a packing under the capacity, or None when none exists; _Stop when out of
+        budget (nodes, or the safety-net deadline)."""
+        code = self.run()
+        if code == _kernels().FOUND:
+            return [int(x) for x in self.solution]
+        if code == _kernels().INFEASIBLE:
             return None
-        for lo, hi in self._partitions(0, inst.sections):
-            if not self._sub_solve(lo, hi, self._members(lo, hi)):
-                return None
-        return self.solution
+        raise _Stop
 
-    def _members(self, lo: int, hi: int) -> list[int]:
-        first, last = self.inst.first, self.inst.last
-        return [k for k in range(len(self.inst.ids))
-                if self.offset[k] < 0 and first[k] < hi and last[k] >= lo]
 
-    def _partitions(self, lo: int, hi: int) -> list[tuple[int, int]]:
-        """The section ranges within [lo, hi) that no unplaced record connects."""
-        out, start = [], lo
-        for c in range(lo, hi - 1):
-            if self.cuts[c] == 0:
-                out.append((start, c + 1))
-                start = c + 1
-        out.append((start, hi))
-        return out
+_KERNELS = None  # exact_probe, imported on first use (it imports numba)
 
-    def _sub_solve(self, lo: int, hi: int, members: list[int]) -> bool:
-        if not members:
-            return True
-        order = self.inst.preorder(members, self.heuristic, self.total)
-        for position, k in enumerate(order):
-            self.rank[k] = position
-        return self._search(lo, hi, order, 0, -1)
 
-    def _search(self, lo: int, hi: int, members: list[int], last_offset: int, last_rank: int) -> bool:
-        self.nodes += 1
-        if self.nodes > self.node_limit:
-            raise _Stop
-        if self.deadline is not None and self.nodes & 1023 == 1 and time.perf_counter() >= self.deadline:
-            self.timed_out = True
-            raise _Stop
-        inst, offset, min_offset, rank = self.inst, self.offset, self.min_offset, self.rank
-        size, first, last, neighbours = inst.size, inst.first, inst.last, inst.neighbours
-        total, capacity, align = self.total, self.capacity, inst.alignment
-        stride = self.stride  # by minimum offset, then preorder rank, then k, as one integer key
-        keys = [(min_offset[k] * stride + rank[k]) * stride + k for k in members if offset[k] < 0]
-        if not keys:
-            return True
-        keys.sort()  # plain integers: no key function called per record
-        unplaced = [key % stride for key in keys]
-        lowest_top = min(min_offset[k] + size[k] for k in unplaced)
-        # Section inference with a monotonic floor: once a record goes at `at`, nothing below `at`
-        # is placed any more, so every section needs max(its floor, at) + its bytes-to-place under
-        # the capacity. Floors already pass (the parent checked them), and placing the record
-        # itself keeps its sections' sums at at + bytes-to-place, so only `at` can break it.
-        room = capacity - max(total[lo:hi])
-        for k in unplaced:
-            at = min_offset[k]
-            if at >= lowest_top:  # dominance; the rest sit no lower
-                break
-            if at > room:  # section inference; the rest sit no lower
-                break
-            if at < last_offset or (at == last_offset and rank[k] < last_rank):
-                continue  # canonical order
-            top = at + size[k]
-            offset[k] = at
-            self.solution[k] = at
-            # Raise the minimum offsets of the unplaced neighbours.
-            raised: list[tuple[int, int]] = []
-            hatless = True
-            above = align_up(top, align)
-            for j in neighbours[k]:
-                if offset[j] >= 0:
-                    continue
-                hatless = False
-                if min_offset[j] < above:
-                    raised.append((j, min_offset[j]))
-                    min_offset[j] = above
-            s = size[k]  # its sections have s bytes less to place
-            for c in range(first[k], last[k] + 1):
-                total[c] -= s
-            feasible = hatless or self._floors_hold(k, raised)
-            found = feasible and self._decompose(lo, hi, members, k, at)
-            for c in range(first[k], last[k] + 1):
-                total[c] += s
-            for j, m in reversed(raised):
-                min_offset[j] = m
-            offset[k] = -1
-            if found:
-                return True
-            if hatless:
-                break
-        return False
+def _kernels():
+    global _KERNELS
+    if _KERNELS is None:
+        from packager.plan.offsets import exact_probe
 
-    def _floors_hold(self, k: int, raised: Sequence[tuple[int, int]]) -> bool:
-        """Section inference on the sections of record k (just placed) and of the records it
-        raised: what is still to place in a section cannot start below the lowest minimum offset
-        of its records, so that offset plus the bytes to place must fit under the capacity."""
-        inst, offset, min_offset, total, capacity = self.inst, self.offset, self.min_offset, self.total, self.capacity
-        first, last, alive = inst.first, inst.last, inst.alive
-        spans = sorted([(first[k], last[k])] + [(first[j], last[j]) for j, _ in raised])
-        c = 0  # sections below c are checked
-        for a, z in spans:
-            if z < c:
-                continue
-            for c in range(max(a, c), z + 1):
-                t = total[c]
-                if t == 0:  # nothing left to place there
-                    continue
-                room = capacity - t
-                for i in alive[c]:
-                    if offset[i] < 0 and min_offset[i] <= room:
-                        break
-                else:
-                    return False
-            c = z + 1
-        return True
+        _KERNELS = exact_probe
+    return _KERNELS
 
-    def _decompose(self, lo: int, hi: int, members: list[int], k: int, at: int) -> bool:
-        """Go on below record k's placement; split the sections where nothing unplaced connects them."""
-        inst, cuts = self.inst, self.cuts
-        split = False
-        for c in range(inst.first[k], inst.last[k]):
-            cuts[c] -= 1
-            if cuts[c] == 0 and lo <= c < hi - 1:
-                split = True
-        try:
-            if not split:
-                return self._search(lo, hi, members, at, self.rank[k])
-            saved_rank = self.rank[:]
-            try:
-                for a, b in self._partitions(lo, hi):
-                    if not self._sub_solve(a, b, self._members(a, b)):
-                        return False
-                return True
-            finally:
-                self.rank[:] = saved_rank
-        finally:
-            for c in range(inst.first[k], inst.last[k]):
-                cuts[c] += 1
+
+def python_kernels():
+    """A copy of exact_probe whose functions run uncompiled (as with NUMBA_DISABLE_JIT=1): the
+    same source, to check that compiling changes nothing."""
+    import importlib.util
+
+    from packager.plan.offsets import exact_probe
+
+    spec = importlib.util.spec_from_file_location(exact_probe.__name__ + "_uncompiled", exact_probe.__file__)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        from numba import config
+    except ImportError:  # without numba the module runs uncompiled anyway
+        spec.loader.exec_module(module)
+        return module
+    disabled = config.DISABLE_JIT
+    config.DISABLE_JIT = True
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        config.DISABLE_JIT = disabled
+    return module
+
+
+class uncompiled:
+    """`with uncompiled(): ...` runs every probe through `python_kernels()`."""
+
+    def __enter__(self):
+        global _KERNELS
+        self.saved, _KERNELS = _KERNELS, python_kernels()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        global _KERNELS
+        _KERNELS = self.saved
 
 
 class _CapacityProbe:
@@ -336,7 +327,7 @@ class _CapacityProbe:
             try:
                 found = probe.solve()
             except _Stop:
-                used += probe.nodes - 1
+                used += probe.nodes
                 if probe.timed_out:
                     self.spent += used
                     return used, True
@@ -347,7 +338,7 @@ class _CapacityProbe:
                     self.turn, self.limit = 0, self.limit * 2
                 continue
             used += probe.nodes
-            self.complete, self.found = True, (list(found) if found is not None else None)
+            self.complete, self.found = True, found
         self.spent += used
         return used, False
 
@@ -379,6 +370,7 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     many capacities (`_Gap.scout`)."""
     if scout and scout not in SCOUT_LADDERS:
         raise ValueError(f"unknown scout ladder {scout!r}: one of {', '.join(SCOUT_LADDERS)}")
+    cpu_start = process_time()
     alignment = max(1, alignment)
     inst = _Instance(records, alignment)
     deadline = None if time_limit is None else time.perf_counter() + time_limit
@@ -388,29 +380,25 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
         initial = OffsetPlan(NAME, tuple(_first_fit(records, alignment)), 0, alignment)
         initial = OffsetPlan(NAME, initial.offsets, arena_of(records, initial.offsets), alignment)
     state = _Gap(records, inst, bound, list(initial.offsets), initial.arena, deadline)
+    state.cpu_start = cpu_start
     patience = max(1, node_budget // PATIENCE_DIVISOR)
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 4 * len(inst.ids) + 1000))
-    try:
-        if scout and state.lo < state.best:
-            # the bound's probe first, briefly: most of MiniMalloc's instances pack at the
-            # bound within it, and pay nothing for the scout (the probe resumes later)
-            state.probe(state.lo, min(node_budget, BOUND_FIRST_NODES_PER_RECORD * max(1, len(inst.ids))))
-            state.unanswered = state.lo - inst.granule
-            if scout_nodes is None:
-                scout_nodes = default_scout_nodes(node_budget, len(inst.ids))
-            state.scout(scout, min(node_budget, state.spent + scout_nodes),
-                        SCOUT_FIRST_SHARE_PER_RECORD * max(1, len(inst.ids)))
-        state.bisect(node_budget, patience)
-    finally:
-        sys.setrecursionlimit(limit)
+    if scout and state.lo < state.best:
+        # the bound's probe first, briefly: most of MiniMalloc's instances pack at the
+        # bound within it, and pay nothing for the scout (the probe resumes later)
+        state.probe(state.lo, min(node_budget, BOUND_FIRST_NODES_PER_RECORD * max(1, len(inst.ids))))
+        state.unanswered = state.lo - inst.granule
+        if scout_nodes is None:
+            scout_nodes = default_scout_nodes(node_budget, len(inst.ids))
+        state.scout(scout, min(node_budget, state.spent + scout_nodes),
+                    SCOUT_FIRST_SHARE_PER_RECORD * max(1, len(inst.ids)))
+    state.bisect(node_budget, patience)
     stopped = ""
     if state.best > state.lo and not state.timed_out:
         stopped = (f"no progress in {patience:,} nodes" if state.gave_up
                    else f"node budget of {node_budget:,} spent")
     return SearchResult(tuple(state.best_offsets), state.best, state.best <= state.lo,
                         min(state.lo, state.best), state.spent, state.timed_out, stopped,
-                        state.nodes_to_best, tuple(state.improvements))
+                        state.nodes_to_best, tuple(state.improvements), tuple(state.improvement_cpu))
 
 
 class _Gap:
@@ -424,6 +412,8 @@ class _Gap:
         self.spent, self.timed_out, self.gave_up = 0, False, False
         self.nodes_to_best = 0  # nodes spent when the best plan was found (0: the one it started from)
         self.improvements: list[tuple[int, int]] = []
+        self.improvement_cpu: list[float] = []
+        self.cpu_start = process_time()
         self.open: dict[int, _CapacityProbe] = {}  # unanswered probes by capacity, resumed when met again
 
     def probe(self, capacity: int, share: int) -> bool:
@@ -443,6 +433,7 @@ class _Gap:
             self.best_offsets, self.best = offsets, arena_of(self.records, offsets)
             self.nodes_to_best = self.spent
             self.improvements.append((self.spent, self.best))
+            self.improvement_cpu.append(process_time() - self.cpu_start)
             return True
         if complete:  # every capacity up to the probed one's granule is infeasible
             self.lo = capacity + self.inst.granule
@@ -493,12 +484,13 @@ class _Gap:
         self.unanswered = self.lo - step  # the bisection after it starts from the floor
 
     def bisect(self, node_budget: int, patience: int) -> None:
-        """Probe the bound with half the budget (MiniMalloc's instances meet it), then bisect
-        between the gap's floor and the best plan with half of what is left each time: a packing
-        lowers the best plan, an exhausted probe raises `lo`, an unanswered one raises the floor
-        of the next probes. When every capacity below the plan was left open, the bisection starts
-        again with what is left (an open probe goes on where it stopped), so the whole budget is
-        used. Stop (`gave_up`) once `patience` nodes pass without progress."""
+        """Probe the bound with half the budget, at most BOUND_SHARE_NODES (MiniMalloc's instances
+        meet it within that), then bisect between the gap's floor and the best plan with half of
+        what is left each time: a packing lowers the best plan, an exhausted probe raises `lo`, an
+        unanswered one raises the floor of the next probes. When every capacity below the plan was
+        left open, the bisection starts again with what is left (an open probe goes on where it
+        stopped), so the whole budget is used. Stop (`gave_up`) once `patience` nodes pass without
+        progress."""
         quiet = 0  # nodes since the last progress
         first = True
         while self.lo < self.best and self.spent < node_budget and not self.timed_out:
@@ -510,7 +502,7 @@ class _Gap:
                 self.gave_up = True
                 break
             capacity = self.lo if first else (low + self.best - 1) // 2
-            share = (max(1, min(node_budget // 2, node_budget - self.spent)) if first
+            share = (max(1, min(node_budget // 2, BOUND_SHARE_NODES, node_budget - self.spent)) if first
                      else max(1, (node_budget - self.spent) // 2))
             before = self.spent
             progress = self.probe(capacity, share)
@@ -562,12 +554,7 @@ def check_optimal_claim(records: Sequence[UsageRecord], alignment: int, arena: i
     inst = _Instance(records, alignment)
     if arena <= round_up(aligned_lower_bound(records, alignment), inst.granule):
         return ClaimCheck(True)
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 4 * len(inst.ids) + 1000))
-    try:
-        found, complete, used, _ = fits(inst, arena - 1, node_budget, None)
-    finally:
-        sys.setrecursionlimit(limit)
+    found, complete, used, _ = fits(inst, arena - 1, node_budget, None)
     if found is not None:
         offsets = [0] * len(records)
         for k, i in enumerate(inst.ids):
