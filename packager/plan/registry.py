@@ -28,8 +28,9 @@ Plan = Union[OffsetPlan, ObjectPlan]
 @dataclass(frozen=True)
 class Budget:
     """How much a search may do. `work` counts the search's own steps (iterations or tree nodes),
-    so its plan depends only on the input; `time_limit` (seconds) is a safety net, and a plan it
-    stopped says so (OffsetPlan.time_limit_hit)."""
+    so its plan depends only on the input; `time_limit` is a safety net in CPU seconds of this
+    process (other programs' load cannot bring it closer), and a plan it stopped says so
+    (OffsetPlan.time_limit_hit)."""
 
     work: int
     time_limit: float | None = None

@@ -259,11 +259,11 @@ def plan(
 
     An iteration is NODES_PER_ITERATION nodes of the search tree. With `max_iterations` set (and a
     time budget that does not run out first) the plan depends only on the input and the seed;
-    stopped by `time_budget` alone, it depends on the machine's speed (and the plan says so).
+    stopped by `time_budget` (CPU seconds of this process) alone, it depends on the machine's speed (and the plan says so).
     """
     alignment = max(1, alignment)
     search = SkylineSearch(records, alignment)
-    deadline = None if time_budget is None else time.perf_counter() + time_budget
+    deadline = None if time_budget is None else time.process_time() + time_budget
     node_budget = None if max_iterations is None else max_iterations * NODES_PER_ITERATION
     to_beat = float("inf") if initial is None else initial.arena
     timed_out = [False]
@@ -296,7 +296,7 @@ def run(search: SkylineSearch, records: Sequence[UsageRecord], deadline: float |
     def out_of_budget() -> bool:
         if node_budget is not None and search.nodes - spent_before >= node_budget:
             return True
-        if deadline is not None and time.perf_counter() >= deadline:
+        if deadline is not None and time.process_time() >= deadline:
             if timed_out is not None:
                 timed_out[0] = True
             return True

@@ -35,7 +35,8 @@ runs uncompiled (`uncompiled()`, or NUMBA_DISABLE_JIT=1) with identical nodes an
 
 Determinism: the budget counts nodes (one node = one step down the tree: a placement that passed
 its checks, or a probe's root), never seconds. A time limit
-stays as a safety net only; when it stops the search, the plan says so (`time_limit_hit`), and
+(CPU seconds of this process, so that other programs' load cannot bring it closer) stays as a
+safety net only; when it stops the search, the plan says so (`time_limit_hit`), and
 only then may the result depend on the machine.
 """
 
@@ -234,7 +235,7 @@ class _Probe:
                                self.state, *self.buffers, self.undo_j, self.undo_v, self.keys, self.items)
             self.nodes = int(self.state[k.S_NODES])
             if code == k.PAUSED:
-                if time.perf_counter() >= self.deadline:
+                if time.process_time() >= self.deadline:
                     self.timed_out = True
                     return _TIMED_OUT
             elif code >= k.GROW:
@@ -373,7 +374,7 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     cpu_start = process_time()
     alignment = max(1, alignment)
     inst = _Instance(records, alignment)
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    deadline = None if time_limit is None else time.process_time() + time_limit
     n = len(records)
     bound = round_up(max(aligned_lower_bound(records, alignment), lower_bound or 0), inst.granule)
     if initial is None or len(initial.offsets) != n:  # start from first fit of the greedy order

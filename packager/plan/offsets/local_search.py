@@ -19,7 +19,7 @@ with a neighbour placed before them that changed offset; the others keep their o
 decoding stops as soon as one record ends above the current arena. One iteration is one step.
 
 It stops at the lower bound (the largest operator breadth; with alignment, the aligned sizes
-stacked under an unaligned top), after `max_iterations` steps, or at `time_budget` seconds.
+stacked under an unaligned top), after `max_iterations` steps, or at `time_budget` CPU seconds of this process.
 Randomness comes from random.Random(seed) only: with `max_iterations` set and a time budget that
 does not run out first, the plan depends only on the input and the seed; a run stopped by the time
 budget depends on the machine's speed, and its plan says so (time_limit_hit).
@@ -177,7 +177,7 @@ def plan(
 ) -> OffsetPlan:
     """The best order found, decoded; `initial` itself (relabelled) when nothing beats it."""
     alignment = max(1, alignment)
-    deadline = None if time_budget is None else time.perf_counter() + time_budget
+    deadline = None if time_budget is None else time.process_time() + time_budget
     decoder = OrderDecoder(records, alignment)
     n = len(records)
     bound = max(aligned_lower_bound(records, alignment), lower_bound or 0)
@@ -219,7 +219,7 @@ def hill_climb(decoder: OrderDecoder, order: list[int], offsets: list[int], aren
     position = {r: p for p, r in enumerate(order)}
     done = 0
     while arena > bound and (iterations is None or done < iterations):
-        if deadline is not None and time.perf_counter() >= deadline:
+        if deadline is not None and time.process_time() >= deadline:
             if timed_out is not None:
                 timed_out[0] = True
             break
