@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 import re
 import struct
+from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -93,6 +94,30 @@ def parse_model(data: bytes) -> Model:
         raise
     except _CORRUPT as e:
         raise ModelError(f"corrupt or truncated model: {plain_words(e, len(data))}") from None
+
+
+def with_tensors_reread(model: Model, data: bytes, subgraph: int, indices: Iterable[int]) -> Model:
+    """The model whose bytes are now `data`, where only the tables of the given tensors of one
+    subgraph changed (numbers written in place: every position is the same): those tensors are
+    read again, everything else is kept. What parse_model(data) gives, without reading the whole
+    model a second time."""
+    data = bytes(data)
+    if len(data) != len(model.raw):
+        raise ValueError("with_tensors_reread: the bytes must only change in place")
+    try:
+        parser = _Parser(data)
+        parser.buffers = model.buffers
+        tables = parser.tables.tables(parser.fb.Subgraphs(subgraph)._tab.Pos, _SG_TENSORS, "tensors")
+        tensors = list(model.subgraphs[subgraph].tensors)
+        for i in sorted(set(indices)):
+            tensors[i] = parser._tensor(i, tables[i], subgraph)
+    except ModelError:
+        raise
+    except _CORRUPT as e:
+        raise ModelError(f"corrupt or truncated model: {plain_words(e, len(data))}") from None
+    subgraphs = list(model.subgraphs)
+    subgraphs[subgraph] = replace(subgraphs[subgraph], tensors=tuple(tensors))
+    return replace(model, subgraphs=tuple(subgraphs), raw=data)
 
 
 _NEEDS = re.compile(r"at least (\d+) bytes")
