@@ -2,7 +2,8 @@
 and the whole `plan --strategy best` pipeline on the same graphs written as .tflite files.
 
     python -m benchmarks.bench_scale [--sizes 1000,10000,100000] [--shapes chain,...] [--budget S]
-    python -m benchmarks.bench_scale --phases --shapes chain   (CPU per phase, commands end to end)
+    python -m benchmarks.bench_scale --phases --shapes chain   (CPU per phase, the reader beside a
+        reference reader, memory of the per-tensor objects, package phase by phase, commands end to end)
     python benchmarks/bench_scale.py ...
 
 For each graph shape (benchmarks/synthetic.py) and size it prints each strategy's time and the
@@ -266,14 +267,17 @@ def main(argv: list[str]) -> int:
     shapes = args.shapes.split(",")
     start = time.perf_counter()
     if args.phases:
-        from benchmarks.phases import (phase_rows, reader_rows, render_end_to_end, render_package_phases,
-                                       render_phases)
+        from benchmarks.phases import (object_memory_rows, phase_rows, reader_rows, render_end_to_end,
+                                       render_package_phases, render_phases)
         for shape in shapes:
             path_of = lambda n, shape=shape: cached_model(shape, n)
             print(f"\n### {shape}: CPU seconds per phase ('tflite' semantics), growth exponent k\n")
             print(render_phases(phase_rows(path_of, sizes, args.budget), sizes, exponent))
             print(f"\n### {shape}: the reader beside a struct-based reference reader, CPU seconds\n")
             print(render_phases(reader_rows(path_of, sizes), sizes, exponent))
+            print(f"\n### {shape}: memory the per-tensor objects hold (tracemalloc, after each step)\n")
+            print(render_phases(object_memory_rows(path_of, sizes), sizes, lambda seconds: None,
+                                "held by (MB, bytes per tensor)"))
             print(f"\n### {shape}: `package` phase by phase ('tflm' semantics, --no-verify), CPU seconds\n")
             print(render_package_phases(path_of, sizes, exponent))
             print(f"\n### {shape}: commands end to end, each in a fresh process\n")
