@@ -240,17 +240,21 @@ def subgraph_lifetimes(model: Model, index: int, sem: Semantics, plan_dynamic: b
             t = root[t]
         return t
 
-    # Second pass: references now count against the buffer's owner (the root of an alias chain).
-    live_refs = {t: 0 for t in arena_set}
-    for t in graph_outputs & arena_set:
-        live_refs[find(t)] += 1
-    if sem.pin_inputs:
-        for t in graph_inputs & arena_set:
+    # Second pass: references now count against the buffer's owner (the root of an alias chain);
+    # without aliases every tensor owns its buffer, and the counts are the first pass's.
+    if root:
+        live_refs = {t: 0 for t in arena_set}
+        for t in graph_outputs & arena_set:
             live_refs[find(t)] += 1
-    for op in sg.operators:
-        for i in op.inputs:
-            if i in arena_set:
-                live_refs[find(i)] += 1
+        if sem.pin_inputs:
+            for t in graph_inputs & arena_set:
+                live_refs[find(t)] += 1
+        for op in sg.operators:
+            for i in op.inputs:
+                if i in arena_set:
+                    live_refs[find(i)] += 1
+    else:
+        live_refs = dict(refs)
     alloc: dict[int, int] = {t: 0 for t in graph_inputs & arena_set}
     dealloc: dict[int, int] = {}
     last_read: dict[int, int] = {}
@@ -261,7 +265,7 @@ def subgraph_lifetimes(model: Model, index: int, sem: Semantics, plan_dynamic: b
         for t in op.inputs:
             if t in arena_set:
                 last_read[t] = i
-                r = find(t)
+                r = find(t) if root else t
                 live_refs[r] -= 1
                 if live_refs[r] == 0 and r in alloc:
                     dealloc[r] = i
