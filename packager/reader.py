@@ -19,7 +19,7 @@ import numpy as np
 from packager.errors import ModelError
 from packager.model import (ELEMENT_BITS, MAX_TENSOR_BYTES, Buffer, Model, Operator,
                             OperatorCode, SignatureDef, Subgraph, Tensor, building_many)
-from packager.reader_columns import Columns, Unusual, operator_fields, plain_tensors
+from packager.reader_columns import Columns, TypeTables, Unusual, operator_fields, plain_tensors
 from schemas.tflite import BuiltinOperator, BuiltinOptions, TensorType
 from schemas.tflite.Model import Model as FbModel
 
@@ -247,6 +247,7 @@ _SG_TENSORS, _SG_OPERATORS = _slot("SubGraph", "Tensors"), _slot("SubGraph", "Op
 _TENSOR_SLOTS = {"type": _T_TYPE, "shape": _SLOT["Tensor.Shape"], "name": _T_NAME, "buffer": _T_BUFFER,
                  "is_variable": _T_VARIABLE, "signature": _SLOT["Tensor.ShapeSignature"],
                  "quantization": _T_QUANT, "sparsity": _T_SPARSITY}
+_TYPES = TypeTables.of(_TYPE_NAMES, ELEMENT_BITS)
 _OPERATOR_SLOTS = {"opcode": _OP_CODE, "options_type": _OP_OPTIONS_TYPE, "options": _OP_OPTIONS,
                    "inputs": _SLOT["Operator.Inputs"], "outputs": _SLOT["Operator.Outputs"],
                    "intermediates": _SLOT["Operator.Intermediates"]}
@@ -395,8 +396,8 @@ class _Parser:
         tensor_tables = self.tables.table_positions(pos, _SG_TENSORS, "tensors")
         try:
             sizes = np.array([b.size for b in self.buffers], dtype=np.int64)
-            tensors = tuple(plain_tensors(self.columns, tensor_tables, _TENSOR_SLOTS, _TYPE_NAMES, ELEMENT_BITS,
-                                          MAX_TENSOR_BYTES, sizes, Tensor, lambda i, t: self._tensor(i, t, index)))
+            tensors = tuple(plain_tensors(self.columns, tensor_tables, _TENSOR_SLOTS, _TYPES, MAX_TENSOR_BYTES,
+                                          sizes, Tensor, lambda i, t: self._tensor(i, t, index)))
         except Unusual:
             tensors = tuple(self._tensor(i, t, index) for i, t in enumerate(tensor_tables.tolist()))
         n = len(tensors)

@@ -16,6 +16,9 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 
+_WIDTH = {"<i1": 1, "<u1": 1, "<u2": 2, "<i4": 4, "<u4": 4}  # bytes of each type read here
+
+
 class Unusual(Exception):
     """A vector this path does not read: the table-by-table path reads it instead."""
 
@@ -36,13 +39,13 @@ class Columns:
         return self._aligned[dtype]
 
     def gather(self, positions: np.ndarray, dtype: str) -> np.ndarray:
-        width = np.dtype(dtype).itemsize
+        width = _WIDTH[dtype]
         if not len(positions):
             return np.zeros(0, dtype=np.int64)
         if int(positions.min()) < 0 or int(positions.max()) + width > len(self.u8):
             raise Unusual()
-        if not (positions % width).any():  # aligned, as flatbuffer writers place them: one lookup
-            return self._view(dtype)[positions // width].astype(np.int64)
+        if width == 1 or not (positions & (width - 1)).any():  # aligned, as writers place them
+            return self._view(dtype)[positions // width if width > 1 else positions].astype(np.int64)
         rows = self.u8[positions[:, None] + np.arange(width)]
         return np.ascontiguousarray(rows).view(dtype).reshape(-1).astype(np.int64)
 
@@ -117,17 +120,28 @@ class Int32Vectors(NamedTuple):
     products: np.ndarray | None  # each vector's product as a float (1 for an empty one), if asked
 
 
-def plain_tensors(cols: Columns, tables: np.ndarray, slots: dict[str, int], type_names: dict[int, str],
-                  element_bits: dict, max_bytes: int, buffer_sizes: np.ndarray, make: Callable,
+class TypeTables(NamedTuple):
+    """Element types by their int8 code + 128: the name (None: unknown) and the bits (0: unknown;
+    8 for variable-size types, as the size check counts them)."""
+    names: list[str | None]
+    bits: np.ndarray
+
+    @classmethod
+    def of(cls, type_names: dict[int, str], element_bits: dict) -> "TypeTables":
+        names = [type_names.get(code - 128) for code in range(256)]
+        return cls(names, np.array([(element_bits[n] or 8) if n is not None else 0 for n in names],
+                                   dtype=np.float64))
+
+
+def plain_tensors(cols: Columns, tables: np.ndarray, slots: dict[str, int], types: TypeTables,
+                  max_bytes: int, buffer_sizes: np.ndarray, make: Callable,
                   slow: Callable[[int, int], object]) -> list:
     """The tensors of one subgraph; `slow(i, table)` reads tensor i the table-by-table way."""
     t = tables
     vts = cols.vtables(t)
     field = {name: cols.fields(t, vts, slot) for name, slot in slots.items()}
-    type_codes = cols.scalars(field["type"], "<i1") + 128  # int8 codes as indexes into 256-entry tables
-    names_by_code = [type_names.get(code - 128) for code in range(256)]
-    bits_by_code = np.array([(element_bits[n] or 8) if n is not None else 0 for n in names_by_code],
-                            dtype=np.float64)
+    type_codes = cols.scalars(field["type"], "<i1") + 128  # int8 codes as indexes into the tables
+    names_by_code, bits_by_code = types
     shapes = cols.int32_vectors(field["shape"], products=True)
     names = cols.strings(field["name"])
     buffer = cols.scalars(field["buffer"], "<u4")
