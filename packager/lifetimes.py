@@ -14,12 +14,15 @@ Two timelines, chosen by the semantics:
 
 from __future__ import annotations
 
+import math
+import operator
+from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Iterator, Mapping
 
 from packager.errors import ModelError
-from packager.model import Model, Subgraph, Tensor, derived
-from packager.plan.records import UsageRecord, align_up
+from packager.model import ELEMENT_BITS, Model, Subgraph, Tensor, building_many, derived
+from packager.plan.records import UsageRecord
 from packager.semantics import SEMANTICS, Semantics
 
 # Why a tensor of the file gets no place in the working arena.
@@ -73,9 +76,10 @@ def model_lifetimes(model: Model, semantics: str | Semantics,
 
 
 def _model_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool) -> list[ArenaLifetimes]:
-    if sem.inline_subgraphs:
-        return [_inline_lifetimes(model, sem, plan_dynamic)]
-    return [subgraph_lifetimes(model, i, sem, plan_dynamic) for i in range(len(model.subgraphs))]
+    with building_many():  # a record per tensor, none of them garbage
+        if sem.inline_subgraphs:
+            return [_inline_lifetimes(model, sem, plan_dynamic)]
+        return [subgraph_lifetimes(model, i, sem, plan_dynamic) for i in range(len(model.subgraphs))]
 
 
 # -- classification shared by both timelines --------------------------------------------------
@@ -86,10 +90,10 @@ _INTEGER = ("INT32", "INT64")
 def computed_at_prepare(sg: Subgraph, sem: Semantics) -> set[int]:
     """Outputs the runtime computes at Prepare into persistent read-only buffers (shape
     arithmetic: SHAPE, then ops over constants and such outputs); see Semantics."""
-    known = {t.index for t in sg.tensors if t.is_constant}
     out: set[int] = set()
     if not sem.prepare_time_outputs:
         return out
+    known = {t.index for t in sg.tensors if t.is_constant}
     for op in sg.operators:
         if op.name not in sem.prepare_time_outputs or not op.outputs:
             continue
@@ -107,24 +111,27 @@ def computed_at_prepare(sg: Subgraph, sem: Semantics) -> set[int]:
 def _classify(model: Model, sg: Subgraph, sem: Semantics, plan_dynamic: bool = False) -> dict[int, str]:
     """Categories of the tensors that cannot be planned; planned candidates are left out."""
     out: dict[int, str] = {}
+    variables_persist = sem.persistent_variables
     for t in sg.tensors:
-        if t.is_variable and sem.persistent_variables:
+        if t.is_variable and variables_persist:
             out[t.index] = PERSISTENT
-        elif t.is_constant:
+        elif t.has_data:  # is_constant
             out[t.index] = CONSTANT
-        elif t.nbytes is None:
+        elif ELEMENT_BITS[t.type] is None:  # nbytes is None: sized while running
             out[t.index] = DYNAMIC
     prepared = computed_at_prepare(sg, sem)
     for t in prepared:
         out.setdefault(t, PERSISTENT)
+    dequantized_persist, dynamic_rules = sem.persistent_dequantized_constants, sem.dynamic_output_rules
     for op in sg.operators:
-        inputs = [i for i in op.inputs if i >= 0]
+        name = op.opcode.name
         # DENSIFY (a sparse constant made dense once) keeps its output persistent too.
-        if (sem.persistent_dequantized_constants and op.name in ("DEQUANTIZE", "DENSIFY")
-                and inputs and sg.tensors[inputs[0]].is_constant):
-            for o in op.outputs:
-                out.setdefault(o, PERSISTENT)
-        rule = sem.dynamic_output_rules.get(op.name)
+        if dequantized_persist and name in ("DEQUANTIZE", "DENSIFY"):
+            inputs = [i for i in op.inputs if i >= 0]
+            if inputs and sg.tensors[inputs[0]].is_constant:
+                for o in op.outputs:
+                    out.setdefault(o, PERSISTENT)
+        rule = dynamic_rules.get(name)
         if rule and any(k < len(op.inputs) and op.inputs[k] >= 0
                         and not sg.tensors[op.inputs[k]].is_constant
                         and not _empty_constant(model, sg, op.inputs[k])
@@ -156,35 +163,47 @@ def _empty_constant(model: Model, sg: Subgraph, t: int) -> bool:
 def pruned_by_while(model: Model, sg: Subgraph) -> set[int]:
     """Tensors of `sg` a WHILE leaves without a buffer (Semantics.while_prunes_unread)."""
     out: set[int] = set()
+    whiles = [(caller, op) for caller in model.subgraphs for op in caller.operators
+              if op.subgraphs and op.name == "WHILE" and len(op.subgraphs) >= 2]
+    if not whiles:
+        return out
     read = {i for op in sg.operators for i in op.inputs if i >= 0}
-    for caller in model.subgraphs:
-        for op in caller.operators:
-            if op.name != "WHILE" or len(op.subgraphs) < 2:
-                continue
-            cond, body = (model.subgraphs[i] if 0 <= i < len(model.subgraphs) else None
-                          for i in op.subgraphs[:2])
-            if cond is sg:
-                out.update(t for t in sg.inputs if t >= 0 and t not in read)
-            if caller is sg and body is not None:
-                for k, o in enumerate(op.outputs):
-                    passes = (k < len(body.inputs) and k < len(body.outputs)
-                              and body.inputs[k] == body.outputs[k])
-                    if o >= 0 and passes and o not in read:
-                        out.add(o)
+    for caller, op in whiles:
+        cond, body = (model.subgraphs[i] if 0 <= i < len(model.subgraphs) else None
+                      for i in op.subgraphs[:2])
+        if cond is sg:
+            out.update(t for t in sg.inputs if t >= 0 and t not in read)
+        if caller is sg and body is not None:
+            for k, o in enumerate(op.outputs):
+                passes = (k < len(body.inputs) and k < len(body.outputs)
+                          and body.inputs[k] == body.outputs[k])
+                if o >= 0 and passes and o not in read:
+                    out.add(o)
     return out
 
 
 def _inputs_owned_by_caller(model: Model, index: int, sem: Semantics) -> bool:
     for caller in model.subgraphs:
         for op in caller.operators:
+            if not op.subgraphs:  # runs no subgraph: owns no inputs of one (most ops)
+                continue
             positions = sem.caller_owned_inputs.get(op.name, ())
             if any(p < len(op.subgraphs) and op.subgraphs[p] == index for p in positions):
                 return True
     return False
 
 
-def _size(t: Tensor, sem: Semantics) -> int:
-    return align_up(t.nbytes or 0, sem.size_rounding)
+def _sizer(sem: Semantics) -> Callable[[Tensor], int]:
+    """The bytes a tensor takes in the arena under a semantics (Tensor.nbytes, 0 for a variable
+    size, rounded up to the semantics' size rounding): one call per tensor, for every tensor."""
+    rounding = sem.size_rounding
+    bits_of, prod = ELEMENT_BITS, math.prod
+
+    def size(t: Tensor) -> int:
+        bits = bits_of[t.type]
+        nbytes = -(-prod(t.shape) * bits // 8) if bits is not None else 0  # Tensor.nbytes or 0
+        return -(-nbytes // rounding) * rounding if rounding > 1 else nbytes  # align_up
+    return size
 
 
 # -- per-subgraph timeline (TFLite, ideal) ----------------------------------------------------
@@ -221,17 +240,21 @@ def subgraph_lifetimes(model: Model, index: int, sem: Semantics, plan_dynamic: b
             t = root[t]
         return t
 
-    # Second pass: references now count against the buffer's owner (the root of an alias chain).
-    live_refs = {t: 0 for t in arena_set}
-    for t in graph_outputs & arena_set:
-        live_refs[find(t)] += 1
-    if sem.pin_inputs:
-        for t in graph_inputs & arena_set:
+    # Second pass: references now count against the buffer's owner (the root of an alias chain);
+    # without aliases every tensor owns its buffer, and the counts are the first pass's.
+    if root:
+        live_refs = {t: 0 for t in arena_set}
+        for t in graph_outputs & arena_set:
             live_refs[find(t)] += 1
-    for op in sg.operators:
-        for i in op.inputs:
-            if i in arena_set:
-                live_refs[find(i)] += 1
+        if sem.pin_inputs:
+            for t in graph_inputs & arena_set:
+                live_refs[find(t)] += 1
+        for op in sg.operators:
+            for i in op.inputs:
+                if i in arena_set:
+                    live_refs[find(i)] += 1
+    else:
+        live_refs = dict(refs)
     alloc: dict[int, int] = {t: 0 for t in graph_inputs & arena_set}
     dealloc: dict[int, int] = {}
     last_read: dict[int, int] = {}
@@ -242,11 +265,12 @@ def subgraph_lifetimes(model: Model, index: int, sem: Semantics, plan_dynamic: b
         for t in op.inputs:
             if t in arena_set:
                 last_read[t] = i
-                r = find(t)
+                r = find(t) if root else t
                 live_refs[r] -= 1
                 if live_refs[r] == 0 and r in alloc:
                     dealloc[r] = i
     end = max(n_ops - 1, 0)
+    size = _sizer(sem)
     records, whole_run = [], set()
     for t in sorted(arena_set - set(root)):
         first = alloc[t]
@@ -258,12 +282,12 @@ def subgraph_lifetimes(model: Model, index: int, sem: Semantics, plan_dynamic: b
             last = end if never_freed else dealloc[t]
         if never_freed and first == 0:
             whole_run.add(len(records))
-        records.append(UsageRecord(t, first, last, _size(sg.tensors[t], sem)))
+        records.append(UsageRecord(t, first, last, size(sg.tensors[t])))
     for t in arena_set:
         category.setdefault(t, ALIAS if t in root else PLANNED)
     aliases = {t: find(t) for t in root}
     alias_intervals = {t: (alloc[t], max(alloc[t], last_read.get(t, alloc[t]))) for t in root}
-    persistent_bytes = sum(_size(sg.tensors[t], sem) for t, c in category.items() if c == PERSISTENT)
+    persistent_bytes = sum(size(sg.tensors[t]) for t, c in category.items() if c == PERSISTENT)
     calls = {op.index: op.subgraphs for op in sg.operators if op.subgraphs}
     return ArenaLifetimes(subgraph=index, semantics=sem.name, num_steps=n_ops,
                           records=tuple(records), whole_run=frozenset(whole_run), aliases=aliases,
@@ -275,10 +299,8 @@ def _identify_inplace(sg: Subgraph, sem: Semantics, arena: set[int], refs: Mappi
                       graph_inputs: set[int], graph_outputs: set[int]) -> dict[int, int]:
     """output -> input whose buffer it takes, following the semantics' in-place rules."""
     root: dict[int, int] = {}
-    readers: dict[int, list[int]] = {}
-    for i, op in enumerate(sg.operators):
-        for t in op.inputs:
-            readers.setdefault(t, []).append(i)
+    readers: dict[int, list[int]] = {}  # tensor -> the ops that read it, made when first needed
+    readers_made = False
 
     def find(t: int) -> int:
         while t in root:
@@ -286,11 +308,18 @@ def _identify_inplace(sg: Subgraph, sem: Semantics, arena: set[int], refs: Mappi
         return t
 
     def group_last_read(r: int) -> int:
+        nonlocal readers_made
+        if not readers_made:
+            readers_made = True
+            for i, op in enumerate(sg.operators):
+                for t in op.inputs:
+                    readers.setdefault(t, []).append(i)
         members = [r] + [a for a in root if find(a) == r]
         return max((max(readers.get(m, [-1])) for m in members), default=-1)
 
+    inplace = sem.inplace
     for i, op in enumerate(sg.operators):
-        rule = sem.inplace.get(op.name)
+        rule = inplace.get(op.opcode.name)
         if rule is None or not op.outputs or op.outputs[0] not in arena:
             continue
         out = op.outputs[0]
@@ -335,18 +364,14 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
     first: dict[int, int] = {}
     last: dict[int, int] = {}
     op_scopes: dict[tuple[int, int], tuple[int, int]] = {}
+    # Without control flow op i of the main subgraph is scope i + 1: no need to write that down.
+    calls_children = any(op.subgraphs for op in model.subgraphs[0].operators) if model.subgraphs else True
     scope = 0
     visiting: set[int] = set()
 
     # TFLite Micro's AllocationInfoBuilder (micro_allocation_info.cc): "created" resets both ends
-    # (UpdateFirstCreated), "used" moves the last end (UpdateLastUsed).
-    def created(g: int, s: int) -> None:
-        first[g] = s
-        last[g] = s
-
-    def used(g: int, s: int) -> None:
-        last[g] = max(last.get(g, s), s)
-
+    # (UpdateFirstCreated), "used" moves the last end (UpdateLastUsed) to the current scope:
+    # scopes only grow, so that is always the latest.
     def mark(index: int) -> None:
         nonlocal scope
         if index in visiting:
@@ -356,38 +381,38 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
         # Inputs and outputs are created when the subgraph is entered (outputs again when written).
         for t in (*sg.inputs, *sg.outputs):
             if t >= 0:
-                created(base + t, scope)
+                first[base + t] = last[base + t] = scope  # created
         for i, op in enumerate(sg.operators):
             scope += 1
             for t in op.outputs:
                 if t >= 0:
-                    created(base + t, scope)
+                    first[base + t] = last[base + t] = scope  # created
             start = scope
             for child in op.subgraphs:
                 scope += 1  # each child invocation opens a scope of its own
                 mark(child)
             for t in op.inputs:
                 if t >= 0:
-                    used(base + t, scope)
+                    last[base + t] = scope  # used
             for t in op.outputs:
                 if t >= 0:
-                    used(base + t, scope)
-            op_scopes[(index, i)] = (start, scope)  # an op's scratch lives over this span
+                    last[base + t] = scope  # used
+            if calls_children:
+                op_scopes[(index, i)] = (start, scope)  # an op's scratch lives over this span
         for t in sg.outputs:
             if t >= 0:
-                used(base + t, scope)
+                last[base + t] = scope  # used
         visiting.discard(index)
 
     mark(0)
     category: dict[int, str] = {}
-    tensor_subgraph: dict[int, tuple[int, int]] = {}
     records = []
     persistent = 0
+    size = _sizer(sem)
     for s, sg in enumerate(model.subgraphs):
         cats = _classify(model, sg, sem, plan_dynamic)
         for t in sg.tensors:
             g = offsets[s] + t.index
-            tensor_subgraph[g] = (s, t.index)
             c = cats.get(t.index)
             if c is None and g not in first and g in last:
                 # Read but never written (an Ethos-U op's scratch tensors): TFLite Micro still
@@ -396,14 +421,75 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
             if c is None and g not in first:
                 c = UNUSED  # never written, or in a subgraph no op runs
             if c == PERSISTENT:
-                persistent += _size(t, sem)
+                persistent += size(t)
             if c is not None:
                 category[g] = c
                 continue
             category[g] = PLANNED
-            records.append(UsageRecord(g, first[g], max(first[g], last.get(g, first[g])), _size(t, sem)))
+            records.append(UsageRecord(g, first[g], max(first[g], last.get(g, first[g])), size(t)))
     return ArenaLifetimes(subgraph=0, semantics=sem.name, num_steps=scope + 1,
                           records=tuple(records), whole_run=frozenset(), aliases={},
                           alias_intervals={}, category=category, persistent_bytes=persistent,
-                          calls={}, inline=True, tensor_subgraph=tensor_subgraph,
-                          op_scopes=op_scopes)
+                          calls={}, inline=True, tensor_subgraph=GlobalIds(offsets, total),
+                          op_scopes=op_scopes if calls_children else OneScopePerOp(len(model.subgraphs[0].operators)))
+
+
+class GlobalIds(Mapping):
+    """An inline arena's tensor_subgraph: global id -> (subgraph, tensor index) for every tensor
+    of every subgraph (the subgraphs' tensors concatenated in order), worked out from where each
+    subgraph starts instead of held as a dict of a tuple per tensor. Reads, compares and prints
+    as that dict."""
+
+    __slots__ = ("_starts", "_total")
+
+    def __init__(self, starts: list[int], total: int) -> None:
+        self._starts, self._total = tuple(starts), total
+
+    def __getitem__(self, key: int) -> tuple[int, int]:
+        try:
+            g = operator.index(key)  # any integer a dict would take (numpy's too)
+        except TypeError:
+            raise KeyError(key) from None
+        if not 0 <= g < self._total:
+            raise KeyError(key)
+        s = bisect_right(self._starts, g) - 1  # the last subgraph starting at or before g
+        return s, g - self._starts[s]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self._total))
+
+    def __len__(self) -> int:
+        return self._total
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+class OneScopePerOp(Mapping):
+    """An inline arena's op_scopes when no op runs a subgraph: (0, i) -> (i + 1, i + 1), the
+    scope op i of the main subgraph opens, without a dict of two tuples per operator. Reads,
+    compares and prints as that dict."""
+
+    __slots__ = ("_ops",)
+
+    def __init__(self, ops: int) -> None:
+        self._ops = ops
+
+    def __getitem__(self, key: tuple[int, int]) -> tuple[int, int]:
+        try:
+            s, i = key
+            s, i = operator.index(s), operator.index(i)
+        except (TypeError, ValueError):
+            raise KeyError(key) from None
+        if s != 0 or not 0 <= i < self._ops:
+            raise KeyError(key)
+        return i + 1, i + 1
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return ((0, i) for i in range(self._ops))
+
+    def __len__(self) -> int:
+        return self._ops
+
+    def __repr__(self) -> str:
+        return repr(dict(self))

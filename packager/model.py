@@ -5,9 +5,11 @@ Plain frozen dataclasses, no flatbuffers objects: every later stage works on the
 
 from __future__ import annotations
 
+import gc
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Mapping, TypeVar
+from typing import Callable, Hashable, Iterator, Mapping, TypeVar
 
 _T = TypeVar("_T")
 
@@ -23,7 +25,7 @@ ELEMENT_BITS: Mapping[str, int | None] = {
 MAX_TENSOR_BYTES = 2**63 - 1  # sizes must fit a signed 64-bit integer, as in the runtimes
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a model of 100,000 operators holds as many of each
 class Tensor:
     index: int
     name: str
@@ -52,7 +54,7 @@ class Tensor:
         bits = ELEMENT_BITS[self.type]
         if bits is None:
             return None
-        return -(-self.num_elements * bits // 8)
+        return -(-math.prod(self.shape) * bits // 8)  # num_elements, inlined: asked for every tensor
 
     @property
     def is_constant(self) -> bool:
@@ -75,7 +77,7 @@ class OperatorCode:
         return self.custom_code is not None and self.name == self.custom_code
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Operator:
     index: int
     opcode: OperatorCode
@@ -153,3 +155,18 @@ def derived(model: Model, key: Hashable, compute: Callable[[], _T]) -> _T:
     if key not in cache:
         cache[key] = compute()
     return cache[key]
+
+
+@contextmanager
+def building_many() -> Iterator[None]:
+    """Pauses the cycle collector while a stage builds hundreds of thousands of objects that are
+    none of them garbage (a model's tensors and operators, their usage records): it runs after
+    every few hundred new objects and walks the older ones again, a third of the time of reading
+    a model of 100,000 operators. Restored as it was afterwards, on errors too."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()

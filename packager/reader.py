@@ -10,15 +10,16 @@ from __future__ import annotations
 import math
 import re
 import struct
+from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
 from packager.errors import ModelError
 from packager.model import (ELEMENT_BITS, MAX_TENSOR_BYTES, Buffer, Model, Operator,
-                            OperatorCode, SignatureDef, Subgraph, Tensor)
-from packager.reader_columns import Columns, Unusual, operator_fields, plain_tensors
+                            OperatorCode, SignatureDef, Subgraph, Tensor, building_many)
+from packager.reader_columns import Columns, TypeTables, Unusual, operator_fields, plain_tensors
 from schemas.tflite import BuiltinOperator, BuiltinOptions, TensorType
 from schemas.tflite.Model import Model as FbModel
 
@@ -87,11 +88,36 @@ def parse_model(data: bytes) -> Model:
         shown = ident.decode("ascii", "replace") if ident.isascii() and ident.decode("ascii").isprintable() else ident.hex()
         raise ModelError(f"not a TFLite model: file identifier '{shown}', expected 'TFL3'")
     try:
-        return _Parser(data).model()
+        with building_many():
+            return _Parser(data).model()
     except ModelError:
         raise
     except _CORRUPT as e:
         raise ModelError(f"corrupt or truncated model: {plain_words(e, len(data))}") from None
+
+
+def with_tensors_reread(model: Model, data: bytes, subgraph: int, indices: Iterable[int]) -> Model:
+    """The model whose bytes are now `data`, where only the tables of the given tensors of one
+    subgraph changed (numbers written in place: every position is the same): those tensors are
+    read again, everything else is kept. What parse_model(data) gives, without reading the whole
+    model a second time."""
+    data = bytes(data)
+    if len(data) != len(model.raw):
+        raise ValueError("with_tensors_reread: the bytes must only change in place")
+    try:
+        parser = _Parser(data)
+        parser.buffers = model.buffers
+        tables = parser.tables.tables(parser.fb.Subgraphs(subgraph)._tab.Pos, _SG_TENSORS, "tensors")
+        tensors = list(model.subgraphs[subgraph].tensors)
+        for i in sorted(set(indices)):
+            tensors[i] = parser._tensor(i, tables[i], subgraph)
+    except ModelError:
+        raise
+    except _CORRUPT as e:
+        raise ModelError(f"corrupt or truncated model: {plain_words(e, len(data))}") from None
+    subgraphs = list(model.subgraphs)
+    subgraphs[subgraph] = replace(subgraphs[subgraph], tensors=tuple(tensors))
+    return replace(model, subgraphs=tuple(subgraphs), raw=data)
 
 
 _NEEDS = re.compile(r"at least (\d+) bytes")
@@ -176,16 +202,20 @@ class _Tables:
 
     def tables(self, table: int, slot: int, what: str) -> list[int]:
         """Positions of the tables of a vector field (empty when absent)."""
+        return self.table_positions(table, slot, what).tolist()
+
+    def table_positions(self, table: int, slot: int, what: str) -> np.ndarray:
+        """tables() as a numpy array, for the column-by-column path."""
         vec = self.ref(table, slot)
         if not vec:
-            return []
+            return np.zeros(0, dtype=np.int64)
         data = self.data
         n = _U32(data, vec)[0]
         if vec + 4 + 4 * n > len(data):
             raise ModelError(f"corrupt or truncated model: the list of {what} claims {n:,} entries, "
                              f"more than the {len(data):,}-byte file can hold")
-        starts = struct.unpack_from(f"<{n}I", data, vec + 4)
-        return [vec + 4 + 4 * k + o for k, o in enumerate(starts)]
+        starts = np.frombuffer(data, dtype="<u4", count=n, offset=vec + 4).astype(np.int64)
+        return vec + 4 + 4 * np.arange(n, dtype=np.int64) + starts
 
     def string(self, table: int, slot: int) -> bytes | None:
         at = self.ref(table, slot)
@@ -217,6 +247,7 @@ _SG_TENSORS, _SG_OPERATORS = _slot("SubGraph", "Tensors"), _slot("SubGraph", "Op
 _TENSOR_SLOTS = {"type": _T_TYPE, "shape": _SLOT["Tensor.Shape"], "name": _T_NAME, "buffer": _T_BUFFER,
                  "is_variable": _T_VARIABLE, "signature": _SLOT["Tensor.ShapeSignature"],
                  "quantization": _T_QUANT, "sparsity": _T_SPARSITY}
+_TYPES = TypeTables.of(_TYPE_NAMES, ELEMENT_BITS)
 _OPERATOR_SLOTS = {"opcode": _OP_CODE, "options_type": _OP_OPTIONS_TYPE, "options": _OP_OPTIONS,
                    "inputs": _SLOT["Operator.Inputs"], "outputs": _SLOT["Operator.Outputs"],
                    "intermediates": _SLOT["Operator.Intermediates"]}
@@ -278,6 +309,7 @@ class _Parser:
         fb_subgraphs = self._table_vector(fb, "Subgraphs")
         if not fb_subgraphs:
             raise ModelError("the model has no subgraph")
+        self.buffers = buffers
         subgraphs = tuple(self._subgraph(i, sg, opcodes, len(buffers), len(fb_subgraphs))
                           for i, sg in enumerate(fb_subgraphs))
         metadata = []
@@ -291,7 +323,6 @@ class _Parser:
             if t.buffer >= len(buffers):
                 raise ModelError(f"tensor {t.index} '{t.name}' points to buffer {t.buffer}, "
                                  f"but the model has {len(buffers)}")
-        subgraphs = tuple(self._with_constants(sg, buffers) for sg in subgraphs)
         return Model(version=version, description=self._str(fb.Description()), subgraphs=subgraphs,
                      buffers=buffers, metadata=tuple(metadata), signature_defs=signatures,
                      raw=self.data)
@@ -348,20 +379,27 @@ class _Parser:
         quantized = bool(q) and (bool(tables.field(q, _Q_SCALE)) or tables.u8(q, _Q_DETAILS_TYPE) != 0)
         scales = tables.length(q, _Q_SCALE) if q else 0
         channels = scales if scales and tables.length(q, _Q_ZERO_POINT) else 0
+        buffer = tables.u32(t, _T_BUFFER)
         return Tensor(index=index, name=name, type=type_name, shape=shape,
-                      shape_signature=signature, buffer=tables.u32(t, _T_BUFFER), has_data=False,
+                      shape_signature=signature, buffer=buffer, has_data=self._has_data(buffer),
                       quantized=quantized, is_variable=bool(tables.u8(t, _T_VARIABLE)),
                       sparse=bool(tables.field(t, _T_SPARSITY)), quant_channels=channels,
                       unknown_axes=unknown)
 
+    def _has_data(self, buffer: int) -> bool:
+        """A constant: its buffer holds bytes (buffer 0 is the empty sentinel; a buffer out of
+        range is named by model() once every subgraph is read, as it always was)."""
+        return 0 < buffer < len(self.buffers) and self.buffers[buffer].size > 0
+
     def _subgraph(self, index, sg, opcodes, n_buffers, n_subgraphs) -> Subgraph:
         pos = sg._tab.Pos
-        tensor_tables = self.tables.tables(pos, _SG_TENSORS, "tensors")
+        tensor_tables = self.tables.table_positions(pos, _SG_TENSORS, "tensors")
         try:
-            tensors = tuple(plain_tensors(self.columns, tensor_tables, _TENSOR_SLOTS, _TYPE_NAMES, ELEMENT_BITS,
-                                          MAX_TENSOR_BYTES, Tensor, lambda i, t: self._tensor(i, t, index)))
+            sizes = np.array([b.size for b in self.buffers], dtype=np.int64)
+            tensors = tuple(plain_tensors(self.columns, tensor_tables, _TENSOR_SLOTS, _TYPES, MAX_TENSOR_BYTES,
+                                          sizes, Tensor, lambda i, t: self._tensor(i, t, index)))
         except Unusual:
-            tensors = tuple(self._tensor(i, t, index) for i, t in enumerate(tensor_tables))
+            tensors = tuple(self._tensor(i, t, index) for i, t in enumerate(tensor_tables.tolist()))
         n = len(tensors)
 
         def check(ids: tuple[int, ...], what: str, optional: bool = False) -> tuple[int, ...]:
@@ -371,10 +409,10 @@ class _Parser:
                                      f"but the subgraph has {n} tensors")
             return ids
 
-        op_tables = self.tables.tables(pos, _SG_OPERATORS, "operators")
+        op_tables = self.tables.table_positions(pos, _SG_OPERATORS, "operators")
         ops = self._plain_operators(op_tables, opcodes, n)
         slow_ops: list[Operator] = []
-        for i, op in enumerate(op_tables if ops is None else ()):
+        for i, op in enumerate(op_tables.tolist() if ops is None else ()):
             oi = self.tables.u32(op, _OP_CODE)
             if oi >= len(opcodes):
                 raise ModelError(f"subgraph {index} operator {i}: operator code {oi} does not exist "
@@ -408,17 +446,14 @@ class _Parser:
                 self.columns, tables, _OPERATOR_SLOTS, n_tensors, len(opcodes))
         except Unusual:
             return None
-        ops = []
-        for i, (c, kind, table, ins, outs, inter) in enumerate(zip(codes, kinds, options, inputs, outputs,
-                                                                  intermediates)):
-            code = opcodes[c]
-            if code.name in _SUBGRAPH_FIELDS:
-                return None
-            table_name = _OPTION_TABLES.get(kind)
-            lazy = _LazyOptions(self, table_name, table) if table_name is not None and table else {}
-            ops.append(Operator(index=i, opcode=code, inputs=ins, outputs=outs, intermediates=inter,
-                                options=lazy, subgraphs=()))
-        return ops
+        if any(opcodes[c].name in _SUBGRAPH_FIELDS for c in set(codes)):
+            return None
+        lazy = _LazyOptions
+        return [Operator(index=i, opcode=opcodes[c], inputs=ins, outputs=outs, intermediates=inter,
+                         options=lazy(self, _OPTION_TABLES[kind], table) if table and kind in _OPTION_TABLES else {},
+                         subgraphs=())
+                for i, (c, kind, table, ins, outs, inter) in enumerate(zip(codes, kinds, options, inputs, outputs,
+                                                                          intermediates))]
 
     def _options(self, op: int) -> Mapping[str, object]:
         kind = self.tables.u8(op, _OP_OPTIONS_TYPE)
@@ -459,13 +494,6 @@ class _Parser:
             return out
 
         return SignatureDef(key=key, subgraph=sg, inputs=tensor_map("Inputs"), outputs=tensor_map("Outputs"))
-
-    @staticmethod
-    def _with_constants(sg: Subgraph, buffers: tuple[Buffer, ...]) -> Subgraph:
-        from dataclasses import replace
-        tensors = tuple(replace(t, has_data=buffers[t.buffer].size > 0)
-                        if t.buffer and t.has_data != (buffers[t.buffer].size > 0) else t for t in sg.tensors)
-        return replace(sg, tensors=tensors)
 
 
 def _unknown_axes(shape: tuple[int, ...], where: str) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -11,11 +11,12 @@ is the same either way.
 
 from __future__ import annotations
 
-import math
-import struct
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
+
+
+_WIDTH = {"<i1": 1, "<u1": 1, "<u2": 2, "<i4": 4, "<u4": 4}  # bytes of each type read here
 
 
 class Unusual(Exception):
@@ -28,13 +29,23 @@ class Columns:
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.u8 = np.frombuffer(data, dtype=np.uint8)
+        self._aligned: dict[str, np.ndarray] = {}
+
+    def _view(self, dtype: str) -> np.ndarray:
+        """The whole file as numbers of one type, for positions that are a multiple of its width."""
+        if dtype not in self._aligned:
+            width = np.dtype(dtype).itemsize
+            self._aligned[dtype] = np.frombuffer(self.data, dtype=dtype, count=len(self.data) // width)
+        return self._aligned[dtype]
 
     def gather(self, positions: np.ndarray, dtype: str) -> np.ndarray:
-        width = np.dtype(dtype).itemsize
+        width = _WIDTH[dtype]
         if not len(positions):
             return np.zeros(0, dtype=np.int64)
         if int(positions.min()) < 0 or int(positions.max()) + width > len(self.u8):
             raise Unusual()
+        if width == 1 or not (positions & (width - 1)).any():  # aligned, as writers place them
+            return self._view(dtype)[positions // width if width > 1 else positions].astype(np.int64)
         rows = self.u8[positions[:, None] + np.arange(width)]
         return np.ascontiguousarray(rows).view(dtype).reshape(-1).astype(np.int64)
 
@@ -64,19 +75,34 @@ class Columns:
         out[present] = at[present] + self.gather(at[present], "<u4")
         return out
 
-    def int32_vectors(self, at: np.ndarray) -> list[tuple[int, ...]]:
-        """The int32 vector each offset field points to, () where absent."""
+    def int32_vectors(self, at: np.ndarray, products: bool = False) -> Int32Vectors:
+        """The int32 vector each offset field points to, () where absent. Vectors of one length
+        are read as one matrix (a model's shapes and operand lists come in few lengths), so the
+        Python work is one tuple per vector."""
         vec = self.refs(at)
         counts = self.scalars(vec, "<u4")
         starts = vec + 4
         if len(vec) and int((starts + 4 * counts).max(initial=0)) > len(self.data):
             raise Unusual()
-        total = int(counts.sum())
-        firsts = np.cumsum(counts) - counts
-        where = np.repeat(starts, counts) + 4 * (np.arange(total, dtype=np.int64) - np.repeat(firsts, counts))
-        flat = self.gather(where, "<i4").tolist()
-        ends = (firsts + counts).tolist()
-        return [tuple(flat[a:b]) for a, b in zip(firsts.tolist(), ends)]
+        rows: list[tuple[int, ...]] = [()] * len(vec)
+        lows, highs = np.zeros(len(vec), dtype=np.int64), np.full(len(vec), -1, dtype=np.int64)
+        prods = np.ones(len(vec), dtype=np.float64) if products else None
+        for count in np.unique(counts).tolist():
+            if count == 0:
+                continue
+            which = np.flatnonzero(counts == count)
+            where = (starts[which][:, None] + 4 * np.arange(count, dtype=np.int64)).reshape(-1)
+            values = self.gather(where, "<i4").reshape(len(which), count)
+            lows[which], highs[which] = values.min(axis=1), values.max(axis=1)
+            if prods is not None:  # float: only compared with a limit, never used as a size
+                prods[which] = np.prod(values.astype(np.float64), axis=1)
+            tuples = list(zip(*values.T.tolist()))  # zip makes the tuples: no list per row
+            if len(which) == len(vec):
+                rows = tuples
+            else:
+                for k, t in zip(which.tolist(), tuples):
+                    rows[k] = t
+        return Int32Vectors(rows, lows, highs, prods)
 
     def strings(self, at: np.ndarray) -> list[bytes | None]:
         s = self.refs(at)
@@ -87,31 +113,55 @@ class Columns:
         return [data[a + 4:a + 4 + k] if a else None for a, k in zip(s.tolist(), n.tolist())]
 
 
-def plain_tensors(cols: Columns, tables: list[int], slots: dict[str, int], type_names: dict[int, str],
-                  element_bits: dict, max_bytes: int, make: Callable, slow: Callable[[int, int], object]) -> list:
+class Int32Vectors(NamedTuple):
+    rows: list[tuple[int, ...]]
+    lows: np.ndarray  # each vector's smallest entry, 0 for an empty one
+    highs: np.ndarray  # each vector's largest entry, -1 for an empty one
+    products: np.ndarray | None  # each vector's product as a float (1 for an empty one), if asked
+
+
+class TypeTables(NamedTuple):
+    """Element types by their int8 code + 128: the name (None: unknown) and the bits (0: unknown;
+    8 for variable-size types, as the size check counts them)."""
+    names: list[str | None]
+    bits: np.ndarray
+
+    @classmethod
+    def of(cls, type_names: dict[int, str], element_bits: dict) -> "TypeTables":
+        names = [type_names.get(code - 128) for code in range(256)]
+        return cls(names, np.array([(element_bits[n] or 8) if n is not None else 0 for n in names],
+                                   dtype=np.float64))
+
+
+def plain_tensors(cols: Columns, tables: np.ndarray, slots: dict[str, int], types: TypeTables,
+                  max_bytes: int, buffer_sizes: np.ndarray, make: Callable,
+                  slow: Callable[[int, int], object]) -> list:
     """The tensors of one subgraph; `slow(i, table)` reads tensor i the table-by-table way."""
-    t = np.asarray(tables, dtype=np.int64)
+    t = tables
     vts = cols.vtables(t)
     field = {name: cols.fields(t, vts, slot) for name, slot in slots.items()}
-    type_codes = cols.scalars(field["type"], "<i1").tolist()
-    shapes = cols.int32_vectors(field["shape"])
+    type_codes = cols.scalars(field["type"], "<i1") + 128  # int8 codes as indexes into the tables
+    names_by_code, bits_by_code = types
+    shapes = cols.int32_vectors(field["shape"], products=True)
     names = cols.strings(field["name"])
-    buffers = cols.scalars(field["buffer"], "<u4").tolist()
-    variable = cols.scalars(field["is_variable"], "<u1").tolist()
-    unusual = ((field["signature"] != 0) | (field["quantization"] != 0) | (field["sparsity"] != 0)).tolist()
-    out = []
-    for i, (code, shape, name, buffer, var, odd) in enumerate(zip(type_codes, shapes, names, buffers,
-                                                                    variable, unusual)):
-        type_name = type_names.get(code)
-        if odd or type_name is None or (shape and min(shape) < 0):
-            out.append(slow(i, tables[i]))
-            continue
-        if math.prod(shape) * (element_bits[type_name] or 8) > max_bytes * 8:
-            out.append(slow(i, tables[i]))  # it names the error
-            continue
-        out.append(make(index=i, name=name.decode("utf-8", "replace") if name else "", type=type_name,
-                        shape=shape, shape_signature=None, buffer=buffer, has_data=False, quantized=False,
-                        is_variable=bool(var), sparse=False, quant_channels=0, unknown_axes=()))
+    buffer = cols.scalars(field["buffer"], "<u4")
+    inside = (buffer > 0) & (buffer < len(buffer_sizes))  # buffer 0 is the empty sentinel
+    has_data = inside & (buffer_sizes[np.where(inside, buffer, 0)] > 0) if len(buffer_sizes) else inside
+    buffers = buffer.tolist()
+    variable = (cols.scalars(field["is_variable"], "<u1") != 0).tolist()
+    # Read the table-by-table way (which names any error): a shape signature, quantization,
+    # sparsity, an unknown type, a negative dimension, or a size near the 2^63-byte limit (the
+    # float product only decides which path reads it; the slow path checks exactly).
+    unusual = ((field["signature"] != 0) | (field["quantization"] != 0) | (field["sparsity"] != 0)
+               | (bits_by_code[type_codes] == 0) | (shapes.lows < 0)
+               | (shapes.products * bits_by_code[type_codes] >= float(max_bytes) * 4))
+    out = [make(index=i, name=name.decode("utf-8", "replace") if name else "", type=names_by_code[code],
+                shape=shape, shape_signature=None, buffer=buffer, has_data=data, quantized=False,
+                is_variable=var, sparse=False, quant_channels=0, unknown_axes=())
+           for i, (code, shape, name, buffer, data, var) in enumerate(zip(
+               type_codes.tolist(), shapes.rows, names, buffers, has_data.tolist(), variable))]
+    for i in np.flatnonzero(unusual).tolist():  # in order: the first error is the one named
+        out[i] = slow(i, int(tables[i]))
     return out
 
 
@@ -131,10 +181,7 @@ def operator_fields(cols: Columns, tables: list[int], slots: dict[str, int], n_t
     lists = []
     for name, optional in (("inputs", True), ("outputs", True), ("intermediates", False)):
         vectors = cols.int32_vectors(field[name])
-        flat = [i for v in vectors for i in v]
-        if flat and (max(flat) >= n_tensors or min(flat) < (-1 if optional else 0)):
+        if len(t) and (int(vectors.highs.max()) >= n_tensors or int(vectors.lows.min()) < (-1 if optional else 0)):
             raise Unusual()
-        lists.append(vectors)
+        lists.append(vectors.rows)
     return (opcode.tolist(), options_type, options, *lists)
-
-

@@ -16,7 +16,7 @@ from packager.dynamic.shapes import DimError, is_static, parse_dim, require_boun
 from packager.dynamic.symbolic import evaluate, symbols
 from packager.model import Model, Tensor
 from packager.package.tflite_patch import _deref, _table_fields, _table_vector, _u32
-from packager.reader import parse_model
+from packager.reader import with_tensors_reread
 from packager.semantics import SEMANTICS
 
 
@@ -84,7 +84,7 @@ def with_stored_sizes(model: Model, semantics: str, dims: Sequence[str]) -> Stor
     data = bytearray(model.raw)
     tensors = _table_vector(data, _table_fields(data, _table_vector(data, _table_fields(
         data, _u32(data, 0))[MODEL_SUBGRAPHS])[0])[SUBGRAPH_TENSORS])
-    written = []
+    written, rewritten = [], []
     for t in model.main.tensors:
         if t.is_constant or t.shape_signature is None or t.index not in shapes.shapes:
             continue
@@ -101,6 +101,7 @@ def with_stored_sizes(model: Model, semantics: str, dims: Sequence[str]) -> Stor
         if any(v < 1 for v in sizes.values()):
             raise DimError(f"tensor '{t.name}' would have shape {[sizes.get(k, d) for k, d in enumerate(t.shape)]} "
                            f"at {', '.join(f'{n} = {v}' for n, v in binding.items())}: no size is below 1")
+        rewritten.append(t.index)
         fields = _table_fields(data, tensors[t.index])
         for field in (TENSOR_SHAPE, TENSOR_SHAPE_SIGNATURE):
             vec = _deref(data, fields[field]) if field in fields else None
@@ -111,7 +112,7 @@ def with_stored_sizes(model: Model, semantics: str, dims: Sequence[str]) -> Stor
                     struct.pack_into("<i", data, vec + 4 + 4 * axis, v)
         if t.unknown_axes:
             written.append(f"{_stored(t)} as {[sizes.get(k, d) for k, d in enumerate(t.shape)]}")
-    fixed = parse_model(bytes(data))
+    fixed = with_tensors_reread(model, data, 0, rewritten)  # only the tensors written to change
     given = ", ".join(f"--dim {n}={v}" for n, v in binding.items())
     left = tuple(d for d in dims if parse_dim(d).name not in binding and (parse_dim(d).rename or "") not in binding)
     shown = "; ".join(written[:3]) + (f"; and {len(written) - 3} more" if len(written) > 3 else "")

@@ -22,5 +22,16 @@ def test_reference_reader_reads_what_the_reader_reads():
 def test_reader_rows_time_both_and_give_the_ratio(tmp_path):
     path = tmp_path / "chain.tflite"
     path.write_bytes(tflite_bytes(SHAPES["chain"](50)))
-    real, floor, ratio = reader_rows(lambda n: path, [50])
+    real, floor, paused, ratio, ratio_paused = reader_rows(lambda n: path, [50], repeats=2)
     assert 50 in real.seconds and 50 in floor.seconds and ratio.notes[50].endswith("x")
+    assert 50 in paused.seconds and ratio_paused.notes[50].endswith("x")
+
+
+def test_object_memory_rows_measure_each_step(tmp_path):
+    from benchmarks.phases import object_memory_rows
+    path = tmp_path / "chain.tflite"
+    path.write_bytes(tflite_bytes(SHAPES["chain"](50)))
+    rows = object_memory_rows(lambda n: path, [50])
+    assert [r.name.split(":")[0] for r in rows][:3] == ["model", "lifetimes under tflite", "lifetimes under tflm"]
+    model_mb, per_tensor = rows[0].notes[50].split(", ")
+    assert model_mb.endswith(" MB") and per_tensor.endswith(" B/tensor") and int(per_tensor.split()[0]) > 100
