@@ -24,7 +24,7 @@ from packager.lifetimes import model_lifetimes
 from packager.plan.portfolio import validate
 from packager.errors import SolverLimitError
 from packager.plan.registry import OBJECT_STRATEGIES, OFFSET_STRATEGIES, INTEGER_PROGRAM_LIMIT
-from packager.model import building_many
+from packager.gc_pause import collector_paused
 from packager.reader import read_model
 
 REPO = Path(__file__).resolve().parent.parent
@@ -200,14 +200,14 @@ def reader_rows(path_of: Callable[[int], Path], sizes: list[int], repeats: int =
     (benchmarks/reference_reader.py), each on the same file, and their ratio; each the best of
     `repeats` reads or more (until each has run READER_SECONDS: small files are read many times),
     taken in turn, after one untimed read of each (imports, first-use caches).
-    The reader pauses the cycle collector while it builds the model (model.building_many), so
+    The reader pauses the cycle collector while it builds the model (gc_pause.collector_paused), so
     the reference is also timed with it paused: the second ratio compares like with like."""
     real, floor = Row("read (the reader: typed, checked model)"), Row("read, reference: struct, only what package needs")
     paused = Row("read, reference, cycle collector paused as in the reader")
     ratio, ratio_paused = Row("ratio (the reader / the reference)"), Row("ratio (the reader / the reference, paused)")
 
     def reference_paused(path: Path) -> object:
-        with building_many():
+        with collector_paused():
             return read_reference(path)
 
     if sizes:

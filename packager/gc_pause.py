@@ -1,9 +1,9 @@
 """Pause Python's cyclic garbage collector while a step builds many objects that make no cycles.
 
-After planning a 100,000-operator model the process holds millions of objects; each of the
-collector's full passes walks all of them, and a step that builds a few hundred thousand objects
-(parsing a plan file back, writing one) triggers several such passes: more than half of its time
-at that size. Objects are still freed as soon as nothing refers to them; collection resumes
+The collector runs after every few hundred new objects and walks the older ones again: reading
+a 100,000-operator model (its tensors and operators) or making its usage records spent a third
+of its time there, and after planning, when the process holds millions of objects, a step that
+builds a few hundred thousand (parsing a plan file back, writing one) spent more than half. Objects are still freed as soon as nothing refers to them; collection resumes
 (if it was on) when the step ends.
 """
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
 
 from packager.errors import ModelError
-from packager.model import ELEMENT_BITS, Model, Subgraph, Tensor, building_many, derived
+from packager.gc_pause import collector_paused
+from packager.model import ELEMENT_BITS, Model, Subgraph, Tensor, derived
 from packager.plan.records import UsageRecord
 from packager.semantics import SEMANTICS, Semantics
 
@@ -76,7 +77,7 @@ def model_lifetimes(model: Model, semantics: str | Semantics,
 
 
 def _model_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool) -> list[ArenaLifetimes]:
-    with building_many():  # a record per tensor, none of them garbage
+    with collector_paused():  # a record per tensor, none of them garbage
         if sem.inline_subgraphs:
             return [_inline_lifetimes(model, sem, plan_dynamic)]
         return [subgraph_lifetimes(model, i, sem, plan_dynamic) for i in range(len(model.subgraphs))]

@@ -5,11 +5,9 @@ Plain frozen dataclasses, no flatbuffers objects: every later stage works on the
 
 from __future__ import annotations
 
-import gc
 import math
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Iterator, Mapping, TypeVar
+from typing import Callable, Hashable, Mapping, TypeVar
 
 _T = TypeVar("_T")
 
@@ -156,17 +154,3 @@ def derived(model: Model, key: Hashable, compute: Callable[[], _T]) -> _T:
         cache[key] = compute()
     return cache[key]
 
-
-@contextmanager
-def building_many() -> Iterator[None]:
-    """Pauses the cycle collector while a stage builds hundreds of thousands of objects that are
-    none of them garbage (a model's tensors and operators, their usage records): it runs after
-    every few hundred new objects and walks the older ones again, a third of the time of reading
-    a model of 100,000 operators. Restored as it was afterwards, on errors too."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()

@@ -17,8 +17,9 @@ from typing import Callable, Iterable, Iterator, Mapping
 import numpy as np
 
 from packager.errors import ModelError
+from packager.gc_pause import collector_paused
 from packager.model import (ELEMENT_BITS, MAX_TENSOR_BYTES, Buffer, Model, Operator,
-                            OperatorCode, SignatureDef, Subgraph, Tensor, building_many)
+                            OperatorCode, SignatureDef, Subgraph, Tensor)
 from packager.reader_columns import Columns, TypeTables, Unusual, operator_fields, plain_tensors
 from schemas.tflite import BuiltinOperator, BuiltinOptions, TensorType
 from schemas.tflite.Model import Model as FbModel
@@ -88,7 +89,7 @@ def parse_model(data: bytes) -> Model:
         shown = ident.decode("ascii", "replace") if ident.isascii() and ident.decode("ascii").isprintable() else ident.hex()
         raise ModelError(f"not a TFLite model: file identifier '{shown}', expected 'TFL3'")
     try:
-        with building_many():
+        with collector_paused():
             return _Parser(data).model()
     except ModelError:
         raise
