@@ -242,6 +242,9 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     remaining = len(todo)
     sizes = [r.size for r in records]
     best_between, per_size = unplaced.best_between, unplaced.per_size
+    groups, firsts = unplaced._groups, unplaced._firsts
+    longest, per_life, none = unplaced._longest, unplaced._per_life, unplaced._none
+    bisect_left = bisect.bisect_left
     group_at = _first_group_at(unplaced.firsts, points)
     while remaining:
         while True:  # the lowest segment, the leftmost of equal ones
@@ -250,7 +253,25 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
                 break
             pop(heap)
         stop = stop_of[start]
-        key = best_between(group_at[start], group_at[stop], points[stop])
+        lo, hi = group_at[start], group_at[stop]
+        if hi - lo <= _SCAN:  # `best_between`'s scan of a few groups, inlined (the common case)
+            key = none
+            end_op = points[stop] - 1
+            for k in range(lo, hi):
+                group = groups[k]
+                if not group or group[0] >= key:
+                    continue
+                floor = (longest - (end_op - firsts[k])) * per_life
+                if group[0] >= floor:
+                    key = group[0]
+                    continue
+                j = bisect_left(group, floor)
+                if j < len(group) and group[j] < key:
+                    key = group[j]
+            if key == none:
+                key = -1
+        else:
+            key = best_between(lo, hi, points[stop])
         if key < 0:
             # None fits: raise the segment to its lower neighbour and merge. Only reachable with a
             # neighbour: a lone segment spans all time, and fits everything.
