@@ -182,3 +182,25 @@ def test_best_fit_search_stops_once_its_tree_is_searched_out():
     check_offset_plan(records, OffsetPlan("best_fit_search", tuple(offsets), arena, alignment=4))
     assert arena == 13
     assert search.exhausted and search.nodes < 100
+
+
+tied_records_st = st.lists(st.tuples(st.integers(0, 30), st.integers(0, 12), st.sampled_from([0, 16, 32, 48, 64])),
+                           max_size=60).map(lambda rows: [UsageRecord(i, a, a + d, s)
+                                                           for i, (a, d, s) in enumerate(rows)])
+
+
+@settings(max_examples=200, deadline=None)
+@given(records=tied_records_st, alignment=alignment_st)
+def test_nnc_partners_are_the_same_by_the_rank_tree_and_by_filtering_the_window(records, alignment):
+    # Wide windows take the partner from a max tree walked best first, narrow ones by filtering
+    # every record of the window: both must choose the same partner (sizes tie often here).
+    saved = nnc.RankedByStart.NARROW
+    try:
+        nnc.RankedByStart.NARROW = -1  # every window through the tree
+        by_tree = nnc.plan(records, alignment)
+        nnc.RankedByStart.NARROW = 1 << 40  # every window filtered
+        by_filter = nnc.plan(records, alignment)
+    finally:
+        nnc.RankedByStart.NARROW = saved
+    assert by_tree == by_filter
+    check_offset_plan(records, by_tree)

@@ -61,3 +61,21 @@ def test_numbers_beyond_int64_take_the_python_forms():
     assert rec.offset_lower_bound(records) == 2**63
     assert rec.positional_maxima(records) == [2**62, 2**62]
     assert rec.breadth_first_order(records) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_strategies_plan_the_same_from_columns_and_beyond_int64(seed):
+    # Times shifted beyond int64 take the pure-Python forms of the orders, ranks and groups:
+    # the plans must not change (only the relative order of times matters).
+    from packager.plan.offsets import greedy_in_order, path_cover, strip_packing
+    rng = random.Random(seed)
+    records = []
+    for i in range(rng.randint(1, 80)):
+        first = rng.randint(0, 40)
+        records.append(UsageRecord(i, first, first + rng.randint(0, 10), rng.choice([0, 16, 32, 48, 100])))
+    shifted = tuple(UsageRecord(r.tensor, r.first_op + (1 << 70), r.last_op + (1 << 70), r.size)
+                    for r in records)
+    assert rec.time_columns(tuple(records)) is not None and rec.time_columns(shifted) is None
+    for module in (strip_packing, greedy_in_order, path_cover):
+        for alignment in (1, 16):
+            assert module.plan(tuple(records), alignment) == module.plan(shifted, alignment)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import bisect
 from typing import Sequence
 
-from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of
+import numpy as np
+
+from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of, time_columns
 
 # A placed record as the gap searches see it: (offset, end, first_op, last_op); it occupies the
 # bytes [offset, end) during operators [first_op, last_op].
@@ -28,9 +30,14 @@ class PlacedRecords:
     """
 
     def __init__(self, records: Sequence[UsageRecord]) -> None:
-        lifetimes = sorted(r.last_op - r.first_op + 1 for r in records)
-        last_op = max((r.last_op for r in records), default=0)
-        median = lifetimes[len(lifetimes) // 2] if lifetimes else 1
+        cols = time_columns(records) if records else None
+        if cols is not None:  # the same median and last operator, by one vector sort
+            lifetimes = np.sort(cols.last - cols.first + 1)
+            last_op, median = max(0, int(cols.last.max())), int(lifetimes[len(lifetimes) // 2])
+        else:
+            lifetimes = sorted(r.last_op - r.first_op + 1 for r in records)
+            last_op = max((r.last_op for r in records), default=0)
+            median = lifetimes[len(lifetimes) // 2] if lifetimes else 1
         # Sparse operator numbers (say, times from a CSV) must not make millions of buckets.
         self._width = max(1, median, (last_op + 1) // (4 * len(records) + 16))
         self._buckets: list[list[Placed]] = [[] for _ in range(last_op // self._width + 1)]
@@ -148,4 +155,17 @@ def offset_plan(
     strategy: str, records: Sequence[UsageRecord], offsets: Sequence[int], alignment: int
 ) -> OffsetPlan:
     return OffsetPlan(strategy=strategy, offsets=tuple(offsets),
-                      arena=arena_of(records, offsets), alignment=alignment)
+                      arena=_arena(records, offsets), alignment=alignment)
+
+
+def _arena(records: Sequence[UsageRecord], offsets: Sequence[int]) -> int:
+    """`arena_of`, by one vector maximum when the records are int64 columns (an offset is at
+    most the sum of the sizes, which the columns keep inside int64)."""
+    cols = time_columns(records) if len(records) > 64 else None
+    if cols is None:
+        return arena_of(records, offsets)
+    try:
+        ends = np.fromiter(offsets, dtype=np.int64, count=len(offsets)) + cols.size
+    except OverflowError:
+        return arena_of(records, offsets)
+    return int(ends.max())

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from packager.plan.offsets._gaps import offset_plan, place_in_order
-from packager.plan.records import OffsetPlan, UsageRecord
+from packager.plan.records import OffsetPlan, UsageRecord, time_columns
 
 NAME = "greedy_in_order"
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
-    order = sorted(range(len(records)), key=lambda i: (records[i].first_op, i))
+    cols = time_columns(records)
+    order = (np.argsort(cols.first, kind="stable").tolist() if cols is not None
+             else sorted(range(len(records)), key=lambda i: (records[i].first_op, i)))
     return offset_plan(NAME, records, place_in_order(records, order, alignment), alignment)

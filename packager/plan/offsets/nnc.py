@@ -39,6 +39,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import bisect
+import heapq
+
 import numpy as np
 
 from packager.plan.records import OffsetPlan, UsageRecord, align_up
@@ -47,7 +50,6 @@ NAME = "nnc"
 
 MAX_TUPLE = 3  # records sharing one slot
 SOURCE_LAST = -1  # the source "ends" before every operator
-_TRIED = -1  # below every interference count (they never go negative)
 SINK_FIRST = int(np.iinfo(np.int64).max // 4)  # the sink "starts" after every operator
 
 
@@ -167,6 +169,8 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     interference = interference_counts(records, ids)
     time = TimeIndex(first, last)
     windows = Windows(first, size, ids)
+    ranked = RankedByStart(records, ids, interference, unplaced)
+    candidates = Candidates(records, ids, interference, unplaced)
     cannot_insert = np.zeros(n, bool)
     graph = AllocationGraph(int(last[ids].max()) + 1)
     top = 0  # the buffer's size so far: new slots open here
@@ -178,29 +182,28 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
         if cursor == len(by_size):
             break
         largest = records[by_size[cursor]].size
-        # The unplaced records of the largest size, most interfering first (ties: position).
-        group = windows.unplaced_of_size(largest, unplaced)
-        counts = interference[group]
-        chosen, edge = int(group[int(counts.argmax())]), None
-        counts[cannot_insert[group]] = _TRIED
-        while True:  # in that order, the first that fits an edge
-            k = int(counts.argmax())
-            if counts[k] == _TRIED:
+        # The unplaced records of the largest size, most interfering first (ties: position):
+        # the first that fits an edge.
+        edge = None
+        while True:
+            i = candidates.next_to_try(largest, cannot_insert)
+            if i is None:
                 break
-            i = int(group[k])
             edge = graph.best_edge(records[i].first_op, records[i].last_op, largest, alignment)
             if edge is not None:
                 chosen = i
                 break
             cannot_insert[i] = True
-            counts[k] = _TRIED
-        if edge is None:  # a new slot on top of the buffer, between source and sink
+        if edge is None:  # a new slot on top of the buffer, between source and sink, for the
+            # first record of that order, tried or not: the best unplaced record of all
+            chosen = ranked.best(SOURCE_LAST, SINK_FIRST, [])
             before, after = SOURCE_LAST, SINK_FIRST
             at = align_up(top, alignment)
         else:
             before, after = graph.before[edge], graph.after[edge]
             at = align_up(graph.lo[edge], alignment)
-        members = tuple_for(chosen, before, after, first, last, size, unplaced, interference, windows)
+        members = tuple_for(chosen, before, after, first, last, size, unplaced, interference, windows,
+                            ranked)
         members.sort(key=lambda i: records[i].first_op)
         for i in members:
             offsets[i] = at
@@ -214,6 +217,7 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
             reopen = size <= slot
             for i in members:
                 reopen &= (last < first[i]) | (first > last[i])
+            candidates.reopen(np.flatnonzero(cannot_insert & reopen & unplaced).tolist())
             cannot_insert &= ~reopen
         else:
             graph.shrink(edge, at + slot)  # the rest of the edge stays for others
@@ -223,6 +227,144 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
                 interference[j] -= 1
     arena = max(offsets[i] + records[i].size for i in ids)
     return OffsetPlan(NAME, tuple(offsets), arena, alignment)
+
+
+class Candidates:
+    """The records to try on an edge: unplaced, not known to fit none, largest first, then most
+    interfering, then lowest position. A heap with lazy entries (counts only go down: an entry
+    found out of date at the top is pushed again with the current count; placed records and
+    records that cannot be inserted leave when they reach the top; `reopen` brings the latter
+    back), so each try costs a few heap steps instead of a pass over the size class."""
+
+    def __init__(self, records: Sequence[UsageRecord], ids: Sequence[int],
+                 interference: np.ndarray, unplaced: np.ndarray) -> None:
+        self._size = [r.size for r in records]
+        self._interference, self._unplaced = interference, unplaced
+        counts = interference.tolist()
+        self._heap = [(-self._size[i], -counts[i], i) for i in ids]
+        heapq.heapify(self._heap)
+
+    def next_to_try(self, largest: int, cannot_insert: np.ndarray) -> int | None:
+        """The first record of size `largest` to try, or None when every one was tried."""
+        heap, unplaced, interference = self._heap, self._unplaced, self._interference
+        while heap:
+            size, count, i = heap[0]
+            if not unplaced[i] or cannot_insert[i]:
+                heapq.heappop(heap)
+                continue
+            current = int(interference[i])
+            if -count != current:
+                heapq.heapreplace(heap, (size, -current, i))
+                continue
+            return i if -size == largest else None
+        return None
+
+    def reopen(self, ids: Sequence[int]) -> None:
+        """These records may fit an edge again."""
+        for i in ids:
+            heapq.heappush(self._heap, (-self._size[i], -int(self._interference[i]), i))
+
+
+class RankedByStart:
+    """The best partner in a wide time window without filtering every record of it.
+
+    The chosen record is of the largest size still unplaced, so a partner is simply the best
+    (largest, then most interfering, then lowest position) unplaced record that starts and ends
+    inside the window and interferes with no member. Records sorted by first operator are the
+    leaves of a max tree of that rank; a query walks the tree best first over the window's
+    leaves and passes over only records that end after the window or meet a member.
+
+    Interference counts only go down and placed records only leave, so a stored rank is never
+    below the true one: a leaf found out of date is corrected (with its ancestors) and put back
+    in the walk, and the first leaf whose stored rank is true and which fits is the answer."""
+
+    # Windows with at most this many records are filtered directly (the vector form).
+    NARROW = 512
+
+    def __init__(self, records: Sequence[UsageRecord], ids: Sequence[int],
+                 interference: np.ndarray, unplaced: np.ndarray) -> None:
+        n = len(records)
+        self._first = [r.first_op for r in records]
+        self._last = [r.last_op for r in records]
+        sizes = sorted({records[i].size for i in ids})
+        rank_of = {s: k for k, s in enumerate(sizes)}
+        self._base = [rank_of.get(r.size, 0) * (n + 1) for r in records]
+        self._n = n
+        self._interference, self._unplaced = interference, unplaced
+        self._order = sorted(ids, key=lambda i: (self._first[i], i))
+        self._starts = [self._first[i] for i in self._order]
+        leaves = 1
+        while leaves < len(self._order):
+            leaves *= 2
+        self._leaves = leaves
+        tree = [-1] * (2 * leaves)
+        counts = interference.tolist()
+        for k, i in enumerate(self._order):
+            tree[leaves + k] = self._rank(i, counts[i])
+        for node in range(leaves - 1, 0, -1):
+            tree[node] = max(tree[2 * node], tree[2 * node + 1])
+        self._tree = tree
+
+    def _rank(self, i: int, count: int) -> int:
+        return (self._base[i] + count) * (self._n + 1) + (self._n - i)
+
+    def _range(self, before: int, after: int) -> tuple[int, int]:
+        return bisect.bisect_right(self._starts, before), bisect.bisect_left(self._starts, after)
+
+    def wide(self, before: int, after: int) -> bool:
+        lo, hi = self._range(before, after)
+        return hi - lo > self.NARROW
+
+    def best(self, before: int, after: int, members: list[int]) -> int | None:
+        """The best partner of `members` inside (before, after), or None."""
+        lo, hi = self._range(before, after)
+        tree, leaves = self._tree, self._leaves
+        first, last, order = self._first, self._last, self._order
+        interference, unplaced = self._interference, self._unplaced
+        frontier: list[tuple[int, int]] = []  # (-stored rank, node)
+        lo += leaves
+        hi += leaves
+        while lo < hi:
+            if lo & 1:
+                if tree[lo] >= 0:
+                    frontier.append((-tree[lo], lo))
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                if tree[hi] >= 0:
+                    frontier.append((-tree[hi], hi))
+            lo >>= 1
+            hi >>= 1
+        heapq.heapify(frontier)
+        pop, push = heapq.heappop, heapq.heappush
+        while frontier:
+            stored, node = pop(frontier)
+            if node < leaves:
+                for child in (2 * node, 2 * node + 1):
+                    if tree[child] >= 0:
+                        push(frontier, (-tree[child], child))
+                continue
+            i = order[node - leaves]
+            true = self._rank(i, int(interference[i])) if unplaced[i] else -1
+            if true != -stored:
+                self._correct(node, true)
+                if true >= 0:
+                    push(frontier, (-true, node))
+                continue
+            if last[i] < after and all(last[i] < first[m] or first[i] > last[m] for m in members):
+                return i
+        return None
+
+    def _correct(self, node: int, rank: int) -> None:
+        tree = self._tree
+        tree[node] = rank
+        node >>= 1
+        while node:
+            best = max(tree[2 * node], tree[2 * node + 1])
+            if tree[node] == best:
+                break
+            tree[node] = best
+            node >>= 1
 
 
 class TimeIndex:
@@ -248,10 +390,17 @@ class TimeIndex:
 
 
 def tuple_for(chosen: int, before: int, after: int, first, last, size, unplaced,
-              interference, windows: "Windows") -> list[int]:
+              interference, windows: "Windows", ranked: "RankedByStart | None" = None) -> list[int]:
     """`chosen` and up to MAX_TUPLE - 1 partners: unplaced, no larger, inside the edge's time
     window, interfering with no member; largest first, then most interfering."""
     members = [chosen]
+    if ranked is not None and ranked.wide(before, after):
+        while len(members) < MAX_TUPLE:
+            partner = ranked.best(before, after, members)
+            if partner is None:
+                break
+            members.append(partner)
+        return members
     while len(members) < MAX_TUPLE:
         # Every unplaced record is at most chosen's size: a partner of that size, if any, wins,
         # so its size class (a short list) is searched before every record of the window.
@@ -300,10 +449,8 @@ class Windows:
         ids = np.asarray(ids, np.int64)
         self._all = self._sorted(ids)
         self._classes: dict[int, list] = {}
-        self._members: dict[int, list] = {}  # per size, positions ascending, live guess
         for s in np.unique(size[ids]).tolist():
             self._classes[s] = self._sorted(ids[size[ids] == s])
-            self._members[s] = [ids[size[ids] == s], int((size[ids] == s).sum())]
 
     def _sorted(self, positions: np.ndarray) -> list:
         order = positions[np.argsort(self._first[positions], kind="stable")]
@@ -315,15 +462,6 @@ class Windows:
             if 2 * entry[2] < len(entry[0]):
                 keep = entry[0][unplaced[entry[0]]]
                 entry[:] = [keep, self._first[keep], len(keep)]
-        members = self._members[int(self._size[i])]
-        members[1] -= 1
-        if 2 * members[1] < len(members[0]):
-            members[0] = members[0][unplaced[members[0]]]
-
-    def unplaced_of_size(self, size: int, unplaced: np.ndarray) -> np.ndarray:
-        """The unplaced records of this size, by position."""
-        members = self._members[size][0]
-        return members[unplaced[members]]
 
     @staticmethod
     def _between(entry: list, after: int, before: int) -> np.ndarray:

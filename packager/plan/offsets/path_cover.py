@@ -13,8 +13,10 @@ from __future__ import annotations
 import bisect
 from typing import Sequence
 
+import numpy as np
+
 from packager.plan.offsets._gaps import offset_plan, place_in_order
-from packager.plan.records import OffsetPlan, UsageRecord
+from packager.plan.records import OffsetPlan, UsageRecord, time_columns
 
 NAME = "path_cover"
 
@@ -22,8 +24,13 @@ NAME = "path_cover"
 def groups_of(records: Sequence[UsageRecord]) -> list[list[int]]:
     """Groups of positions whose members never overlap in time, each in order of first operator.
     Empty records are left out."""
-    order = sorted((i for i, r in enumerate(records) if r.size > 0),
-                   key=lambda i: (records[i].first_op, i))
+    cols = time_columns(records)
+    if cols is not None:  # the same order by one stable vector sort
+        nonempty = np.flatnonzero(cols.size > 0)
+        order = nonempty[np.argsort(cols.first[nonempty], kind="stable")].tolist()
+    else:
+        order = sorted((i for i, r in enumerate(records) if r.size > 0),
+                       key=lambda i: (records[i].first_op, i))
     groups: list[list[int]] = []
     ends: list[tuple[int, int]] = []  # (last operator of its last member, group), sorted
     for i in order:

@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from packager.plan.offsets._gaps import offset_plan
-from packager.plan.records import OffsetPlan, UsageRecord
+from packager.plan.records import OffsetPlan, UsageRecord, time_columns
 
 NAME = "strip_packing"
 
@@ -39,6 +39,36 @@ class _Unplaced:
     """
 
     def __init__(self, records: Sequence[UsageRecord], positions: Sequence[int]) -> None:
+        cols = time_columns(records)
+        in_columns = cols is not None and self._columns(cols, len(records), positions)
+        if not in_columns:
+            self._lists(records, positions)
+        self._leaf = dict(zip(self._firsts, range(len(self._firsts))))
+        self.per_size = len(records) + 1  # key % per_size is the record's position
+        size = 1
+        while size < len(self._firsts):
+            size *= 2
+        self._size = size
+        self._none = none = (self._longest + 1) * self._per_life  # above every key: an empty group
+        heads = [group[0] for group in self._groups]
+        if in_columns:  # every key fits in int64: the tree's levels by one vector minimum each
+            tree_array = np.full(2 * size, none, dtype=np.int64)
+            tree_array[size:size + len(heads)] = heads
+            width = size
+            while width > 1:
+                tree_array[width // 2:width] = np.minimum(tree_array[width:2 * width:2],
+                                                          tree_array[width + 1:2 * width:2])
+                width //= 2
+            self._tree = tree_array.tolist()
+            return
+        tree = [none] * (2 * size)
+        tree[size:size + len(heads)] = heads
+        for node in range(size - 1, 0, -1):
+            tree[node] = min(tree[2 * node], tree[2 * node + 1])
+        self._tree = tree
+
+    def _lists(self, records: Sequence[UsageRecord], positions: Sequence[int]) -> None:
+        """The groups, by pure Python (any integers)."""
         lifetimes = {i: records[i].last_op - records[i].first_op for i in positions}
         self._longest = max(lifetimes.values(), default=0)
         sizes = sorted({records[i].size for i in positions})
@@ -46,27 +76,33 @@ class _Unplaced:
         self._per_life = per_life = len(sizes) * (len(records) + 1)
         per_size = len(records) + 1
         groups: dict[int, list[int]] = {}
-        self._key: dict[int, int] = {}
         for i in positions:
             key = ((self._longest - lifetimes[i]) * per_life
                    + (len(sizes) - 1 - size_rank[records[i].size]) * per_size + i)
-            self._key[i] = key
             groups.setdefault(records[i].first_op, []).append(key)
         self._firsts = self.firsts = sorted(groups)  # every first operator with records, fixed
         self._groups = [sorted(groups[f]) for f in self._firsts]
-        self._leaf = {f: k for k, f in enumerate(self._firsts)}
-        self.per_size = per_size  # key % per_size is the record's position
-        size = 1
-        while size < len(self._firsts):
-            size *= 2
-        self._size = size
-        self._none = none = (self._longest + 1) * per_life  # above every key: an empty group
-        tree = [none] * (2 * size)
-        for k, group in enumerate(self._groups):
-            tree[size + k] = group[0]
-        for node in range(size - 1, 0, -1):
-            tree[node] = min(tree[2 * node], tree[2 * node + 1])
-        self._tree = tree
+
+    def _columns(self, cols, n: int, positions: Sequence[int]) -> bool:
+        """The same groups from the records' int64 columns (one sort instead of a dict of lists);
+        False when the keys would not fit in int64."""
+        at = np.asarray(positions, dtype=np.int64)
+        first, lifetime, size = cols.first[at], (cols.last - cols.first)[at], cols.size[at]
+        longest = int(lifetime.max()) if len(at) else 0
+        sizes = np.unique(size)
+        per_life, per_size = len(sizes) * (n + 1), n + 1
+        if (longest + 1) * per_life >= 1 << 62:
+            return False
+        self._longest, self._per_life = longest, per_life
+        keys = ((longest - lifetime) * per_life
+                + (len(sizes) - 1 - np.searchsorted(sizes, size)) * per_size + at)
+        order = np.lexsort((keys, first))
+        first, keys = first[order], keys[order]
+        starts = np.flatnonzero(np.concatenate(([True], first[1:] != first[:-1]))) if len(at) else at
+        self._firsts = self.firsts = first[starts].tolist()
+        keys, bounds = keys.tolist(), starts.tolist() + [len(keys)]
+        self._groups = [keys[a:b] for a, b in zip(bounds, bounds[1:])]
+        return True
 
     def best_inside(self, start: int, stop: int) -> int:
         """The key of the best unplaced record living inside operators [start, stop), or -1."""
@@ -153,6 +189,18 @@ def _first_group_at(firsts: list[int], points: list[int]) -> list[int]:
         return [bisect.bisect_left(firsts, t) for t in points]
 
 
+def _ranks(records: Sequence[UsageRecord], points: list[int]) -> tuple[list[int], list[int]]:
+    """Each record's first operator and the operator after its last, as ranks among `points`
+    (those of empty records are never read)."""
+    cols = time_columns(records)
+    if cols is not None and len(points) > 1:
+        at = np.array(points, dtype=np.int64)
+        return (np.searchsorted(at, cols.first).tolist(),
+                np.searchsorted(at, cols.last + 1).tolist())
+    rank = {t: k for k, t in enumerate(points)}
+    return ([rank.get(r.first_op, 0) for r in records], [rank.get(r.last_op + 1, 0) for r in records])
+
+
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     offsets = [0] * len(records)
     todo = [i for i, r in enumerate(records) if r.size > 0]  # empty records stay at 0
@@ -160,7 +208,7 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     # Segments only ever begin or end at 0, at a record's first operator or just after its last:
     # the skyline works on those points' ranks (operator numbers may be sparse and huge).
     points = sorted({0, *(records[i].first_op for i in todo), *(records[i].last_op + 1 for i in todo)})
-    rank = {t: k for k, t in enumerate(points)}
+    first_rank, end_rank = _ranks(records, points)
     n_ops = len(points) - 1 if todo else 1  # the rank of the end of time
     if not todo:
         points = [0, 1]
@@ -192,7 +240,11 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
                 left_of[right] = left
 
     remaining = len(todo)
+    sizes = [r.size for r in records]
     best_between, per_size = unplaced.best_between, unplaced.per_size
+    groups, firsts = unplaced._groups, unplaced._firsts
+    longest, per_life, none = unplaced._longest, unplaced._per_life, unplaced._none
+    bisect_left = bisect.bisect_left
     group_at = _first_group_at(unplaced.firsts, points)
     while remaining:
         while True:  # the lowest segment, the leftmost of equal ones
@@ -201,7 +253,25 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
                 break
             pop(heap)
         stop = stop_of[start]
-        key = best_between(group_at[start], group_at[stop], points[stop])
+        lo, hi = group_at[start], group_at[stop]
+        if hi - lo <= _SCAN:  # `best_between`'s scan of a few groups, inlined (the common case)
+            key = none
+            end_op = points[stop] - 1
+            for k in range(lo, hi):
+                group = groups[k]
+                if not group or group[0] >= key:
+                    continue
+                floor = (longest - (end_op - firsts[k])) * per_life
+                if group[0] >= floor:
+                    key = group[0]
+                    continue
+                j = bisect_left(group, floor)
+                if j < len(group) and group[j] < key:
+                    key = group[j]
+            if key == none:
+                key = -1
+        else:
+            key = best_between(lo, hi, points[stop])
         if key < 0:
             # None fits: raise the segment to its lower neighbour and merge. Only reachable with a
             # neighbour: a lone segment spans all time, and fits everything.
@@ -217,11 +287,10 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
             merge_equal_neighbours(start)
             continue
         i = key % per_size
-        r = records[i]
-        first, end = rank[r.first_op], rank[r.last_op + 1]
+        first, end = first_rank[i], end_rank[i]
         offset = -(-height // alignment) * alignment if alignment > 1 else height
         offsets[i] = offset
-        top = offset + r.size
+        top = offset + sizes[i]
         # Cover [first, end) of the segment with `top`: what is left of it keeps its height.
         if start < first:
             stop_of[start] = first
@@ -238,6 +307,6 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
         elif stop < n_ops:
             left_of[stop] = first
         merge_equal_neighbours(first)
-        unplaced.remove(key, r.first_op)
+        unplaced.remove(key, points[first])
         remaining -= 1
     return offset_plan(NAME, records, offsets, alignment)
