@@ -20,7 +20,6 @@ are already rounded, as the model reader makes them.
 
 from __future__ import annotations
 
-import bisect
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
@@ -80,23 +79,14 @@ def plan(
 ) -> OffsetPlan:
     _check_fixed(records, fixed, alignment)
     offsets = [0] * len(records)
-    # PlacedRecords' conflicting() and add() and first_gap_offset(), inlined: the loop runs once
-    # per record, in `package` too.
     placed = PlacedRecords(records)
-    width, buckets = placed._width, placed._buckets
-    insort = bisect.insort
+    conflicting, add = placed.conflicting, placed.add
     align = alignment if alignment > 1 else 1
     for i in placement_order(records, fixed, alignment):
         r = records[i]
         size = -(-r.size // align) * align
         first, last = r.first_op, r.last_op
-        b_first, b_last = first // width, last // width
-        conflicts = [p for p in buckets[b_first] if p[2] <= last and p[3] >= first]
-        if b_last > b_first:
-            for b in range(b_first + 1, b_last + 1):
-                start = b * width  # records that started before were seen in an earlier bucket
-                conflicts += [p for p in buckets[b] if start <= p[2] <= last]
-            conflicts.sort()
+        conflicts = conflicting(first, last)
         if i in fixed:
             offset = fixed[i]
             # TFLite Micro trusts offline offsets blindly; a clash is an input error, say so now.
@@ -105,14 +95,7 @@ def plan(
                     raise PlanError(f"fixed offset {offset} of tensor {r.tensor} overlaps another "
                                     f"fixed tensor alive at the same time")
         else:
-            offset = 0
-            for o, e, _, _ in conflicts:
-                if o - offset >= size:
-                    break
-                if e > offset:
-                    offset = e
+            offset = first_gap_offset(conflicts, size)
         offsets[i] = offset
-        entry = (offset, offset + size, first, last)
-        for b in range(b_first, b_last + 1):
-            insort(buckets[b], entry)
+        add(first, last, offset, offset + size)
     return offset_plan(NAME, records, offsets, alignment)
