@@ -52,7 +52,7 @@ import numpy as np
 
 from packager.plan.offsets.local_search import (OrderDecoder, aligned_lower_bound, conflict_lists,
                                                 greedy_by_size_order)
-from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of
+from packager.plan.records import OffsetPlan, UsageRecord, arena_of
 
 NAME = "exact_search"
 
