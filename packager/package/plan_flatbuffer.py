@@ -16,7 +16,7 @@ from packager.errors import PlanError
 from packager.package.flatbuffer_builder import (_PACK_I32, _PACK_I64, _PACK_U16, _PACK_U32,
                                                   LeanBuilder)
 from packager.package.flatbuffer_builder import LeanBuilder as _Lean  # the class itself, however named
-from packager.package.tensor_tables import write_tensor_tables
+from packager.package.tensor_tables import write_assignment_tables, write_tensor_tables
 from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
                                    PassSection, PersistentEntry, RuntimeArena, SourceModel, SymbolEntry,
                                    TensorEntry)
@@ -173,8 +173,8 @@ def _tensors(b: flatbuffers.Builder, tensors: tuple[TensorEntry, ...]) -> list[i
                 None if t.size_expr is None else t.size_expr.encode()) for t in tensors]
     # Room for every entry: strings with their length, terminator and padding, the shape vector,
     # 14 fields of at most 8 bytes, alignment and a vtable of 16 slots.
-    room = sum(sum(len(x) + 8 for x in e if x is not None) + 4 * len(t.shape) + 8 + 14 * 8 + 8 + 36
-               for t, e in zip(tensors, encoded))
+    room = sum([len(k) + len(n) + len(y) + (0 if x is None else len(x) + 8) + 4 * len(t.shape)
+                + 3 * 8 + 8 + 14 * 8 + 8 + 36 for t, (k, n, y, x) in zip(tensors, encoded)])
     _make_room(b, room)
     buf, end, head, vtables = b.Bytes, len(b.Bytes), b.head, b.vtables
     b.minalign = max(b.minalign, 4)
@@ -301,23 +301,34 @@ def _assignments(b: flatbuffers.Builder, assignment: tuple[tuple[int, int], ...]
     _make_room(b, 24 * len(assignment) + 16)  # two fields, the vtable offset, a vtable, alignment
     buf, end, head, vtables = b.Bytes, len(b.Bytes), b.head, b.vtables
     b.minalign = max(b.minalign, 4)
-    i32 = _PACK_I32
+    written = write_assignment_tables(
+        buf, end, head, vtables, assignment,
+        lambda head, i: _assignment_entry(buf, end, head, vtables, *assignment[i]))
+    if written is not None:
+        b.head, out = written
+        return out
     out = []
     for index, obj in assignment:
-        object_end = end - head
-        vtable = [0, 0]
-        if index != 0:
-            head -= ((head - end) & 3) + 4
-            i32(buf, head, index)
-            vtable[0] = end - head
-        if obj != 0:
-            head -= ((head - end) & 3) + 4
-            i32(buf, head, obj)
-            vtable[1] = end - head
-        head, object_offset = _vtable(buf, end, head, vtables, vtable, object_end)
+        head, object_offset = _assignment_entry(buf, end, head, vtables, index, obj)
         out.append(object_offset)
     b.head = head
     return out
+
+
+def _assignment_entry(buf: bytearray, end: int, head: int, vtables: dict, index: int,
+                      obj: int) -> tuple[int, int]:
+    """One ObjectAssignment written below `head`: (the new head, its table's offset)."""
+    object_end = end - head
+    vtable = [0, 0]
+    if index != 0:
+        head -= ((head - end) & 3) + 4
+        _PACK_I32(buf, head, index)
+        vtable[0] = end - head
+    if obj != 0:
+        head -= ((head - end) & 3) + 4
+        _PACK_I32(buf, head, obj)
+        vtable[1] = end - head
+    return _vtable(buf, end, head, vtables, vtable, object_end)
 
 
 def _arena(b: flatbuffers.Builder, a: ArenaSection) -> int:

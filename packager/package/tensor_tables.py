@@ -12,14 +12,13 @@ sharing is the builder's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
 _I32 = (-2**31, 2**31 - 1)
-_SCALARS = ("index", "subgraph", "tensor", "first_op", "last_op", "alias_of", "pass_")
 _I32_SLOTS = {0: "index", 1: "subgraph", 2: "tensor", 9: "first_op", 10: "last_op",
               11: "alias_of", 12: "pass_"}
-_I32_DEFAULTS = {0: 0, 1: 0, 2: -1, 9: 0, 10: 0, 11: -1, 12: 0}
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ def layout(str_lens: tuple, ndims: int, present: tuple, pos: int) -> Layout:
     for slot in (0, 1, 2):
         if has[slot]:
             pos += ((-pos) & 3) + 4
-            writes.append((pos, "i32", slot))
+            writes.append((pos, "i32", _I32_SLOTS[slot]))
             vtable[slot] = pos
     for slot, off in ((3, refs[0]), (4, refs[1]), (5, refs[2]), (6, shape_ref)):
         pos += (-pos) & 3
@@ -72,12 +71,12 @@ def layout(str_lens: tuple, ndims: int, present: tuple, pos: int) -> Layout:
     for slot in (7, 8):
         if has[slot]:
             pos += ((-pos) & 7) + 8
-            writes.append((pos, "i64", slot))
+            writes.append((pos, "i64", "offset" if slot == 7 else "size"))
             vtable[slot] = pos
     for slot in (9, 10, 11, 12):
         if has[slot]:
             pos += ((-pos) & 3) + 4
-            writes.append((pos, "i32", slot))
+            writes.append((pos, "i32", _I32_SLOTS[slot]))
             vtable[slot] = pos
     if refs[3]:
         pos += (-pos) & 3
@@ -124,14 +123,12 @@ def _columns(tensors) -> dict | None:
                                 np.int64, n),
         "pass_": np.fromiter((t.pass_ for t in tensors), np.int64, n),
     }
-    offsets = [t.offset for t in tensors]
-    sizes = [t.size for t in tensors]
-    if any(c.size and (c.min() < _I32[0] or c.max() > _I32[1]) for c in columns.values()) or \
-            any(not -2**63 <= x < 2**63 for x in (*offsets, *sizes)) or \
-            any(not -2**31 <= d < 2**31 for t in tensors for d in t.shape):
+    columns["offset"] = np.fromiter((t.offset for t in tensors), np.int64, n)
+    columns["size"] = np.fromiter((t.size for t in tensors), np.int64, n)
+    dims = np.fromiter(chain.from_iterable(t.shape for t in tensors), np.int64)
+    if any(c.size and (c.min() < _I32[0] or c.max() > _I32[1])
+           for c in (*(columns[k] for k in _I32_SLOTS.values()), dims)):
         return None
-    columns["offset"] = np.array(offsets, np.int64)
-    columns["size"] = np.array(sizes, np.int64)
     return columns
 
 
@@ -181,6 +178,7 @@ def _write(buf, end, head, vtables, tensors, encoded, one_by_one, columns):
 
 def _write_group(view: np.ndarray, end: int, lay: Layout, members: list[int], starts: list[int],
                  tensors, encoded, columns: dict, vtables: dict) -> None:
+    """The entries `members` (of one layout, starting at `starts`) written in place, a row each."""
     k, size = len(members), lay.size
     index = np.asarray(members, np.int64)
     first = np.asarray([starts[i] for i in members], np.int64)  # pos where each entry starts
@@ -199,13 +197,81 @@ def _write_group(view: np.ndarray, end: int, lay: Layout, members: list[int], st
             dims = np.asarray([tensors[i].shape[arg] for i in members], "<i4")
             rows[:, column:column + 4] = dims.view(np.uint8).reshape(k, 4)
         elif what == "i32":
-            values = columns[_I32_SLOTS[arg]][index].astype("<i4")
+            values = columns[arg][index].astype("<i4")
             rows[:, column:column + 4] = values.view(np.uint8).reshape(k, 4)
         elif what == "i64":
-            values = columns["offset" if arg == 7 else "size"][index].astype("<i8")
+            values = columns[arg][index].astype("<i8")
             rows[:, column:column + 8] = values.view(np.uint8).reshape(k, 8)
         else:  # the soffset to the shared vtable: its position minus the table's
             values = (vtables[lay.vtable_key] - (first + lay.object_offset)).astype("<i4")
             rows[:, column:column + 4] = values.view(np.uint8).reshape(k, 4)
     low = end - (first + size)  # each entry's lowest byte in the buffer
     view[(low[:, None] + np.arange(size)).reshape(-1)] = rows.reshape(-1)
+
+
+# -- ObjectAssignment tables: an index and an object, each written when not 0 -------------------
+
+def assignment_layout(mask: int, pos: int) -> Layout:
+    """plan_flatbuffer._assignments' steps for one table, positions only (mask: bit 0 the
+    index differs from 0, bit 1 the object)."""
+    start = object_end = pos
+    writes, vtable = [], [0, 0]
+    for slot, name in ((0, "index"), (1, "object")):
+        if mask >> slot & 1:
+            pos += ((-pos) & 3) + 4
+            writes.append((pos, "i32", name))
+            vtable[slot] = pos
+    pos += ((-pos) & 3) + 4
+    object_offset = pos
+    writes.append((pos, "soffset", None))
+    last = len(vtable)
+    while last and vtable[last - 1] == 0:
+        last -= 1
+    fields = [object_offset - e if e else 0 for e in vtable[:last]]
+    return Layout(pos - start, tuple((p - start, what, arg) for p, what, arg in writes),
+                  object_offset - start, (*reversed(fields), object_offset - object_end))
+
+
+def write_assignment_tables(buf: bytearray, end: int, head: int, vtables: dict, assignment,
+                            one_by_one) -> tuple[int, list[int]] | None:
+    """As write_tensor_tables, for (index, object) pairs; `one_by_one(head, i)` writes pair i
+    as the builder would."""
+    n = len(assignment)
+    try:
+        index = np.fromiter((a for a, _ in assignment), np.int64, n)
+        obj = np.fromiter((o for _, o in assignment), np.int64, n)
+    except OverflowError:
+        return None
+    if n and (min(index.min(), obj.min()) < _I32[0] or max(index.max(), obj.max()) > _I32[1]):
+        return None
+    columns = {"index": index, "object": obj}
+    masks = ((index != 0) + 2 * (obj != 0)).tolist()
+    layouts: dict[tuple, Layout] = {}
+    ready: dict[tuple, Layout] = {}
+    groups: dict[tuple, list[int]] = {}
+    starts = [0] * n
+    out = [0] * n
+    pos = end - head
+    for i, mask in enumerate(masks):
+        key = (mask, pos & 3)
+        lay = ready.get(key)
+        if lay is None:
+            lay = layouts.get(key)
+            if lay is None:
+                lay = layouts[key] = assignment_layout(mask, pos)
+            if lay.vtable_key not in vtables:  # the first of its vtable: as the builder does
+                head, out[i] = one_by_one(end - pos, i)
+                pos = end - head
+                continue
+            ready[key] = lay
+        starts[i] = pos
+        out[i] = pos + lay.object_offset
+        pos += lay.size
+        groups.setdefault(key, []).append(i)
+    view = np.frombuffer(buf, np.uint8)
+    try:
+        for key, members in groups.items():
+            _write_group(view, end, layouts[key], members, starts, None, None, columns, vtables)
+    finally:
+        del view
+    return end - pos, out

@@ -76,8 +76,8 @@ def test_package_reads_the_model_once(monkeypatch, tmp_path):
 
 def test_tensor_tables_written_together_are_the_builders_bytes(monkeypatch):
     """Entries of every layout (string lengths, ranks, fields at their defaults or not, sizes
-    expressed or not) in a mixed order, many of each: the tables written a layout at a time are
-    the library Builder's bytes."""
+    expressed or not) in a mixed order, many of each, and object assignments with and without
+    their fields: the tables written a layout at a time are the library Builder's bytes."""
     import dataclasses
     import random
 
@@ -103,8 +103,10 @@ def test_tensor_tables_written_together_are_the_builders_bytes(monkeypatch):
     one_by_one = []
     real = plan_flatbuffer._tensor_entry
     monkeypatch.setattr(plan_flatbuffer, "_tensor_entry", lambda *a: one_by_one.append(1) or real(*a))
+    pairs = tuple((rng.choice([0, i]), rng.choice([0, i % 50])) for i in range(3000))
     arena = dataclasses.replace(plan.arenas[0], offsets=dataclasses.replace(
-        plan.arenas[0].offsets, tensors=tuple(entries)))
+        plan.arenas[0].offsets, tensors=tuple(entries)), objects=dataclasses.replace(
+        plan.arenas[0].objects, assignment=pairs))
     mixed = dataclasses.replace(plan, arenas=(arena, *plan.arenas[1:]))
     lean = plan_flatbuffer.dumps(mixed)
     assert 0 < len(one_by_one) < 100  # the first of each vtable only
