@@ -49,7 +49,7 @@ def _compact(entry: dict):
     return entry
 
 
-def json_reads_back(data: bytes, plan: PackagePlan) -> bool:
+def json_reads_back(data: bytes | str, plan: PackagePlan) -> bool:
     """True when the JSON text parses to exactly `plan` (types included: 1 is not true)."""
     try:
         doc = json.loads(data, object_hook=_compact)
@@ -184,8 +184,11 @@ def _section_without_entries(section: ArenaSection) -> ArenaSection:
 
 
 @without_collector_pauses
-def reads_back(data: bytes, plan: PackagePlan) -> bool:
-    """True when the plan file (either form) reads back as exactly `plan`."""
+def reads_back(data: bytes | str, plan: PackagePlan) -> bool:
+    """True when the plan file (either form; the JSON one also as its text) reads back as
+    exactly `plan`."""
+    if isinstance(data, str):
+        return json_reads_back(data, plan)
     if data.lstrip()[:1] == b"{":
         return json_reads_back(data, plan)
     return flatbuffer_reads_back(data, plan)
