@@ -121,7 +121,7 @@ def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[s
     writing each before asking for the next holds one file in memory; notes for the user are
     appended to `notes` (complete once the files are)."""
     # The JSON checked as text, then encoded: its bytes are not held while it is parsed.
-    yield (f"{prefix}_plan.json", checked_plan_file(plan_json.dumps_text(plan), plan).encode("utf-8"),
+    yield (f"{prefix}_plan.json", checked_plan_file(plan_json.dumps(plan, text=True), plan).encode("utf-8"),
            "plan (JSON, schemas/plan.schema.json)")
     yield (f"{prefix}_plan.tplan", checked_plan_file(plan_flatbuffer.dumps(plan), plan),
            "plan (FlatBuffer, schemas/plan.fbs)")
