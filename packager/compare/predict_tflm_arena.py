@@ -15,6 +15,7 @@ the sizes; the README's section "TFLite Micro's whole arena" the measurements).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from packager.compare.predict_tflm import predict_tflm
@@ -88,36 +89,26 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
     for sg in model.subgraphs:
         if sg.operators:
             tail.take(target.node_and_registration * len(sg.operators), a)
-    for sg in model.subgraphs:
-        for op in sg.operators:
-            data = tflm_arena.builtin_data(op, target)
-            if data is not None:
-                tail.take(*data)
+    figures = _OpFigures(model, target)
+    ops = [(s, sg, op, figures.of(s, sg, op)) for s, sg in enumerate(model.subgraphs)
+           for op in sg.operators]
+    for _, _, _, f in ops:
+        if f.data is not None:
+            tail.take(*f.data)
+    for _, _, _, f in ops:
+        if f.unmodelled is not None:
+            unmodelled.add(f.unmodelled)
+        for size in f.buffers[:f.first]:  # Init runs for every node before any Prepare
+            tail.take(size, ARENA_ALIGNMENT)
     requests = 0
-    prepared: list[tuple[int, int, list[int]]] = []  # (subgraph, op, Prepare buffers) in order
-    for s, sg in enumerate(model.subgraphs):
-        for op in sg.operators:
-            buffers = tflm_arena.persistent_buffers(model, s, op, target)
-            if buffers is None:
-                unmodelled.add(tflm_arena.unmodelled_name(model, s, op))
-                buffers = []
-            first = tflm_arena.init_buffers(op, buffers)
-            for size in buffers[:first]:  # Init runs for every node before any Prepare
-                tail.take(size, ARENA_ALIGNMENT)
-            prepared.append((s, op.index, buffers[first:]))
     # Prepare, node by node: the head holds the scratch-request array, temp the node's tensors
     # (a TfLiteTensor each, with its quantization), and temp may not reach the tail.
     prepare_peak = 0
     overlap_peak: tuple[int, str] = (0, "")
-    for s, index, buffers in prepared:
-        sg = model.subgraphs[s]
-        op = sg.operators[index]
+    for s, sg, op, f in ops:
+        buffers = f.buffers[f.first:]
         start = target.scratch_request * (requests + target.max_scratch_per_op)
-        taken = tflm_arena.prepare_temp_tensors(op, sg)  # once for both
-        temp, live = tflm_arena.prepare_temps(sg, op, target, start, taken)
-        before = tflm_arena.prepare_temps_before_buffers(sg, op, target, start, taken)
-        if not buffers and op.name == "TFLM_DECODE":
-            before = None  # a decode type not modelled: every temporary counts, as by default
+        temp, live, before = figures.temps(f, sg, op, start)
         prepare_peak = max(prepare_peak, tail.bytes + (temp if before is None else before))
         for size in buffers:
             tail.take(size, ARENA_ALIGNMENT)
@@ -130,14 +121,13 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
             # TFLite Micro checks a persistent buffer against the head only, so one taken while
             # the node's tensors sit in temp memory may overwrite them: the part the kernel
             # still reads must not be (kernels/tflm_arena.py, prepare_temps).
-            if tflm_arena.softmax_tables_overlap(sg, op):  # a known rule: the figure is exact
+            if f.softmax_overlap:  # a known rule: the figure is exact
                 prepare_peak = max(prepare_peak, tail.bytes + live)
             elif tail.bytes + temp > overlap_peak[0]:
                 overlap_peak = (tail.bytes + temp, op.name)
-        wanted, known = tflm_scratch.requests(sg, op, model, s)
-        if not known:
+        if not f.requests_known:
             unmodelled.add(tflm_arena.unmodelled_name(model, s, op))
-        requests += len(wanted)
+        requests += f.requests
     for size in tflm_arena.resource_buffers(model):
         tail.take(size, ARENA_ALIGNMENT)
     if requests:
@@ -174,3 +164,112 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
     return WholeArena(target.name, arena, head, tail.bytes, setup,
                       "head + tail" if whole >= setup else "set-up", tuple(sorted(unmodelled)),
                       target.measured, target.rule)
+
+
+# Kernels whose figures (builtin data, persistent buffers, temporaries, scratch requests) read the
+# op's builtin options: the memo below keys them by their options too. Every other builtin
+# kernel's figures read only the op code and its tensors' types, shapes and quantization.
+_READS_OPTIONS = frozenset({"BATCH_MATMUL", "SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "VAR_HANDLE"})
+
+
+@dataclass(frozen=True)
+class _Figures:
+    """What one node asks of the arena, apart from where its temporaries start."""
+
+    data: tuple[int, int] | None  # builtin data (size, alignment)
+    buffers: list[int]  # persistent buffers, Init's first
+    first: int  # how many of them Init takes
+    unmodelled: str | None  # the kernel's name when its persistent memory is not modelled
+    taken: list[int] | None  # temporaries (tensor ids) of the node it was computed for
+    softmax_overlap: bool
+    requests: int  # scratch requests
+    requests_known: bool
+    key: tuple | None  # the signature it is shared under (None: computed for this node only)
+
+
+class _OpFigures:
+    """Each node's figures, computed once per signature: the op code (with its options where a
+    kernel reads them) and, for each input and output, every field of the tensor but its index,
+    name and buffer. The kernel rules (kernels/tflm_arena.py, tflm_prepare_temps.py,
+    tflm_scratch.py) read nothing else of a builtin node, so nodes with one signature have the
+    same figures; custom ops are computed one by one.
+    Temporaries' offsets are kept relative to their start, per start modulo the alignments'
+    common multiple (align_up(start + k*A, a) = align_up(start, a) + k*A when a divides A)."""
+
+    def __init__(self, model: Model, target: Target) -> None:
+        self.model, self.target = model, target
+        self.memo: dict[tuple, _Figures] = {}
+        self.temps_memo: dict[tuple, tuple[int, int, int | None]] = {}
+        self.period = math.lcm(*tflm_arena.temp_alignments(target))
+        self.tensor_keys: dict[int, list[int]] = {}
+        self.field_numbers: dict[tuple, int] = {}
+
+    def _tensor_keys(self, s: int, sg) -> list:
+        """Each tensor's fields but its index, name and buffer; the last entry stands for an
+        absent optional tensor (-1), with the fields of the tensor -1 would index."""
+        keys = self.tensor_keys.get(s)
+        if keys is None:
+            fields = [(x.type, x.shape, x.shape_signature, x.has_data, x.quantized,
+                       x.is_variable, x.sparse, x.quant_channels, x.unknown_axes)
+                      for x in sg.tensors]
+            fields.append(("absent", fields[-1] if fields else None))
+            numbers = self.field_numbers  # small numbers: cheap to hash in every node's key
+            keys = [numbers.setdefault(f, len(numbers)) for f in fields]
+            self.tensor_keys[s] = keys
+        return keys
+
+    def _key(self, s: int, sg, op) -> tuple | None:
+        if op.opcode.is_custom:
+            return None
+        options = ()
+        if op.name in _READS_OPTIONS:
+            options = tuple(sorted(op.options.items()))
+            try:
+                hash(options)
+            except TypeError:
+                return None
+        keys = self._tensor_keys(s, sg)
+        absent = len(keys) - 1
+        code = op.opcode
+        return (code.builtin_code, code.name, code.custom_code, code.version, options, tuple([keys[t if t >= 0 else absent] for t in op.inputs]),
+                tuple([keys[t if t >= 0 else absent] for t in op.outputs]))
+
+    def of(self, s: int, sg, op) -> _Figures:
+        key = self._key(s, sg, op)
+        if key is not None:
+            known = self.memo.get(key)
+            if known is not None:
+                return known
+        model, target = self.model, self.target
+        buffers = tflm_arena.persistent_buffers(model, s, op, target)
+        unmodelled = None
+        if buffers is None:
+            unmodelled = tflm_arena.unmodelled_name(model, s, op)
+            buffers = []
+        wanted, known_requests = tflm_scratch.requests(sg, op, model, s)
+        figures = _Figures(tflm_arena.builtin_data(op, target), buffers,
+                           tflm_arena.init_buffers(op, buffers), unmodelled,
+                           tflm_arena.prepare_temp_tensors(op, sg),
+                           tflm_arena.softmax_tables_overlap(sg, op), len(wanted), known_requests,
+                           key)
+        if key is not None:
+            self.memo[key] = figures
+        return figures
+
+    def temps(self, f: _Figures, sg, op, start: int) -> tuple[int, int, int | None]:
+        """(temp, live, before) of tflm_arena.prepare_temps and prepare_temps_before_buffers
+        for temporaries laid from `start`; `before` None where every temporary counts."""
+        memo_key = None if f.key is None else (f.key, start % self.period)
+        if memo_key is not None and memo_key in self.temps_memo:
+            temp, live, before = self.temps_memo[memo_key]
+            return temp + start, live + start, None if before is None else before + start
+        target = self.target
+        taken = f.taken if f.key is None else tflm_arena.prepare_temp_tensors(op, sg)
+        temp, live = tflm_arena.prepare_temps(sg, op, target, start, taken)
+        before = tflm_arena.prepare_temps_before_buffers(sg, op, target, start, taken)
+        if not f.buffers[f.first:] and op.name == "TFLM_DECODE":
+            before = None  # a decode type not modelled: every temporary counts, as by default
+        if memo_key is not None:
+            self.temps_memo[memo_key] = (temp - start, live - start,
+                                         None if before is None else before - start)
+        return temp, live, before

@@ -36,7 +36,8 @@ def int_rows(values: Sequence[int], per_row: int = 12, indent: str = "    ") -> 
     """Initializer rows `a, b, c,` (a trailing comma is fine in C99 and C++)."""
     if not values:
         return [indent + "0 /* empty: C needs at least one element */"]
-    return [indent + " ".join(f"{v}," for v in values[i:i + per_row])
+    # "a, b, c," as ", ".join + ",": the numbers' text made by str in C, not an f-string each
+    return [indent + ", ".join(map(str, values[i:i + per_row])) + ","
             for i in range(0, len(values), per_row)]
 
 

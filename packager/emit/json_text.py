@@ -19,6 +19,16 @@ def dumps_indented(doc: Any) -> str:
     return "".join(out)
 
 
+def dumps_indented_text(doc: Any, end: str = "") -> str:
+    """dumps_indented(doc) + end, the pieces dropped as soon as they are joined."""
+    out: list[str] = []
+    _value(doc, 0, out)
+    out.append(end)
+    text = "".join(out)
+    del out
+    return text
+
+
 def dumps_indented_bytes(doc: Any, end: str = "") -> bytes:
     """The UTF-8 bytes of dumps_indented(doc) + end, holding at most two copies of the text (a
     plan of 100,000 tensors is tens of megabytes of it)."""

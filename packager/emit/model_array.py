@@ -37,7 +37,7 @@ def render_source(prefix: str, data: bytes) -> str:
     return render_source_bytes(prefix, data).decode("ascii")
 
 
-def render_source_bytes(prefix: str, data: bytes) -> bytes:
+def render_source_bytes(prefix: str, data: bytes) -> bytearray:
     """The .c file's bytes, made without a text copy of them: for a model of tens of megabytes
     the text is six times its size, and each copy counts in the peak memory of `package`."""
     P = prefix.upper()
@@ -67,7 +67,13 @@ def render_source_bytes(prefix: str, data: bytes) -> bytes:
             for i in range(full, len(data), BYTES_PER_ROW)]
     tail = ["};", "", f"const size_t {prefix}_model_len = {P}_MODEL_BYTES;", ""]
     head, end = ("\n".join(lines) + "\n").encode("ascii"), "\n".join(rest + tail).encode("ascii")
-    return b"".join((head, _full_rows(memoryview(data)[:full]), end))
+    # One buffer, the rows formatted in place: no second copy of tens of megabytes of text.
+    rows = full // BYTES_PER_ROW * _ROW_BYTES
+    out = bytearray(len(head) + rows + len(end))
+    out[:len(head)] = head
+    _fill_rows(memoryview(data)[:full], np.frombuffer(out, np.uint8, rows, len(head)))
+    out[len(head) + rows:] = end
+    return out
 
 
 # "0xNN, " for each byte value: a row is 4 spaces, 12 of these without the last space, a newline.
@@ -77,14 +83,17 @@ _CELLS = np.frombuffer("".join(f"0x{b:02x}, " for b in range(256)).encode("ascii
 _ROWS_AT_ONCE = 1 << 16  # rows formatted per step: bounds the temporary array to a few megabytes
 
 
-def _full_rows(data: bytes | memoryview) -> memoryview:
-    """Rows of BYTES_PER_ROW bytes each, every row ending in a newline, built as one array (a
-    model of tens of megabytes has millions of bytes to format)."""
+_ROW_BYTES = 4 + BYTES_PER_ROW * 6
+
+
+def _fill_rows(data: bytes | memoryview, out: np.ndarray) -> None:
+    """Rows of BYTES_PER_ROW bytes each, every row ending in a newline, written into `out` (a
+    uint8 array of exactly their size) as one array: a model of tens of megabytes has millions
+    of bytes to format."""
     values = np.frombuffer(data, np.uint8).reshape(-1, BYTES_PER_ROW)
-    rows = np.empty((values.shape[0], 4 + BYTES_PER_ROW * 6), np.uint8)
+    rows = out.reshape(values.shape[0], _ROW_BYTES)
     rows[:, :4] = ord(" ")
     cells = rows[:, 4:].reshape(-1, BYTES_PER_ROW, 6)
     for start in range(0, values.shape[0], _ROWS_AT_ONCE):
         cells[start:start + _ROWS_AT_ONCE] = _CELLS[values[start:start + _ROWS_AT_ONCE]]
     rows[:, -1] = ord("\n")  # the last cell's space
-    return memoryview(rows.reshape(-1))

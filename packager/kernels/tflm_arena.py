@@ -391,6 +391,11 @@ def resource_variable_count(model: Model) -> int:
     return len(names)
 
 
+def temp_alignments(target: Target) -> tuple[int, ...]:
+    """Every alignment temp_tensor_bytes (quantized_io_bytes) uses on `target`."""
+    return target.struct_align, 4
+
+
 def quantized_io_bytes(tensor, target: Target) -> list[tuple[int, int]]:
     """The tail allocations of one graph input or output: its TfLiteTensor and, when quantized,
     its TfLiteAffineQuantization and zero-point array (size, alignment)."""

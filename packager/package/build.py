@@ -106,7 +106,7 @@ def offline_offsets(plan: PackagePlan) -> list[int]:
     return offsets
 
 
-def checked_plan_file(data: bytes, plan: PackagePlan) -> bytes:
+def checked_plan_file(data: bytes | str, plan: PackagePlan) -> bytes | str:
     """What is written is what was checked: the file must read back as the checked plan (the JSON
     form compared column by column, without a second parsed plan: package/read_back.py)."""
     if not reads_back(data, plan):
@@ -120,7 +120,8 @@ def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[s
     """(name, bytes, what it is) for each file, built and checked one at a time so that a caller
     writing each before asking for the next holds one file in memory; notes for the user are
     appended to `notes` (complete once the files are)."""
-    yield (f"{prefix}_plan.json", checked_plan_file(plan_json.dumps(plan), plan),
+    # The JSON checked as text, then encoded: its bytes are not held while it is parsed.
+    yield (f"{prefix}_plan.json", checked_plan_file(plan_json.dumps(plan, text=True), plan).encode("utf-8"),
            "plan (JSON, schemas/plan.schema.json)")
     yield (f"{prefix}_plan.tplan", checked_plan_file(plan_flatbuffer.dumps(plan), plan),
            "plan (FlatBuffer, schemas/plan.fbs)")

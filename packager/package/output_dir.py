@@ -90,12 +90,20 @@ def signals_deferred() -> Iterator[None]:
 
 
 def _our_plan(path: Path) -> dict | None:
-    """The plan JSON at `path` when it is one of ours, else None."""
+    """The plan JSON at `path` (its first 50 MB) when it is one of ours, else None; of a plan,
+    the top-level object only (its entries are not kept while the rest is parsed)."""
     try:
-        data = json.loads(path.read_bytes()[:50_000_000])
+        with path.open("rb") as f:
+            head = f.read(50_000_000)
+        data = json.loads(head, object_hook=_plan_or_none)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and PLAN_KEYS <= data.keys() else None
+
+
+def _plan_or_none(entry: dict) -> dict | None:
+    """json's object_hook: an object that may be the plan is kept, any other becomes None."""
+    return entry if PLAN_KEYS <= entry.keys() else None
 
 
 def stale_files(out_dir: str | Path, new_names: Iterable[str], keep: Iterable[str | Path] = ()) -> list[str]:

@@ -16,6 +16,7 @@ from packager.errors import PlanError
 from packager.package.flatbuffer_builder import (_PACK_I32, _PACK_I64, _PACK_U16, _PACK_U32,
                                                   LeanBuilder)
 from packager.package.flatbuffer_builder import LeanBuilder as _Lean  # the class itself, however named
+from packager.package.tensor_tables import write_assignment_tables, write_tensor_tables
 from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
                                    PassSection, PersistentEntry, RuntimeArena, SourceModel, SymbolEntry,
                                    TensorEntry)
@@ -172,74 +173,86 @@ def _tensors(b: flatbuffers.Builder, tensors: tuple[TensorEntry, ...]) -> list[i
                 None if t.size_expr is None else t.size_expr.encode()) for t in tensors]
     # Room for every entry: strings with their length, terminator and padding, the shape vector,
     # 14 fields of at most 8 bytes, alignment and a vtable of 16 slots.
-    room = sum(sum(len(x) + 8 for x in e if x is not None) + 4 * len(t.shape) + 8 + 14 * 8 + 8 + 36
-               for t, e in zip(tensors, encoded))
+    room = sum([len(k) + len(n) + len(y) + (0 if x is None else len(x) + 8) + 4 * len(t.shape)
+                + 3 * 8 + 8 + 14 * 8 + 8 + 36 for t, (k, n, y, x) in zip(tensors, encoded)])
     _make_room(b, room)
     buf, end, head, vtables = b.Bytes, len(b.Bytes), b.head, b.vtables
     b.minalign = max(b.minalign, 4)
     if any(t.offset or t.size for t in tensors):
         b.minalign = max(b.minalign, 8)
-    i32, u32, i64 = _PACK_I32, _PACK_U32, _PACK_I64
+    written = write_tensor_tables(
+        buf, end, head, vtables, tensors, encoded,
+        lambda head, i: _tensor_entry(buf, end, head, vtables, tensors[i], encoded[i]))
+    if written is not None:
+        b.head, out = written
+        return out
     out = []
-    # Each field as the builder's Prepend*Slot writes it: aligned below head, its position from
-    # the buffer's end kept for the vtable (0: absent, at its default). Written out in full, not
-    # through helpers: a call per field per entry is most of the time at 100,000 entries.
     for t, strings in zip(tensors, encoded):
-        refs = []
-        for x in strings:
-            if x is None:
-                refs.append(0)
-                continue
-            n = len(x)
-            head -= (-(end - head + n + 1)) & 3  # padding bytes below head are zero already
-            head -= n + 1
-            buf[head:head + n] = x
-            head -= 4
-            u32(buf, head, n)
-            refs.append(end - head)
-        kind, name, type_, size_expr = refs
-        shape = t.shape
-        head -= (head - end) & 3
-        for d in reversed(shape):
-            head -= 4
-            i32(buf, head, d)
-        head -= 4
-        u32(buf, head, len(shape))
-        shape_ref = object_end = end - head
-        vtable = [0] * 14
-        for slot, x, default in ((0, t.index, 0), (1, t.subgraph, 0), (2, t.tensor, -1)):
-            if x != default:
-                head -= ((head - end) & 3) + 4
-                i32(buf, head, x)
-                vtable[slot] = end - head
-        for slot, off in ((3, kind), (4, name), (5, type_), (6, shape_ref)):
-            head -= (head - end) & 3
-            here = end - head
-            head -= 4
-            u32(buf, head, here - off + 4)
-            vtable[slot] = end - head
-        for slot, x in ((7, t.offset), (8, t.size)):
-            if x != 0:
-                head -= ((head - end) & 7) + 8
-                i64(buf, head, x)
-                vtable[slot] = end - head
-        for slot, x, default in ((9, t.first_op, 0), (10, t.last_op, 0),
-                                 (11, NO_ALIAS if t.alias_of is None else t.alias_of, NO_ALIAS),
-                                 (12, t.pass_, 0)):
-            if x != default:
-                head -= ((head - end) & 3) + 4
-                i32(buf, head, x)
-                vtable[slot] = end - head
-        if size_expr:
-            head -= (head - end) & 3
-            here = end - head
-            head -= 4
-            u32(buf, head, here - size_expr + 4)
-            vtable[13] = end - head
-        head, object_offset = _vtable(buf, end, head, vtables, vtable, object_end)
+        head, object_offset = _tensor_entry(buf, end, head, vtables, t, strings)
         out.append(object_offset)
     b.head = head
     return out
+
+
+def _tensor_entry(buf: bytearray, end: int, head: int, vtables: dict, t: TensorEntry,
+                  strings: tuple) -> tuple[int, int]:
+    """One entry written below `head`: (the new head, its table's offset)."""
+    i32, u32, i64 = _PACK_I32, _PACK_U32, _PACK_I64
+    # Each field as the builder's Prepend*Slot writes it: aligned below head, its position from
+    # the buffer's end kept for the vtable (0: absent, at its default). Written out in full, not
+    # through helpers: a call per field per entry is most of the time at 100,000 entries.
+    refs = []
+    for x in strings:
+        if x is None:
+            refs.append(0)
+            continue
+        n = len(x)
+        head -= (-(end - head + n + 1)) & 3  # padding bytes below head are zero already
+        head -= n + 1
+        buf[head:head + n] = x
+        head -= 4
+        u32(buf, head, n)
+        refs.append(end - head)
+    kind, name, type_, size_expr = refs
+    shape = t.shape
+    head -= (head - end) & 3
+    for d in reversed(shape):
+        head -= 4
+        i32(buf, head, d)
+    head -= 4
+    u32(buf, head, len(shape))
+    shape_ref = object_end = end - head
+    vtable = [0] * 14
+    for slot, x, default in ((0, t.index, 0), (1, t.subgraph, 0), (2, t.tensor, -1)):
+        if x != default:
+            head -= ((head - end) & 3) + 4
+            i32(buf, head, x)
+            vtable[slot] = end - head
+    for slot, off in ((3, kind), (4, name), (5, type_), (6, shape_ref)):
+        head -= (head - end) & 3
+        here = end - head
+        head -= 4
+        u32(buf, head, here - off + 4)
+        vtable[slot] = end - head
+    for slot, x in ((7, t.offset), (8, t.size)):
+        if x != 0:
+            head -= ((head - end) & 7) + 8
+            i64(buf, head, x)
+            vtable[slot] = end - head
+    for slot, x, default in ((9, t.first_op, 0), (10, t.last_op, 0),
+                             (11, NO_ALIAS if t.alias_of is None else t.alias_of, NO_ALIAS),
+                             (12, t.pass_, 0)):
+        if x != default:
+            head -= ((head - end) & 3) + 4
+            i32(buf, head, x)
+            vtable[slot] = end - head
+    if size_expr:
+        head -= (head - end) & 3
+        here = end - head
+        head -= 4
+        u32(buf, head, here - size_expr + 4)
+        vtable[13] = end - head
+    return _vtable(buf, end, head, vtables, vtable, object_end)
 
 
 def _make_room(b: flatbuffers.Builder, room: int) -> None:
@@ -288,23 +301,34 @@ def _assignments(b: flatbuffers.Builder, assignment: tuple[tuple[int, int], ...]
     _make_room(b, 24 * len(assignment) + 16)  # two fields, the vtable offset, a vtable, alignment
     buf, end, head, vtables = b.Bytes, len(b.Bytes), b.head, b.vtables
     b.minalign = max(b.minalign, 4)
-    i32 = _PACK_I32
+    written = write_assignment_tables(
+        buf, end, head, vtables, assignment,
+        lambda head, i: _assignment_entry(buf, end, head, vtables, *assignment[i]))
+    if written is not None:
+        b.head, out = written
+        return out
     out = []
     for index, obj in assignment:
-        object_end = end - head
-        vtable = [0, 0]
-        if index != 0:
-            head -= ((head - end) & 3) + 4
-            i32(buf, head, index)
-            vtable[0] = end - head
-        if obj != 0:
-            head -= ((head - end) & 3) + 4
-            i32(buf, head, obj)
-            vtable[1] = end - head
-        head, object_offset = _vtable(buf, end, head, vtables, vtable, object_end)
+        head, object_offset = _assignment_entry(buf, end, head, vtables, index, obj)
         out.append(object_offset)
     b.head = head
     return out
+
+
+def _assignment_entry(buf: bytearray, end: int, head: int, vtables: dict, index: int,
+                      obj: int) -> tuple[int, int]:
+    """One ObjectAssignment written below `head`: (the new head, its table's offset)."""
+    object_end = end - head
+    vtable = [0, 0]
+    if index != 0:
+        head -= ((head - end) & 3) + 4
+        _PACK_I32(buf, head, index)
+        vtable[0] = end - head
+    if obj != 0:
+        head -= ((head - end) & 3) + 4
+        _PACK_I32(buf, head, obj)
+        vtable[1] = end - head
+    return _vtable(buf, end, head, vtables, vtable, object_end)
 
 
 def _arena(b: flatbuffers.Builder, a: ArenaSection) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 from json.encoder import encode_basestring
 
-from packager.emit.json_text import Written, dumps_indented_bytes
+from packager.emit.json_text import Written, dumps_indented_bytes, dumps_indented_text
 
 _INDENT = "  "
 from packager.errors import PlanError
@@ -129,8 +129,12 @@ _TENSOR_KEYS = ("alias_of", "first_op", "index", "kind", "last_op", "name", "off
                 "size", "subgraph", "tensor", "type")
 
 
-def dumps(plan: PackagePlan) -> bytes:
-    # The text of json.dumps(indent=2, sort_keys=True, ensure_ascii=False), written faster.
+def dumps(plan: PackagePlan, text: bool = False) -> bytes | str:
+    """The text of json.dumps(indent=2, sort_keys=True, ensure_ascii=False), written faster, as
+    UTF-8 bytes; `text`: the text itself (the read-back check parses it before it is encoded, so
+    that the text, its bytes and the parsed plan are never held all at once)."""
+    if text:
+        return dumps_indented_text(to_dict(plan, fast=True), end="\n")
     return dumps_indented_bytes(to_dict(plan, fast=True), end="\n")
 
 

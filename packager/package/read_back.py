@@ -32,6 +32,7 @@ _NUMBER_KEYS = ("index", "subgraph", "tensor", "offset", "size", "first_op", "la
 _SHAPE_AT = _KEYS.index("shape")
 _PAIR_KEYS = {("index", "object"), ("index", "offset")}
 _ABSENT = object()
+_CHUNK = 8192  # entries compared at a time
 
 
 def _compact(entry: dict):
@@ -48,7 +49,7 @@ def _compact(entry: dict):
     return entry
 
 
-def json_reads_back(data: bytes, plan: PackagePlan) -> bool:
+def json_reads_back(data: bytes | str, plan: PackagePlan) -> bool:
     """True when the JSON text parses to exactly `plan` (types included: 1 is not true)."""
     try:
         doc = json.loads(data, object_hook=_compact)
@@ -107,17 +108,20 @@ def _entries_match(entries: object, offsets: OffsetSection) -> bool:
     if not set(map(type, chain.from_iterable(map(itemgetter(_SHAPE_AT), rows)))) <= {int}:
         return False
     want = tensor_columns(offsets)
-    if rows != _expected_rows(want):
-        return False
+    for start in range(0, len(rows), _CHUNK):  # the plan's rows a chunk at a time: not all held
+        if rows[start:start + _CHUNK] != _expected_rows(want, start, start + _CHUNK):
+            return False
     return (exprs == [_ABSENT if e is None else e for e in want.size_expr]
             and _all_of(str, [e for e in exprs if e is not _ABSENT]))
 
 
-def _expected_rows(want: TensorColumns) -> list[tuple]:
-    """The plan's entries as the parsed rows are: values in _KEYS' order, each shape a list."""
-    numbers = {k: want[f].tolist() for k, f in zip(_NUMBER_KEYS, NUMBERS)}
-    columns = {"alias_of": want.alias_of, "kind": want.kind, "name": want.name, "type": want.type,
-               "shape": list(map(list, want.shape)), **numbers}
+def _expected_rows(want: TensorColumns, start: int, stop: int) -> list[tuple]:
+    """The plan's entries start..stop as the parsed rows are: values in _KEYS' order, each
+    shape a list."""
+    numbers = {k: want[f][start:stop].tolist() for k, f in zip(_NUMBER_KEYS, NUMBERS)}
+    columns = {"alias_of": want.alias_of[start:stop], "kind": want.kind[start:stop],
+               "name": want.name[start:stop], "type": want.type[start:stop],
+               "shape": list(map(list, want.shape[start:stop])), **numbers}
     return list(zip(*(columns[k] for k in _KEYS)))
 
 
@@ -180,8 +184,11 @@ def _section_without_entries(section: ArenaSection) -> ArenaSection:
 
 
 @without_collector_pauses
-def reads_back(data: bytes, plan: PackagePlan) -> bool:
-    """True when the plan file (either form) reads back as exactly `plan`."""
+def reads_back(data: bytes | str, plan: PackagePlan) -> bool:
+    """True when the plan file (either form; the JSON one also as its text) reads back as
+    exactly `plan`."""
+    if isinstance(data, str):
+        return json_reads_back(data, plan)
     if data.lstrip()[:1] == b"{":
         return json_reads_back(data, plan)
     return flatbuffer_reads_back(data, plan)

@@ -39,6 +39,7 @@ def test_plan_files_are_what_the_libraries_write(name, semantics, monkeypatch):
     from packager.package import plan_json
     assert plan_json.dumps(plan).decode() == json.dumps(plan_json.to_dict(plan), indent=2, sort_keys=True,
                                                          ensure_ascii=False) + "\n"
+    assert plan_json.dumps(plan, text=True) == plan_json.dumps(plan).decode()
 
 
 @pytest.mark.parametrize("size", [0, 1, 11, 12, 13, 24, 25, 1000])
@@ -72,3 +73,43 @@ def test_package_reads_the_model_once(monkeypatch, tmp_path):
     monkeypatch.setattr(packager.reader, "parse_model", lambda data: reads.append(1) or real(data))
     package(model_file("mobile_block"), tmp_path / "out")
     assert len(reads) == 1
+
+
+def test_tensor_tables_written_together_are_the_builders_bytes(monkeypatch):
+    """Entries of every layout (string lengths, ranks, fields at their defaults or not, sizes
+    expressed or not) in a mixed order, many of each, and object assignments with and without
+    their fields: the tables written a layout at a time are the library Builder's bytes."""
+    import dataclasses
+    import random
+
+    plan = packaged("mobile_block", "tflm").plan
+    rng = random.Random(7)
+    layouts = [(rng.choice([False, True]), rng.choice([False, True]), rng.choice([-1, 0, None]),
+                rng.choice(["tensor", "scratch"]), rng.randrange(0, 9), rng.choice(["INT8", ""]),
+                rng.randrange(0, 5), rng.choice([0, None]), rng.choice([0, None]),
+                rng.choice([False, True]), rng.choice([None, -1, 0]), rng.choice([0, 2]),
+                rng.choice([None, "", "4*N", "64*batch+1"])) for _ in range(12)]
+    entries = []
+    for i in range(3000):
+        (index, subgraph, tensor, kind, name, type_, rank, offset, size, ops, alias, pass_,
+         size_expr) = rng.choice(layouts)
+        entries.append(dataclasses.replace(
+            plan.arenas[0].offsets.tensors[0], index=i + 1 if index else 0, subgraph=int(subgraph),
+            tensor=i + 1 if tensor is None else tensor, kind=kind, name=chr(97 + i % 26) * name,
+            type=type_, shape=tuple(rng.randrange(1, 300) for _ in range(rank)),
+            offset=rng.choice([16 * i + 16, 2**40 + i]) if offset is None else 0,
+            size=rng.choice([7, 2**33]) if size is None else 0, first_op=i if ops else 0,
+            last_op=i + 1 if ops else 0, alias_of=i + 1 if alias is None else alias, pass_=pass_,
+            size_expr=size_expr))
+    one_by_one = []
+    real = plan_flatbuffer._tensor_entry
+    monkeypatch.setattr(plan_flatbuffer, "_tensor_entry", lambda *a: one_by_one.append(1) or real(*a))
+    pairs = tuple((rng.choice([0, i]), rng.choice([0, i % 50])) for i in range(3000))
+    arena = dataclasses.replace(plan.arenas[0], offsets=dataclasses.replace(
+        plan.arenas[0].offsets, tensors=tuple(entries)), objects=dataclasses.replace(
+        plan.arenas[0].objects, assignment=pairs))
+    mixed = dataclasses.replace(plan, arenas=(arena, *plan.arenas[1:]))
+    lean = plan_flatbuffer.dumps(mixed)
+    assert 0 < len(one_by_one) < 100  # the first of each vtable only
+    monkeypatch.setattr(plan_flatbuffer, "LeanBuilder", flatbuffers.Builder)
+    assert lean == plan_flatbuffer.dumps(mixed)

@@ -1,0 +1,42 @@
+"""The whole-arena prediction shares each node's figures among nodes of one signature (op code,
+options where a kernel reads them, the tensors' types, shapes and quantization): on every
+fixture and real model, on both targets, the figure is the one computed node by node."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fixtures.write_models import DEFAULT_DIR
+from packager.compare import predict_tflm_arena
+from packager.compare.predict_tflm_arena import predict_whole_arena
+from packager.kernels.tflm_arena import CORTEX_M, HOST
+from packager.reader import read_model
+from tests.conftest import SHARED_MODELS
+
+MODELS = sorted(Path(DEFAULT_DIR).glob("*.tflite")) + sorted(SHARED_MODELS.glob("**/*.tflite"))
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+def test_shared_figures_equal_node_by_node(path: Path, monkeypatch) -> None:
+    try:
+        model = read_model(path)
+    except Exception as error:  # a fixture that is bad input on purpose
+        pytest.skip(f"{path.name} does not read: {error}")
+    shared = [predict_whole_arena(model, target) for target in (HOST, CORTEX_M)]
+    monkeypatch.setattr(predict_tflm_arena._OpFigures, "_key", lambda self, s, sg, op: None)
+    alone = [predict_whole_arena(model, target) for target in (HOST, CORTEX_M)]
+    assert shared == alone
+
+
+def test_nodes_of_one_signature_are_computed_once(monkeypatch) -> None:
+    """The repeated blocks of a chain share their figures: far fewer rule calls than nodes."""
+    path = Path(DEFAULT_DIR) / "chain.tflite"
+    model = read_model(path)
+    calls = []
+    real = predict_tflm_arena.tflm_arena.persistent_buffers
+    monkeypatch.setattr(predict_tflm_arena.tflm_arena, "persistent_buffers",
+                        lambda *a: calls.append(1) or real(*a))
+    predict_whole_arena(model)
+    assert len(calls) < sum(len(sg.operators) for sg in model.subgraphs)

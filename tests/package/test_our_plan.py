@@ -1,0 +1,30 @@
+"""A re-run recognises the plan files of earlier runs by their top-level keys, parsing the file
+without keeping its entries: a plan is ours, a document that only holds one, a damaged plan or
+another JSON file is not."""
+
+from __future__ import annotations
+
+import json
+
+from packager.package.output_dir import PLAN_KEYS, _our_plan
+
+
+def test_plans_of_ours_and_other_json(tmp_path):
+    plan = {**{k: 0 for k in PLAN_KEYS}, "arenas": [{"offsets": {"tensors": [{"index": 1}] * 3}}]}
+    cases = {
+        "ours": (plan, True),
+        "nested": ({"wrapper": plan}, False),
+        "list": ([plan], False),
+        "partial": ({k: 0 for k in sorted(PLAN_KEYS)[:-1]}, False),
+    }
+    for name, (doc, ours) in cases.items():
+        path = tmp_path / f"{name}_plan.json"
+        path.write_text(json.dumps(doc))
+        found = _our_plan(path)
+        assert (found is not None) is ours, name
+        if ours:
+            assert found.keys() == plan.keys()
+    damaged = tmp_path / "damaged_plan.json"
+    damaged.write_text(json.dumps(plan)[:-1])
+    assert _our_plan(damaged) is None
+    assert _our_plan(tmp_path / "absent_plan.json") is None
