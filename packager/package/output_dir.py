@@ -89,13 +89,17 @@ def signals_deferred() -> Iterator[None]:
             raise KeyboardInterrupt(signal.Signals(received[0]).name)
 
 
+_LARGEST_PLAN_FILE = 1 << 30
+
+
 def _our_plan(path: Path) -> dict | None:
-    """The plan JSON at `path` (its first 50 MB) when it is one of ours, else None; of a plan,
-    the top-level object only (its entries are not kept while the rest is parsed)."""
+    """The plan JSON at `path` when it is one of ours, else None; of a plan, the top-level object
+    only (its entries are not kept while the rest is parsed). A file larger than any plan we write
+    (about 520 bytes per tensor: a gigabyte is two million tensors) is not read."""
     try:
-        with path.open("rb") as f:
-            head = f.read(50_000_000)
-        data = json.loads(head, object_hook=_plan_or_none)
+        if path.stat().st_size > _LARGEST_PLAN_FILE:
+            return None
+        data = json.loads(path.read_bytes(), object_hook=_plan_or_none)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and PLAN_KEYS <= data.keys() else None

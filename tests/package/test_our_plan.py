@@ -28,3 +28,13 @@ def test_plans_of_ours_and_other_json(tmp_path):
     damaged.write_text(json.dumps(plan)[:-1])
     assert _our_plan(damaged) is None
     assert _our_plan(tmp_path / "absent_plan.json") is None
+
+
+def test_a_plan_larger_than_50_mb_is_still_ours(tmp_path):
+    # A 100,000-operator model's plan JSON is about 52 MB: a re-run must still recognise it, or
+    # the files it wrote would never be found stale.
+    plan = tmp_path / "big_plan.json"
+    filler = [{"tensor": i, "name": "t" * 500} for i in range(110_000)]
+    plan.write_text(json.dumps({**dict.fromkeys(PLAN_KEYS, 0), "filler": filler}))
+    assert plan.stat().st_size > 50_000_000
+    assert _our_plan(plan) is not None
