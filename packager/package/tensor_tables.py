@@ -84,6 +84,12 @@ def layout(str_lens: tuple, ndims: int, present: tuple, pos: int) -> Layout:
         pos += 4
         writes.append((pos, "u32", here - refs[3] + 4))
         vtable[13] = pos
+    return _closed(start, object_end, pos, writes, vtable)
+
+
+def _closed(start: int, object_end: int, pos: int, writes: list, vtable: list[int]) -> Layout:
+    """The builder's EndObject, positions only: the soffset to the vtable, then the vtable's
+    fields (trailing zero fields trimmed) as the key tables of one shape share."""
     pos += ((-pos) & 3) + 4
     object_offset = pos
     writes.append((pos, "soffset", None))
@@ -91,9 +97,8 @@ def layout(str_lens: tuple, ndims: int, present: tuple, pos: int) -> Layout:
     while last and vtable[last - 1] == 0:
         last -= 1
     fields = [object_offset - e if e else 0 for e in vtable[:last]]
-    key = (*reversed(fields), object_offset - object_end)
     return Layout(pos - start, tuple((p - start, what, arg) for p, what, arg in writes),
-                  object_offset - start, key)
+                  object_offset - start, (*reversed(fields), object_offset - object_end))
 
 
 def write_tensor_tables(buf: bytearray, end: int, head: int, vtables: dict, tensors, encoded,
@@ -221,15 +226,7 @@ def assignment_layout(mask: int, pos: int) -> Layout:
             pos += ((-pos) & 3) + 4
             writes.append((pos, "i32", name))
             vtable[slot] = pos
-    pos += ((-pos) & 3) + 4
-    object_offset = pos
-    writes.append((pos, "soffset", None))
-    last = len(vtable)
-    while last and vtable[last - 1] == 0:
-        last -= 1
-    fields = [object_offset - e if e else 0 for e in vtable[:last]]
-    return Layout(pos - start, tuple((p - start, what, arg) for p, what, arg in writes),
-                  object_offset - start, (*reversed(fields), object_offset - object_end))
+    return _closed(start, object_end, pos, writes, vtable)
 
 
 def write_assignment_tables(buf: bytearray, end: int, head: int, vtables: dict, assignment,
