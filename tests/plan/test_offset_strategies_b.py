@@ -204,3 +204,19 @@ def test_nnc_partners_are_the_same_by_the_rank_tree_and_by_filtering_the_window(
         nnc.RankedByStart.NARROW = saved
     assert by_tree == by_filter
     check_offset_plan(records, by_tree)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 300), st.integers(0, 300)), min_size=1, max_size=80),
+       st.integers(0, 300), st.integers(0, 300))
+def test_nnc_time_index_finds_every_record_alive_in_a_window(spans, a, b):
+    # Records of very different lifetimes (one alive through everything among short ones) are
+    # looked up class by class: every record alive at some operator of the window is found.
+    import numpy as np
+    first = np.array([min(x, y) for x, y in spans] + [0], np.int64)
+    last = np.array([max(x, y) for x, y in spans] + [300], np.int64)
+    lo, hi = min(a, b), max(a, b)
+    found = set(nnc.TimeIndex(first, last).may_meet(lo, hi).tolist())
+    alive = {i for i in range(len(first)) if first[i] <= hi and last[i] >= lo}
+    assert alive <= found
+    assert len(found) == len(nnc.TimeIndex(first, last).may_meet(lo, hi))  # each record once

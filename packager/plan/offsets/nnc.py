@@ -369,12 +369,23 @@ class RankedByStart:
 
 class TimeIndex:
     """Records sorted by first operator, so that "records starting inside a time window" is a
-    slice instead of a scan of every record."""
+    slice instead of a scan of every record. For "records alive in a window" the records are
+    also split by lifetime, in classes a factor of 8 apart: each class is looked back into by its
+    own longest lifetime only, so one record alive through the whole model (a chain's input under
+    TFLite) does not make every query slice every record (16 of NNC's 25 s at 100,000 records)."""
 
     def __init__(self, first: np.ndarray, last: np.ndarray) -> None:
         self.by_first = np.argsort(first, kind="stable")
         self.sorted_first = first[self.by_first]
-        self.longest = int((last - first).max()) if len(first) else 0
+        span = (last - first)[self.by_first]
+        lifetime_class = np.zeros(len(span), np.int64)
+        long = span > 0
+        lifetime_class[long] = (np.floor(np.log2(span[long])).astype(np.int64) + 1) // 3
+        # (records of the class in first-operator order, their first operators, longest lifetime)
+        self.classes = []
+        for c in np.unique(lifetime_class):
+            where = lifetime_class == c
+            self.classes.append((self.by_first[where], self.sorted_first[where], int(span[where].max())))
 
     def starting_in(self, after: int, before: int) -> np.ndarray:
         """Records with after < first_op < before."""
@@ -383,10 +394,16 @@ class TimeIndex:
         return self.by_first[a:b]
 
     def may_meet(self, first: int, last: int) -> np.ndarray:
-        """A superset of the records alive at some operator of [first, last]."""
-        a = self.sorted_first.searchsorted(first - self.longest, side="left")
-        b = self.sorted_first.searchsorted(last, side="right")
-        return self.by_first[a:b]
+        """A superset of the records alive at some operator of [first, last] (in no set order)."""
+        parts = []
+        for records, firsts, longest in self.classes:
+            a = firsts.searchsorted(first - longest, side="left")
+            b = firsts.searchsorted(last, side="right")
+            if b > a:
+                parts.append(records[a:b])
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate(parts) if parts else self.by_first[:0]
 
 
 def tuple_for(chosen: int, before: int, after: int, first, last, size, unplaced,
