@@ -180,18 +180,22 @@ def _tensors(b: flatbuffers.Builder, tensors: tuple[TensorEntry, ...]) -> list[i
     b.minalign = max(b.minalign, 4)
     if any(t.offset or t.size for t in tensors):
         b.minalign = max(b.minalign, 8)
-    written = write_tensor_tables(
-        buf, end, head, vtables, tensors, encoded,
-        lambda head, i: _tensor_entry(buf, end, head, vtables, tensors[i], encoded[i]))
-    if written is not None:
-        b.head, out = written
-        return out
-    out = []
-    for t, strings in zip(tensors, encoded):
-        head, object_offset = _tensor_entry(buf, end, head, vtables, t, strings)
-        out.append(object_offset)
-    b.head = head
+    def one(head: int, i: int) -> tuple[int, int]:
+        return _tensor_entry(buf, end, head, vtables, tensors[i], encoded[i])
+
+    written = write_tensor_tables(buf, end, head, vtables, tensors, encoded, one)
+    b.head, out = written if written is not None else _one_by_one(head, len(tensors), one)
     return out
+
+
+def _one_by_one(head: int, n: int, one) -> tuple[int, list[int]]:
+    """Entries 0..n-1 written by `one(head, i)` one after another (where a value does not fit
+    the column form, whose builder error then stands): (the new head, their table offsets)."""
+    out = []
+    for i in range(n):
+        head, object_offset = one(head, i)
+        out.append(object_offset)
+    return head, out
 
 
 def _tensor_entry(buf: bytearray, end: int, head: int, vtables: dict, t: TensorEntry,
@@ -301,17 +305,11 @@ def _assignments(b: flatbuffers.Builder, assignment: tuple[tuple[int, int], ...]
     _make_room(b, 24 * len(assignment) + 16)  # two fields, the vtable offset, a vtable, alignment
     buf, end, head, vtables = b.Bytes, len(b.Bytes), b.head, b.vtables
     b.minalign = max(b.minalign, 4)
-    written = write_assignment_tables(
-        buf, end, head, vtables, assignment,
-        lambda head, i: _assignment_entry(buf, end, head, vtables, *assignment[i]))
-    if written is not None:
-        b.head, out = written
-        return out
-    out = []
-    for index, obj in assignment:
-        head, object_offset = _assignment_entry(buf, end, head, vtables, index, obj)
-        out.append(object_offset)
-    b.head = head
+    def one(head: int, i: int) -> tuple[int, int]:
+        return _assignment_entry(buf, end, head, vtables, *assignment[i])
+
+    written = write_assignment_tables(buf, end, head, vtables, assignment, one)
+    b.head, out = written if written is not None else _one_by_one(head, len(assignment), one)
     return out
 
 

@@ -146,36 +146,52 @@ def _write(buf, end, head, vtables, tensors, encoded, one_by_one, columns):
                                              "first_op", "last_op", "alias_of", "pass_")], 1)
     presence = present.dot(1 << np.arange(9)).tolist()
     bits = [tuple(bool(m >> i & 1) for i in range(9)) for m in range(512)]
+
+    def key_of(i: int, pos: int) -> tuple:
+        strings = encoded[i]
+        return (len(strings[0]), len(strings[1]), len(strings[2]),
+                None if strings[3] is None else len(strings[3]), len(tensors[i].shape),
+                presence[i], pos & 7)
+
+    return _write_tables(buf, end, head, vtables, n, key_of,
+                         lambda key, pos: layout(key[:4], key[4], bits[key[5]], pos),
+                         one_by_one, columns, tensors, encoded)
+
+
+def _write_tables(buf, end: int, head: int, vtables: dict, n: int, key_of, layout_of, one_by_one,
+                  columns: dict, tensors=None, encoded=None) -> tuple[int, list[int]]:
+    """Entries 0..n-1 below `head`, as the builder would write them one after another: (the new
+    head, each entry's table offset). `key_of(i, pos)` names entry i's layout where it starts
+    (its alignment phase included), `layout_of(key, pos)` works that layout out. The first entry
+    of each vtable goes through `one_by_one` (so vtable sharing is the builder's own); the rest
+    are grouped by layout and written a group at a time."""
     layouts: dict[tuple, Layout] = {}
-    ready: dict[tuple, Layout] = {}
+    ready: dict[tuple, Layout] = {}  # layouts whose vtable is in the cache already
     groups: dict[tuple, list[int]] = {}
     starts = [0] * n
     out = [0] * n
     pos = end - head
-    for i, (t, strings) in enumerate(zip(tensors, encoded)):
-        shape_key = (len(strings[0]), len(strings[1]), len(strings[2]),
-                     None if strings[3] is None else len(strings[3]), len(t.shape),
-                     presence[i], pos & 7)
-        lay = ready.get(shape_key)
+    for i in range(n):
+        key = key_of(i, pos)
+        lay = ready.get(key)
         if lay is None:
-            lay = layouts.get(shape_key)
+            lay = layouts.get(key)
             if lay is None:
-                lay = layout(shape_key[:4], shape_key[4], bits[shape_key[5]], pos)
-                layouts[shape_key] = lay
+                lay = layouts[key] = layout_of(key, pos)
             if lay.vtable_key not in vtables:  # the first of its vtable: as the builder does
                 head, out[i] = one_by_one(end - pos, i)
                 pos = end - head
                 continue
-            ready[shape_key] = lay  # its vtable stays in the cache
+            ready[key] = lay
         starts[i] = pos
         out[i] = pos + lay.object_offset
         pos += lay.size
-        groups.setdefault(shape_key, []).append(i)
+        groups.setdefault(key, []).append(i)
     view = np.frombuffer(buf, np.uint8)
     try:
-        for shape_key, members in groups.items():
-            _write_group(view, end, layouts[shape_key], members, starts, tensors, encoded,
-                         columns, vtables)
+        for key, members in groups.items():
+            _write_group(view, end, layouts[key], members, starts, tensors, encoded, columns,
+                         vtables)
     finally:
         del view
     return end - pos, out
@@ -243,32 +259,5 @@ def write_assignment_tables(buf: bytearray, end: int, head: int, vtables: dict, 
         return None
     columns = {"index": index, "object": obj}
     masks = ((index != 0) + 2 * (obj != 0)).tolist()
-    layouts: dict[tuple, Layout] = {}
-    ready: dict[tuple, Layout] = {}
-    groups: dict[tuple, list[int]] = {}
-    starts = [0] * n
-    out = [0] * n
-    pos = end - head
-    for i, mask in enumerate(masks):
-        key = (mask, pos & 3)
-        lay = ready.get(key)
-        if lay is None:
-            lay = layouts.get(key)
-            if lay is None:
-                lay = layouts[key] = assignment_layout(mask, pos)
-            if lay.vtable_key not in vtables:  # the first of its vtable: as the builder does
-                head, out[i] = one_by_one(end - pos, i)
-                pos = end - head
-                continue
-            ready[key] = lay
-        starts[i] = pos
-        out[i] = pos + lay.object_offset
-        pos += lay.size
-        groups.setdefault(key, []).append(i)
-    view = np.frombuffer(buf, np.uint8)
-    try:
-        for key, members in groups.items():
-            _write_group(view, end, layouts[key], members, starts, None, None, columns, vtables)
-    finally:
-        del view
-    return end - pos, out
+    return _write_tables(buf, end, head, vtables, n, lambda i, pos: (masks[i], pos & 3),
+                         lambda key, pos: assignment_layout(key[0], pos), one_by_one, columns)
