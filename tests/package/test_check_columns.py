@@ -80,9 +80,10 @@ def test_a_changed_plan_gets_the_entry_by_entry_error(name, semantics):
 def test_an_optimal_claim_at_the_breadth_bound_needs_no_search(monkeypatch):
     plan, model, section, problem = _first_arena("mobile_block", "tflm")
     assert section.offsets.optimal and section.offsets.arena_bytes == problem.offset_lower_bound
-    searched = []
-    real = check.check_optimal_claim
-    monkeypatch.setattr(check, "check_optimal_claim", lambda *a: searched.append(a) or real(*a))
+    from packager.plan.offsets import exact_search
+    searched = []  # the exact search's instances built for the claim (before any probe)
+    real = exact_search._Instance
+    monkeypatch.setattr(exact_search, "_Instance", lambda *a: searched.append(a) or real(*a))
     check_package_plan(plan, model)
     assert not searched
     # above the bound the claim goes to the exact search's probe, as before (here it finds a smaller plan)

@@ -52,7 +52,7 @@ import numpy as np
 
 from packager.plan.offsets.local_search import (OrderDecoder, aligned_lower_bound, conflict_lists,
                                                 greedy_by_size_order)
-from packager.plan.records import OffsetPlan, UsageRecord, arena_of
+from packager.plan.records import OffsetPlan, UsageRecord, arena_of, offset_lower_bound
 
 NAME = "exact_search"
 
@@ -552,9 +552,11 @@ def check_optimal_claim(records: Sequence[UsageRecord], alignment: int, arena: i
     deterministic, and run in one go it needs no more nodes than the search's probe given in
     shares, so within `node_budget` nodes it reaches the same answer the search did."""
     alignment = max(1, alignment)
-    inst = _Instance(records, alignment)
-    if arena <= round_up(aligned_lower_bound(records, alignment), inst.granule):
+    if arena <= offset_lower_bound(records):  # the largest operator breadth: cheap, and often met
         return ClaimCheck(True)
+    if arena <= round_up(aligned_lower_bound(records, alignment), granule(records, alignment)):
+        return ClaimCheck(True)
+    inst = _Instance(records, alignment)
     found, complete, used, _ = fits(inst, arena - 1, node_budget, None)
     if found is not None:
         offsets = [0] * len(records)
