@@ -141,7 +141,7 @@ def strategies_on_records(shape: str, sizes: list[int], budget: float) -> list[T
         if best is not None:
             # The exact search's conflict lists grow with the square of the live records: it
             # runs up to the size `best` runs it at.
-            names = [m for m in SEARCHES if m != "exact_search" or n <= SEARCH_LIMITS[m]]
+            names = [m for m in SEARCHES if m != "exact_search" or n <= (SEARCH_LIMITS[m] or n)]
             time_searches([timings["search:" + name] for name in names], n,
                           lambda: improve(problem, best, names=names), min(budget, search_budget()))
         print(f"  {shape} {n:,}: strategies done", file=sys.stderr, flush=True)

@@ -8,7 +8,7 @@ a Budget; `best` runs them in the order listed here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Union
 
 from packager.plan.objects import (equality, greedy_by_breadth as obj_greedy_by_breadth,
@@ -34,12 +34,15 @@ class Budget:
 
     work: int
     time_limit: float | None = None
+    # A second count of work for a search whose steps grow with the input (the exact search's
+    # nodes scan their records): the steps allowed for an input of this many records.
+    steps: Callable[[int], int] | None = None
 
     def capped(self, seconds: float | None) -> "Budget":
         """The same work with a time limit no longer than `seconds`."""
         if seconds is None:
             return self
-        return Budget(self.work, seconds if self.time_limit is None else min(seconds, self.time_limit))
+        return replace(self, time_limit=seconds if self.time_limit is None else min(seconds, self.time_limit))
 
 
 @dataclass(frozen=True)
@@ -64,8 +67,9 @@ class Strategy:
 def _search(name: str, module, budget: Budget, summary: str, max_records: int | None = None,
             exact: bool = False) -> Strategy:
     def improve(p: Problem, initial: OffsetPlan | None, b: Budget) -> Plan:
+        steps = {} if b.steps is None else {"steps": b.steps(len(p.records))}
         return module.search_plan(p.records, p.alignment, initial, b.work, b.time_limit,
-                                  p.offset_lower_bound)
+                                  p.offset_lower_bound, **steps)
     return Strategy(name, "offsets", lambda p: improve(p, None, budget), summary, max_records,
                     exact, improve, budget)
 
@@ -120,11 +124,26 @@ BASELINES: tuple[Strategy, ...] = (
 LOCAL_SEARCH = "local_search"
 # The exact search's node budget: every MiniMalloc instance it proves takes under 200,000 nodes
 # (E: 176,984), and with the compiled probe a search that cannot close the gap (D, J) spends it in
-# 30-60 s of CPU at 200-400 records here (benchmarks/bench_exact.py). Its conflict lists grow
-# with the records: `best` leaves it out above EXACT_LIMIT.
+# 30-60 s of CPU at 200-400 records here (benchmarks/bench_exact.py).
 EXACT_NODES = 8_000_000
+# Its step budget (exact_probe.S_WORK: the records, sections and neighbours its nodes go through,
+# about 350-800 million a CPU second here): a node scans its part of the records, so on a large
+# input the nodes alone would not bound the time (8,000,000 nodes of 100,000 records: days). The
+# search stops at whichever runs out first. Large inputs get EXACT_STEPS_PER_RECORD steps per
+# record (about 3 s at 10,000 records, 30 s at 100,000); small ones keep what their nodes cost,
+# an allowance of EXACT_STEPS_TIMES_RECORDS / records steps (D and J, the only instances of the
+# suite that spend the node budget: 39.0 and 22.3 billion steps, times 213 and 409 records 8.3
+# and 9.1 x 10^12), so nothing changes where the node budget stopped the search before.
+EXACT_STEPS_PER_RECORD = 100_000
+EXACT_STEPS_TIMES_RECORDS = 12 * 10**12
+
+
+def exact_steps(records: int) -> int:
+    """The exact search's step budget for an input of this many records."""
+    return max(EXACT_STEPS_PER_RECORD * records, EXACT_STEPS_TIMES_RECORDS // max(1, records))
+
+
 BEST_FIT_LIMIT = 20_000
-EXACT_LIMIT = 5_000
 # Searches, in the order `best` runs them, each from the best plan so far. Their work budgets
 # keep their plans independent of the machine; the time limits are safety nets for large inputs.
 SEARCH_STRATEGIES: tuple[Strategy, ...] = (
@@ -134,8 +153,8 @@ SEARCH_STRATEGIES: tuple[Strategy, ...] = (
     # (the descent is still superlinear there), so `best` leaves it out above BEST_FIT_LIMIT.
     _search("best_fit_search", best_fit_search, Budget(20_000, 10.0),
             "skyline best-fit tree search", BEST_FIT_LIMIT),
-    _search(exact_search.NAME, exact_search, Budget(EXACT_NODES, 300.0),
-            "branch and bound (MiniMalloc's rules)", EXACT_LIMIT, exact=True),
+    _search(exact_search.NAME, exact_search, Budget(EXACT_NODES, 300.0, exact_steps),
+            "branch and bound (MiniMalloc's rules)", exact=True),
 )
 SEARCHES = tuple(s.name for s in SEARCH_STRATEGIES)
 SEARCH_LIMITS = {s.name: s.max_records for s in SEARCH_STRATEGIES}

@@ -27,6 +27,7 @@ FOUND = 1  # a packing under the capacity: `solution` holds it
 INFEASIBLE = 2  # the search is exhausted: nothing fits under the capacity
 NODE_LIMIT = 3  # the next node would pass `node_limit`
 PAUSED = 4  # at a node numbered 1 modulo 1,024 with `pause` set: read the clock, then resume
+WORK_LIMIT = 5  # the next node would pass `work_limit` steps (see S_WORK)
 GROW = 10  # GROW + b: buffer b (one of the *_BUFFER below) is full: grow it, then resume
 
 # The buffers that grow, by index.
@@ -42,7 +43,11 @@ S_UNDO = 5  # of the raised minimum offsets to undo
 S_RETURN = 6  # the last finished frame's answer (1: a packing of its part)
 S_RESUMED = 7  # 1: the pause at this node was taken, go on
 S_STAMP = 8  # the last stamp of `seen` (sections checked by one floor check)
-STATE_SCALARS = 9
+# Steps taken so far: every record, section, neighbour and sort entry a node's loops go through.
+# A node on a large input scans its part's records, so the steps, not the nodes, follow the CPU
+# time; counted the same compiled or not, they make a budget that stays independent of the machine.
+S_WORK = 9
+STATE_SCALARS = 10
 
 # Frames: one row of an int64 array each.
 SEARCH, SPLIT = 0, 1  # kinds
@@ -115,9 +120,11 @@ def _stable_sort_by(keys, items, count):
 @njit(cache=True)
 def _preorder(members, start, count, heuristic, first, last, size, width, total, rank):
     """Reorder members[start:start+count] (ascending record numbers) into MiniMalloc's static
-    preorder: by the heuristic's keys, larger first, then by record number; set their ranks."""
+    preorder: by the heuristic's keys, larger first, then by record number; set their ranks.
+    Returns the steps taken."""
     items = members[start:start + count].copy()
     keys = np.empty(count, np.int64)
+    steps = count * (len(heuristic) + 1)
     for h in range(len(heuristic) - 1, -1, -1):  # least significant key first, stable sorts
         for p in range(count):
             k = items[p]
@@ -129,11 +136,13 @@ def _preorder(members, start, count, heuristic, first, last, size, width, total,
                 most = 0
                 for c in range(first[k], last[k] + 1):
                     most = max(most, total[c])
+                steps += last[k] + 1 - first[k]
                 keys[p] = -most
         _stable_sort_by(keys, items, count)
     for p in range(count):
         members[start + p] = items[p]
         rank[items[p]] = p
+    return steps
 
 
 @njit(cache=True)
@@ -141,9 +150,12 @@ def _floors_hold(k, undo_j, undo_from, undo_to, first, last, alive_ptr, alive_id
                  min_offset, total, capacity, seen, stamp):
     """Section inference on the sections of record k (just placed) and of the records it raised:
     what is still to place in a section cannot start below the lowest minimum offset of its
-    records, so that offset plus the bytes to place must fit under the capacity."""
+    records, so that offset plus the bytes to place must fit under the capacity. Returns whether
+    they hold, and the steps taken."""
+    steps = 0
     for r in range(undo_from - 1, undo_to):
         j = k if r < undo_from else undo_j[r]
+        steps += last[j] + 1 - first[j]
         for c in range(first[j], last[j] + 1):
             if seen[c] == stamp:
                 continue
@@ -154,13 +166,14 @@ def _floors_hold(k, undo_j, undo_from, undo_to, first, last, alive_ptr, alive_id
             room = capacity - t
             ok = False
             for a in range(alive_ptr[c], alive_ptr[c + 1]):
+                steps += 1
                 i = alive_idx[a]
                 if offset[i] < 0 and min_offset[i] <= room:
                     ok = True
                     break
             if not ok:
-                return False
-    return True
+                return False, steps
+    return True, steps
 
 
 @njit(cache=True)
@@ -168,7 +181,8 @@ def _next_batch(frame, members, offset, min_offset, rank, keys, items):
     """The frame's next batch of candidates: the unplaced members the search would try, in order
     of minimum offset then rank, after the cursor; dominance (below the lowest top an unplaced
     record could reach) and section inference (at most the room left) make LIMIT, the canonical
-    order skips those below the last placement, or at it but earlier in the preorder."""
+    order skips those below the last placement, or at it but earlier in the preorder. Returns the
+    steps taken (members scanned, candidates sorted)."""
     base, count = frame[F_MEMBERS], frame[F_COUNT]
     limit, last_offset, last_rank = frame[F_LIMIT], frame[F_LAST_OFFSET], frame[F_LAST_RANK]
     cursor_offset, cursor_rank = frame[F_CURSOR_OFFSET], frame[F_CURSOR_RANK]
@@ -193,15 +207,16 @@ def _next_batch(frame, members, offset, min_offset, rank, keys, items):
     if taken > 0:
         frame[F_CURSOR_OFFSET] = keys[taken - 1]
         frame[F_CURSOR_RANK] = rank[items[taken - 1]]
+    return count + n
 
 
 @njit(cache=True)
 def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, heuristic,
-              capacity, alignment, node_limit, pause,
+              capacity, alignment, node_limit, work_limit, pause,
               offset, solution, min_offset, total, cuts, rank, seen, state, frames,
               members, parts, saves, undo_j, undo_v, keys, items):
-    """Run (or resume) one probe until it answers, reaches `node_limit`, pauses or needs a bigger
-    buffer; returns one of the codes above. The stack starts with the root split (set up by the
+    """Run (or resume) one probe until it answers, reaches `node_limit` (nodes) or `work_limit`
+    (steps, S_WORK), pauses or needs a bigger buffer; returns one of the codes above. The stack starts with the root split (set up by the
     caller, exact_search._Probe: a split of all sections over all records)."""
     while state[S_FRAMES] > 0:
         f = state[S_FRAMES] - 1
@@ -212,6 +227,8 @@ def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, 
                 node = state[S_NODES] + 1
                 if node > node_limit:
                     return NODE_LIMIT
+                if state[S_WORK] > work_limit:
+                    return WORK_LIMIT
                 if pause and node & 1023 == 1 and state[S_RESUMED] == 0:
                     state[S_RESUMED] = 1
                     return PAUSED
@@ -231,18 +248,19 @@ def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, 
                 most = 0
                 for c in range(lo, hi):
                     most = max(most, total[c])
+                state[S_WORK] += count + hi - lo
                 # a candidate sits below the lowest top (dominance) and at most at the room left
                 # (section inference)
                 frame[F_LIMIT] = min(lowest_top, capacity - most + 1)
                 frame[F_CURSOR_OFFSET], frame[F_CURSOR_RANK] = -1, -1
-                _next_batch(frame, members, offset, min_offset, rank, keys, items)
+                state[S_WORK] += _next_batch(frame, members, offset, min_offset, rank, keys, items)
                 frame[F_PHASE] = NEXT
                 continue
             if frame[F_PHASE] == NEXT:
                 if f + 2 > len(frames):
                     return GROW + FRAME_BUFFER
                 if frame[F_NEXT] == frame[F_CANDIDATE_COUNT] and frame[F_MORE] == 1:
-                    _next_batch(frame, members, offset, min_offset, rank, keys, items)
+                    state[S_WORK] += _next_batch(frame, members, offset, min_offset, rank, keys, items)
                 if frame[F_NEXT] == frame[F_CANDIDATE_COUNT]:
                     state[S_RETURN] = 0
                     state[S_FRAMES] = f
@@ -273,14 +291,16 @@ def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, 
                 s = size[k]  # its sections have s bytes less to place
                 for c in range(first[k], last[k] + 1):
                     total[c] -= s
+                state[S_WORK] += nbr_ptr[k + 1] - nbr_ptr[k] + last[k] + 1 - first[k]
                 frame[F_RECORD], frame[F_UNDO], frame[F_HATLESS] = k, undo_from, 1 if hatless else 0
                 frame[F_PHASE] = AFTER
                 feasible = hatless
                 if not feasible:
                     state[S_STAMP] += 1
-                    feasible = _floors_hold(k, undo_j, undo_from, u, first, last, alive_ptr,
-                                            alive_idx, offset, min_offset, total, capacity, seen,
-                                            state[S_STAMP])
+                    feasible, steps = _floors_hold(k, undo_j, undo_from, u, first, last, alive_ptr,
+                                                   alive_idx, offset, min_offset, total, capacity,
+                                                   seen, state[S_STAMP])
+                    state[S_WORK] += steps
                 if not feasible:
                     frame[F_CUT] = 0
                     state[S_RETURN] = 0
@@ -314,6 +334,7 @@ def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, 
             undo_from = frame[F_UNDO]
             for r in range(state[S_UNDO] - 1, undo_from - 1, -1):
                 min_offset[undo_j[r]] = undo_v[r]
+            state[S_WORK] += last[k] + 1 - first[k] + state[S_UNDO] - undo_from
             state[S_UNDO] = undo_from
             offset[k] = -1
             if state[S_RETURN] == 1 or frame[F_HATLESS] == 1:
@@ -383,6 +404,7 @@ def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, 
             for p in range(m):
                 saves[save0 + 2 * p] = mine[p]
                 saves[save0 + 2 * p + 1] = rank[mine[p]]
+            state[S_WORK] += count + hi - lo + m
             state[S_PARTS] = part0 + 4 * n_parts
             state[S_MEMBERS] = mem0 + m
             state[S_SAVES] = save0 + 2 * m
@@ -415,7 +437,7 @@ def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, 
         if count == 0:  # nothing to place there
             frame[F_PHASE] = NEXT
             continue
-        _preorder(members, start, count, heuristic, first, last, size, width, total, rank)
+        state[S_WORK] += _preorder(members, start, count, heuristic, first, last, size, width, total, rank)
         child = frames[f + 1]
         child[F_KIND], child[F_PHASE] = SEARCH, ENTER
         child[F_LO], child[F_HI], child[F_MEMBERS], child[F_COUNT] = a, b, start, count
@@ -423,3 +445,40 @@ def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, 
         frame[F_PHASE] = AFTER
         state[S_FRAMES] = f + 2
     return FOUND if state[S_RETURN] == 1 else INFEASIBLE
+
+
+@njit(cache=True)
+def neighbour_rows(order, ends_before, n):
+    """Compressed rows of neighbours (records alive at a common step), each row ascending.
+    `order` lists the records by first step; ends_before[a] is the rank in that order of the first
+    record starting after order[a] ends, so order[a] meets exactly the ranks between a and it (and
+    those before a that reach it). Two passes over the pairs: count, then fill; then each row is
+    sorted. Returns (row pointers, neighbours)."""
+    degree = np.zeros(n + 1, np.int64)
+    for a in range(n):
+        i = order[a]
+        degree[i + 1] += ends_before[a] - a - 1
+        for b in range(a + 1, ends_before[a]):
+            degree[order[b] + 1] += 1
+    ptr = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        ptr[i + 1] = ptr[i] + degree[i + 1]
+    rows = np.empty(ptr[n], np.int64)
+    fill = ptr[:n].copy()
+    for a in range(n):
+        i = order[a]
+        for b in range(a + 1, ends_before[a]):
+            j = order[b]
+            rows[fill[i]] = j
+            fill[i] += 1
+            rows[fill[j]] = i
+            fill[j] += 1
+    most = 0
+    for i in range(n):
+        most = max(most, ptr[i + 1] - ptr[i])
+    spare = np.empty(most, np.int64)
+    for i in range(n):
+        count = ptr[i + 1] - ptr[i]
+        if count > 1:
+            _stable_sort_by(rows[ptr[i]:ptr[i + 1]], spare, count)
+    return ptr, rows

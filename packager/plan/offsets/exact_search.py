@@ -50,8 +50,7 @@ from typing import Sequence
 
 import numpy as np
 
-from packager.plan.offsets.local_search import (OrderDecoder, aligned_lower_bound, conflict_lists,
-                                                greedy_by_size_order)
+from packager.plan.offsets.local_search import OrderDecoder, aligned_lower_bound, greedy_by_size_order
 from packager.plan.records import OffsetPlan, UsageRecord, arena_of, offset_lower_bound
 
 NAME = "exact_search"
@@ -93,7 +92,7 @@ def default_scout_nodes(node_budget: int, records: int) -> int:
 
 
 class _Stop(Exception):
-    """The node budget (or the safety-net time limit) of a probe is spent."""
+    """The node budget, the step budget (or the safety-net time limit) of a probe is spent."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +110,7 @@ class SearchResult:
     # CPU seconds of this process when each better plan was found: for benchmarks only, they move
     # with the machine, so they are no part of the result's identity
     improvement_cpu: tuple[float, ...] = field(default=(), compare=False)
+    steps: int = 0  # the probes' steps (exact_probe.S_WORK): what a step budget counts
 
 
 def granule(records: Sequence[UsageRecord], alignment: int) -> int:
@@ -142,41 +142,67 @@ class _Instance:
         self.alignment = max(1, alignment)
         self.granule = granule(records, self.alignment)
         self.ids = [i for i, r in enumerate(records) if r.size > 0]  # zero-size records take no space
-        ends = sorted({records[i].first_op for i in self.ids} | {records[i].last_op + 1 for i in self.ids})
-        cell = {t: k for k, t in enumerate(ends)}
+        n = len(self.ids)
+        first_op = np.fromiter((records[i].first_op for i in self.ids), np.int64, n)
+        end_op = np.fromiter((records[i].last_op + 1 for i in self.ids), np.int64, n)
+        self.size = np.fromiter((records[i].size for i in self.ids), np.int64, n)
+        ends = np.unique(np.concatenate([first_op, end_op]))
         self.sections = max(0, len(ends) - 1)
-        n, sections = len(self.ids), self.sections
-        self.first = np.array([cell[records[i].first_op] for i in self.ids], np.int64)
-        self.last = np.array([cell[records[i].last_op + 1] - 1 for i in self.ids], np.int64)  # inclusive
-        self.size = np.array([records[i].size for i in self.ids], np.int64)
-        self.width = np.array([records[i].last_op + 1 - records[i].first_op for i in self.ids], np.int64)
+        sections = self.sections
+        self.first = np.searchsorted(ends, first_op)
+        self.last = np.searchsorted(ends, end_op) - 1  # inclusive
+        self.width = end_op - first_op
         # records alive in each section, as compressed rows (CSR), in ascending record number
         spans = self.last - self.first + 1
         cells = np.repeat(np.arange(n, dtype=np.int64), spans)
-        at = np.concatenate([np.arange(a, z + 1, dtype=np.int64) for a, z in zip(self.first, self.last)]
-                            ) if n else np.zeros(0, np.int64)
+        at = _ranges(self.first, spans)
         order = np.argsort(at, kind="stable")
         self.alive_idx = cells[order]
+        del cells, order
         self.alive_ptr = np.zeros(sections + 1, np.int64)
         np.cumsum(np.bincount(at, minlength=sections), out=self.alive_ptr[1:])
-        position = {i: k for k, i in enumerate(self.ids)}
-        conflicts = conflict_lists(records)  # records alive at a common step, by position
-        neighbours = [sorted(position[j] for j in conflicts[i]) for i in self.ids]
-        self.nbr_ptr = np.zeros(n + 1, np.int64)
-        np.cumsum([len(x) for x in neighbours], out=self.nbr_ptr[1:])
-        self.nbr_idx = np.array([j for x in neighbours for j in x], np.int64)
-        self.total0 = np.zeros(sections, np.int64)  # bytes alive in each section
-        np.add.at(self.total0, at, self.size[cells])
-        self.cuts0 = np.zeros(max(0, sections - 1), np.int64)  # records crossing boundary c | c+1
-        inner = np.concatenate([np.arange(a, z, dtype=np.int64) for a, z in zip(self.first, self.last)]
-                               ) if n else np.zeros(0, np.int64)
-        np.add.at(self.cuts0, inner, 1)
+        del at
+        # records alive at a common step, by position, each row ascending (built without a
+        # Python list per record: on 100,000 long-lived records those took 1 GB)
+        self.nbr_ptr, self.nbr_idx = _neighbours(first_op, end_op)
+        self.total0 = _span_sums(self.first, self.last + 1, self.size, sections)  # bytes alive in each section
+        # records crossing boundary c | c+1
+        self.cuts0 = _span_sums(self.first, self.last, np.ones(n, np.int64), max(0, sections - 1))
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """starts[k], starts[k] + 1, ... (lengths[k] values) for every k, concatenated."""
+    total = int(lengths.sum()) if len(lengths) else 0
+    if total == 0:
+        return np.zeros(0, np.int64)
+    begin = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.repeat(starts, lengths) + (np.arange(total, dtype=np.int64) - begin)
+
+
+def _span_sums(begin: np.ndarray, end: np.ndarray, value: np.ndarray, cells: int) -> np.ndarray:
+    """For every cell c < cells: the sum of value[k] over the k with begin[k] <= c < end[k]."""
+    diff = np.zeros(cells + 1, np.int64)
+    keep = begin < end
+    np.add.at(diff, begin[keep], value[keep])
+    np.add.at(diff, end[keep], -value[keep])
+    return np.cumsum(diff[:cells])
+
+
+def _neighbours(first_op: np.ndarray, end_op: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The records alive at a common step as compressed rows (each row ascending): in order of
+    first step, record a meets every later b starting before a ends (exact_probe.neighbour_rows)."""
+    n = len(first_op)
+    order = np.argsort(first_op, kind="stable")
+    ends_before = np.searchsorted(first_op[order], end_op[order] - 1, side="right")
+    return _kernels().neighbour_rows(order.astype(np.int64), ends_before.astype(np.int64), n)
 
 
 # The preorders' keys as the probe reads them.
 _KEY_CODES = {"W": 0, "A": 1, "T": 2}
 # What a probe ends with, besides the kernel's own answers.
 _TIMED_OUT = -1
+# No step budget (the probe's step counter cannot get near it).
+UNLIMITED = 1 << 62
 
 
 class _Probe:
@@ -186,9 +212,10 @@ class _Probe:
     when a buffer is full, which is grown here."""
 
     def __init__(self, inst: _Instance, capacity: int, heuristic: str, node_limit: int,
-                 deadline: float | None) -> None:
+                 deadline: float | None, step_limit: int = UNLIMITED) -> None:
         kernels = _kernels()
         self.inst, self.capacity, self.node_limit, self.deadline = inst, capacity, node_limit, deadline
+        self.step_limit = step_limit
         self.heuristic = np.array([_KEY_CODES[h] for h in heuristic], np.int64)
         n = len(inst.ids)
         self.offset = np.full(n, -1, np.int64)  # -1: not placed
@@ -218,22 +245,28 @@ class _Probe:
         root[kernels.F_MEMBERS], root[kernels.F_COUNT] = 0, n
         self.state[kernels.S_FRAMES] = 1
         self.nodes = 0
+        self.steps = 0
         self.timed_out = False
+        self.out_of_steps = False
 
     def run(self) -> int:
-        """FOUND, INFEASIBLE, NODE_LIMIT (exact_probe's codes) or _TIMED_OUT; `nodes` says how
-        many nodes it took."""
+        """FOUND, INFEASIBLE, NODE_LIMIT, WORK_LIMIT (exact_probe's codes) or _TIMED_OUT; `nodes`
+        and `steps` say how many nodes and steps it took."""
         k, inst = _kernels(), self.inst
         if len(self.total) and int(self.total.max()) > self.capacity:
             return k.INFEASIBLE
         while True:
             code = k.run_probe(inst.first, inst.last, inst.size, inst.width, inst.alive_ptr,
                                inst.alive_idx, inst.nbr_ptr, inst.nbr_idx, self.heuristic,
-                               self.capacity, inst.alignment, self.node_limit,
+                               self.capacity, inst.alignment, self.node_limit, self.step_limit,
                                self.deadline is not None, self.offset, self.solution,
                                self.min_offset, self.total, self.cuts, self.rank, self.seen,
                                self.state, *self.buffers, self.undo_j, self.undo_v, self.keys, self.items)
             self.nodes = int(self.state[k.S_NODES])
+            self.steps = int(self.state[k.S_WORK])
+            if code == k.WORK_LIMIT:
+                self.out_of_steps = True
+                return code
             if code == k.PAUSED:
                 if time.process_time() >= self.deadline:
                     self.timed_out = True
@@ -249,7 +282,7 @@ class _Probe:
 
     def solve(self) -> list[int] | None:
         """Offsets of a packing under the capacity, or None when none exists; _Stop when out of
-        budget (nodes, or the safety-net deadline)."""
+        budget (nodes, steps, or the safety-net deadline)."""
         code = self.run()
         if code == _kernels().FOUND:
             return [int(x) for x in self.solution]
@@ -318,20 +351,28 @@ class _CapacityProbe:
         self.complete = False  # a packing found, or the search exhausted
         self.found: list[int] | None = None
         self.spent = 0
+        self.steps = 0  # steps of the last `run`
+        self.out_of_steps = False  # the last `run` stopped at its step limit
 
-    def run(self, share: int, deadline: float | None) -> tuple[int, bool]:
-        """Up to `share` more nodes: (nodes spent, timed out)."""
+    def run(self, share: int, deadline: float | None, step_share: int = UNLIMITED) -> tuple[int, bool]:
+        """Up to `share` more nodes and about `step_share` more steps (a node is entered while
+        fewer were taken): (nodes spent, timed out). `steps` and `out_of_steps` say how many steps
+        it took and whether they ran out."""
         used = 0
+        self.steps, self.out_of_steps = 0, False
         while not self.complete and used < share:
             allowed = min(self.limit, share - used)
-            probe = _Probe(self.inst, self.capacity, PREORDERS[self.turn], allowed, deadline)
+            probe = _Probe(self.inst, self.capacity, PREORDERS[self.turn], allowed, deadline,
+                           step_share - self.steps)
             try:
                 found = probe.solve()
             except _Stop:
                 used += probe.nodes
-                if probe.timed_out:
+                self.steps += probe.steps
+                if probe.timed_out or probe.out_of_steps:
                     self.spent += used
-                    return used, True
+                    self.out_of_steps = probe.out_of_steps
+                    return used, probe.timed_out
                 if allowed < self.limit:  # cut by the share: this run again next time
                     break
                 self.turn += 1
@@ -339,6 +380,7 @@ class _CapacityProbe:
                     self.turn, self.limit = 0, self.limit * 2
                 continue
             used += probe.nodes
+            self.steps += probe.steps
             self.complete, self.found = True, found
         self.spent += used
         return used, False
@@ -360,7 +402,7 @@ def fits(inst: _Instance, capacity: int, node_budget: int, deadline: float | Non
 def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPlan | None = None,
            node_budget: int = 1_000_000, time_limit: float | None = None,
            lower_bound: int | None = None, scout: str = DEFAULT_SCOUT,
-           scout_nodes: int | None = None) -> SearchResult:
+           scout_nodes: int | None = None, step_budget: int | None = None) -> SearchResult:
     """The smallest arena the budget reaches, proved optimal when the probes close the gap.
 
     The probe at the bound gets half the budget; the bisection after it gives up once
@@ -368,7 +410,9 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     and the result says why a gap is left open (`stopped`): both rules count nodes. Before
     them, unless `scout` is "", the bound's probe runs briefly and then the scout (a ladder of
     SCOUT_LADDERS) spends up to `scout_nodes` (None: `default_scout_nodes`) on small probes over
-    many capacities (`_Gap.scout`)."""
+    many capacities (`_Gap.scout`). `step_budget` (None: none) caps the probes' steps as well
+    (exact_probe.S_WORK: what a node scans, which grows with the records where the nodes do not):
+    the search stops at whichever budget runs out first, and says which."""
     if scout and scout not in SCOUT_LADDERS:
         raise ValueError(f"unknown scout ladder {scout!r}: one of {', '.join(SCOUT_LADDERS)}")
     cpu_start = process_time()
@@ -382,6 +426,8 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
         initial = OffsetPlan(NAME, initial.offsets, arena_of(records, initial.offsets), alignment)
     state = _Gap(records, inst, bound, list(initial.offsets), initial.arena, deadline)
     state.cpu_start = cpu_start
+    if step_budget is not None:
+        state.step_budget = step_budget
     patience = max(1, node_budget // PATIENCE_DIVISOR)
     if scout and state.lo < state.best:
         # the bound's probe first, briefly: most of MiniMalloc's instances pack at the
@@ -396,10 +442,12 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     stopped = ""
     if state.best > state.lo and not state.timed_out:
         stopped = (f"no progress in {patience:,} nodes" if state.gave_up
+                   else f"step budget of {step_budget:,} spent" if state.out_of_steps
                    else f"node budget of {node_budget:,} spent")
     return SearchResult(tuple(state.best_offsets), state.best, state.best <= state.lo,
                         min(state.lo, state.best), state.spent, state.timed_out, stopped,
-                        state.nodes_to_best, tuple(state.improvements), tuple(state.improvement_cpu))
+                        state.nodes_to_best, tuple(state.improvements), tuple(state.improvement_cpu),
+                        state.steps)
 
 
 class _Gap:
@@ -411,19 +459,27 @@ class _Gap:
         self.lo, self.best_offsets, self.best = lo, best_offsets, best
         self.unanswered = lo - inst.granule  # the highest capacity a probe left open (out of its share)
         self.spent, self.timed_out, self.gave_up = 0, False, False
+        self.step_budget, self.steps, self.out_of_steps = UNLIMITED, 0, False
         self.nodes_to_best = 0  # nodes spent when the best plan was found (0: the one it started from)
         self.improvements: list[tuple[int, int]] = []
         self.improvement_cpu: list[float] = []
         self.cpu_start = process_time()
         self.open: dict[int, _CapacityProbe] = {}  # unanswered probes by capacity, resumed when met again
 
+    @property
+    def halted(self) -> bool:
+        """The safety-net time limit or the step budget stopped a probe: no more probes."""
+        return self.timed_out or self.out_of_steps
+
     def probe(self, capacity: int, share: int) -> bool:
         """One probe (resumed if this capacity was probed before); True when it made progress
         (a better plan, or `lo` raised)."""
         capacity -= capacity % self.inst.granule  # a multiple of the granule from here on
         probe = self.open.pop(capacity, None) or _CapacityProbe(self.inst, capacity)
-        used, self.timed_out = probe.run(max(1, share), self.deadline)
+        used, self.timed_out = probe.run(max(1, share), self.deadline, self.step_budget - self.steps)
         self.spent += used
+        self.steps += probe.steps
+        self.out_of_steps = probe.out_of_steps
         found, complete = probe.found, probe.complete
         if not complete:
             self.open[capacity] = probe
@@ -457,7 +513,7 @@ class _Gap:
         now = "bisect" if ladder == "both" else ladder
         shares = {"sweep": share, "bisect": share}
         pass_start, sweep_allowance = 0, 0
-        while self.lo < self.best and self.spent < scout_budget and not self.timed_out:
+        while self.lo < self.best and self.spent < scout_budget and not self.halted:
             if now == "bisect":
                 low = max(self.lo, self.unanswered + step)
                 if low >= self.best:  # the pass is over
@@ -494,7 +550,7 @@ class _Gap:
         progress."""
         quiet = 0  # nodes since the last progress
         first = True
-        while self.lo < self.best and self.spent < node_budget and not self.timed_out:
+        while self.lo < self.best and self.spent < node_budget and not self.halted:
             low = max(self.lo, self.unanswered + self.inst.granule)
             if low >= self.best:  # every capacity below the plan left open: again, with more nodes
                 self.unanswered = self.lo - self.inst.granule
@@ -520,18 +576,20 @@ def _first_fit(records: Sequence[UsageRecord], alignment: int) -> list[int]:
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPlan | None = None,
          node_budget: int = 1_000_000, time_limit: float | None = None,
-         lower_bound: int | None = None) -> OffsetPlan:
+         lower_bound: int | None = None, step_budget: int | None = None) -> OffsetPlan:
     """The search's plan; `initial` itself (relabelled) when the search finds nothing smaller."""
-    result = search(records, alignment, initial, node_budget, time_limit, lower_bound)
+    result = search(records, alignment, initial, node_budget, time_limit, lower_bound,
+                    step_budget=step_budget)
     return OffsetPlan(NAME, result.offsets, result.arena, max(1, alignment),
                       proven_optimal=result.proven_optimal, time_limit_hit=result.time_limit_hit,
                       search_stopped=result.stopped)
 
 
 def search_plan(records: Sequence[UsageRecord], alignment: int, initial: OffsetPlan | None,
-                nodes: int, time_limit: float | None, lower_bound: int | None) -> OffsetPlan:
+                nodes: int, time_limit: float | None, lower_bound: int | None,
+                steps: int | None = None) -> OffsetPlan:
     """The portfolio's entry (the same as `plan`)."""
-    return plan(records, alignment, initial, nodes, time_limit, lower_bound)
+    return plan(records, alignment, initial, nodes, time_limit, lower_bound, steps)
 
 
 @dataclass(frozen=True)
