@@ -2,11 +2,22 @@
 
     python -m benchmarks.bench_exact [--nodes N] [--scout none|sweep|bisect|both] [--scout-nodes M] [CSV ...]
     python -m benchmarks.bench_exact --scale [--sizes 1000,2000,5000] [NETWORK ...]
+    python -m benchmarks.bench_exact --large [--sizes 5000,10000,50000,100000]
 
 `--scale` runs `best`'s offset searches on the synthetic scale models (benchmarks/synthetic.py)
 and on the paper's networks: per input, the best plan of the rest of the portfolio, the exact
 search's plan from it (never worse), whether the gap closed or why the search stopped, its nodes
 and CPU seconds.
+
+`--large` runs the exact search as `best` runs it (its registry budget: nodes and steps; the
+time limit left out) on inputs of 5,000 to 100,000 records, from greedy by size's plan: one input
+at the bound (the residual shape: `best` reports the plan as is, at no cost) and inputs whose
+bound the search cannot reach, made of small hard instances repeated in time (`tiled`): random
+long-lived records of MiniMalloc's kind (2,000 of them stay 1 KiB above their bound), and
+MiniMalloc's D when ../shared has it, end to end and half overlapping (a node then scans every
+record alive in the overlapped span: no decomposition). Per row: nodes, steps, CPU seconds of the
+search (its instance included) and the peak resident memory of the process that ran it (one
+process per row, the interpreter and numpy included).
 
 Without CSV files it reads ../shared/benchmarks/minimalloc/*.csv. Each instance is solved from
 nothing (no portfolio plan to start from) with the node budget `best` uses; the columns are our
@@ -112,6 +123,95 @@ def random_steps(n: int, seed: int) -> list[UsageRecord]:
     return out
 
 
+def long_lived(n: int, seed: int, life: int = 100) -> list[UsageRecord]:
+    """n records over a timeline of n steps, each alive for up to `life` steps, 1 to 96 KiB: at
+    2,000 records and life 100 the exact search stays 1 KiB above the bound within its budget."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        first = rng.randint(0, n)
+        out.append(UsageRecord(i, first, first + rng.randint(0, life), rng.randint(1, 96) * 1024))
+    return out
+
+
+def tiled(base: list[UsageRecord], n: int, overlap: float) -> list[UsageRecord]:
+    """n records: copies of `base` one after another in time, each starting `1 - overlap` of
+    base's span after the last (0: end to end, nothing alive across two copies)."""
+    span = max(r.last_op for r in base) + 1
+    shift = max(1, round(span * (1 - overlap)))
+    out: list[UsageRecord] = []
+    copy = 0
+    while len(out) < n:
+        for r in base[:n - len(out)]:
+            out.append(UsageRecord(len(out), r.first_op + copy * shift, r.last_op + copy * shift, r.size))
+        copy += 1
+    return out
+
+
+def large_subjects(n: int) -> list[tuple[str, list[UsageRecord]]]:
+    from benchmarks.synthetic import SHAPES, usage_records
+
+    out = [("residual (at the bound)", usage_records(SHAPES["residual"](n))),
+           ("long-lived 2,000 repeated, end to end", tiled(long_lived(2_000, 1), n, 0.0)),
+           ("long-lived 2,000 repeated, half overlapping", tiled(long_lived(2_000, 1), n, 0.5))]
+    named = MINIMALLOC / "D.1048576.csv"
+    if named.exists():
+        d = read_records_csv(named)
+        out += [("D repeated, end to end", tiled(d, n, 0.0)),
+                ("D repeated, half overlapping", tiled(d, n, 0.5))]
+    return out
+
+
+def large_row(title: str, records: list[UsageRecord]) -> list[str]:
+    """One input: greedy by size's plan, then the exact search from it as `best` runs it (the
+    call `portfolio.improve` makes, with the registry's budget, then validated)."""
+    import resource
+
+    from packager.plan.offsets import greedy_by_size_tflite
+    from packager.plan.portfolio import Outcome, improve
+
+    kernel_load_cpu()  # import numba and load the probe before the clock starts
+    problem = Problem(records=tuple(records))
+    start = greedy_by_size_tflite.plan(problem.records, 1)
+    search = offset_strategy(exact_search.NAME)
+    bound = problem.offset_lower_bound
+    cpu = time.process_time()
+    if start.arena <= bound:  # `best` reports the plan as is
+        arena = improve(problem, Outcome("greedy_by_size", "offsets", start, 0.0),
+                        names=[exact_search.NAME])[0].total
+        state, nodes, steps = "at the bound: not run", "-", "-"
+    else:
+        result = exact_search.search(problem.records, 1, start, search.budget.work, None, bound,
+                                     step_budget=search.budget.steps(len(records)))
+        validate(problem, OffsetPlan(exact_search.NAME, result.offsets, result.arena, 1))
+        arena = result.arena
+        state = "proven optimal" if result.proven_optimal else result.stopped
+        nodes, steps = f"{result.nodes:,}", f"{result.steps:,}"
+    cpu = time.process_time() - cpu
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    return [title, f"{len(records):,}", f"{bound:,}", f"{start.arena:,}", f"{arena:,}", state,
+            nodes, steps, f"{cpu:.1f}", f"{rss:,}"]
+
+
+def _large_row_of(args: tuple[int, int]) -> list[str]:
+    n, k = args
+    return large_row(*large_subjects(n)[k])
+
+
+def large_rows(sizes: list[int]) -> list[list[str]]:
+    """One child process per row, so that each row's peak memory is its own."""
+    import multiprocessing
+
+    rows = []
+    ctx = multiprocessing.get_context("spawn")
+    for n in sizes:
+        for k in range(len(large_subjects(min(n, 2_000)))):
+            with ctx.Pool(1) as pool:
+                rows.append(pool.apply(_large_row_of, ((n, k),)))
+            print(f"  {rows[-1][0]}: {rows[-1][8]} s", file=sys.stderr, flush=True)
+    return rows
+
+
 def scale_subjects(sizes: list[int], networks: list[str]) -> list[tuple[str, Problem]]:
     from benchmarks.synthetic import SHAPES, usage_records
 
@@ -160,10 +260,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="the scout's node budget (default: the search's own)")
     parser.add_argument("--scale", action="store_true",
                         help="synthetic scale models and the paper's networks (named as arguments)")
-    parser.add_argument("--sizes", default="1000,2000,5000", help="records of the synthetic models")
+    parser.add_argument("--sizes", default=None,
+                        help="records of the synthetic models (--scale: 1000,2000,5000; --large: "
+                             "5000,10000,50000,100000)")
+    parser.add_argument("--large", action="store_true",
+                        help="the exact search as best runs it, 5,000 to 100,000 records, at and off the bound")
     args = parser.parse_args(argv)
+    if args.large:
+        sizes = [int(s) for s in (args.sizes or "5000,10000,50000,100000").split(",") if s]
+        print(render(["input", "records", "bound", "greedy_by_size", "exact_search", "gap", "nodes",
+                      "steps", "CPU s", "peak RSS MB"], large_rows(sizes)))
+        return 0
     if args.scale:
-        sizes = [int(s) for s in args.sizes.split(",") if s]
+        sizes = [int(s) for s in (args.sizes or "1000,2000,5000").split(",") if s]
         rows = [scale_row(t, p) for t, p in scale_subjects(sizes, [str(n) for n in args.csv])]
         print(render(["input", "records", "bound", "rest of best", "exact_search", "never worse",
                       "gap", "nodes", "CPU s"], rows))

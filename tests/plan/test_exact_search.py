@@ -183,6 +183,9 @@ def read_records_csv_or_skip(name: str) -> list[UsageRecord]:
 # and F 52,390, with the same arenas.
 OPTIMA = {"A": (CAPACITY, 44_652), "C": (1_039_360, 609), "E": (CAPACITY, 176_984),
           "F": (CAPACITY, 83_174)}
+# The steps those nodes take (exact_probe.S_WORK, what the step budget counts): pinned as well,
+# since the budget of large inputs is counted in them.
+STEPS = {"A": 63_679_817, "C": 843_436, "E": 94_613_001, "F": 72_775_512}
 
 
 @pytest.mark.parametrize("name", sorted(OPTIMA))
@@ -192,6 +195,7 @@ def test_the_optimum_on_minimalloc_instances(name):
     result = exact_search.search(records, 1, node_budget=400_000)
     check_offset_plan(records, OffsetPlan(exact_search.NAME, result.offsets, result.arena))
     assert (result.arena, result.proven_optimal, result.nodes) == (arena, True, nodes)
+    assert result.steps == STEPS[name]
     assert result.arena == offset_lower_bound(records) <= CAPACITY
 
 
@@ -347,3 +351,79 @@ def test_a_scout_finds_an_easy_capacity_the_bound_first_schedule_reaches_late():
 def test_an_unknown_scout_ladder_is_refused():
     with pytest.raises(ValueError, match="unknown scout ladder"):
         exact_search.search([UsageRecord(0, 0, 1, 64)], 1, scout="luby", scout_nodes=10)
+
+
+# The step budget: a node scans its part of the records, so on large inputs the search also
+# counts steps (exact_probe.S_WORK) and stops at whichever budget runs out first.
+def test_a_step_budget_stops_the_search_the_same_way_every_time_and_says_so():
+    from benchmarks.bench_exact import long_lived
+
+    records = long_lived(2_000, 1)  # stays above its bound far beyond this budget
+    problem = Problem(records=tuple(records))
+    start = run_portfolio(problem, offset_names=["greedy_by_size"], object_names=[],
+                          baselines=False).best_offsets.plan
+    runs = [exact_search.search(records, 1, start, node_budget=8_000_000, step_budget=20_000_000,
+                                lower_bound=problem.offset_lower_bound) for _ in range(2)]
+    assert runs[0] == runs[1]
+    result = runs[0]
+    assert not result.proven_optimal and not result.time_limit_hit
+    assert result.stopped == "step budget of 20,000,000 spent"
+    assert 20_000_000 <= result.steps < 21_000_000 and result.nodes < 8_000_000  # a node past it at most
+    assert problem.offset_lower_bound < result.arena <= start.arena
+    plan = exact_search.plan(records, 1, start, 8_000_000, None, problem.offset_lower_bound, 20_000_000)
+    check_offset_plan(records, plan)
+    assert (plan.offsets, plan.search_stopped) == (result.offsets, result.stopped)
+
+
+def test_a_step_budget_it_does_not_reach_changes_nothing():
+    records = read_records_csv_or_skip("A")
+    free = exact_search.search(records, 1, node_budget=400_000)
+    capped = exact_search.search(records, 1, node_budget=400_000, step_budget=free.steps + 1)
+    assert capped == free and free.proven_optimal
+
+
+def test_the_probe_counts_the_same_steps_compiled_and_uncompiled():
+    cases = [(records, alignment, nodes, steps)
+             for (records, alignment, nodes), steps in zip(identity_cases()[:36:3],
+                                                            [500, 5_000, 50_000, 10**9] * 3)]
+    compiled = [exact_search.search(r, a, node_budget=n, step_budget=s) for r, a, n, s in cases]
+    with exact_search.uncompiled():
+        python = [exact_search.search(r, a, node_budget=n, step_budget=s) for r, a, n, s in cases]
+    assert python == compiled
+    assert any(r.stopped.startswith("step budget") for r in compiled)
+
+
+def test_neighbour_rows_are_the_records_alive_at_a_common_step_in_ascending_order():
+    import numpy as np
+
+    from packager.plan.offsets.local_search import conflict_lists
+
+    rng = random.Random(23)
+    for _ in range(200):
+        records = [UsageRecord(i, f, f + rng.randint(0, 6), rng.choice([0, 1, 5, 9]))
+                   for i, f in enumerate(rng.randint(0, 15) for _ in range(rng.randint(0, 40)))]
+        inst = exact_search._Instance(records, 1)
+        position = {i: k for k, i in enumerate(inst.ids)}
+        conflicts = conflict_lists(records)
+        rows = [sorted(position[j] for j in conflicts[i]) for i in inst.ids]
+        assert [list(inst.nbr_idx[inst.nbr_ptr[k]:inst.nbr_ptr[k + 1]]) for k in range(len(rows))] == rows
+        assert inst.nbr_ptr.dtype == inst.nbr_idx.dtype == np.int64
+        # the sections: bytes alive and records crossing each boundary, by their definition
+        for c in range(inst.sections):
+            alive = [k for k in range(len(inst.ids)) if inst.first[k] <= c <= inst.last[k]]
+            assert list(inst.alive_idx[inst.alive_ptr[c]:inst.alive_ptr[c + 1]]) == alive
+            assert inst.total0[c] == sum(int(inst.size[k]) for k in alive)
+            if c + 1 < inst.sections:
+                assert inst.cuts0[c] == sum(1 for k in alive if inst.last[k] > c)
+
+
+def test_best_runs_the_exact_search_at_every_size_within_a_step_budget():
+    from packager.plan.registry import EXACT_NODES, exact_steps, offset_strategy
+
+    exact = offset_strategy("exact_search")
+    assert exact.max_records is None and exact.budget.work == EXACT_NODES
+    # D and J spend the whole node budget: 39,011,314,044 and 22,277,490,356 steps at 213 and
+    # 409 records (benchmarks/bench_exact.py); their allowance keeps their plans.
+    assert exact.budget.steps(213) > 39_011_314_044 and exact.budget.steps(409) > 22_277_490_356
+    assert exact_steps(10_000) == 1_200_000_000 and exact_steps(100_000) == 10**10
+    assert Budget(5, 1.0, exact_steps).capped(0.5) == Budget(5, 0.5, exact_steps)

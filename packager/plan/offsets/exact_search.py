@@ -34,7 +34,11 @@ Speed: the probe, the part that runs per node, is exact_probe.run_probe, compile
 runs uncompiled (`uncompiled()`, or NUMBA_DISABLE_JIT=1) with identical nodes and plans.
 
 Determinism: the budget counts nodes (one node = one step down the tree: a placement that passed
-its checks, or a probe's root), never seconds. A time limit
+its checks, or a probe's root), never seconds, and, optionally, steps (exact_probe.S_WORK: the
+records, sections and neighbours the nodes go through). A node scans its part of the records, so
+on a large input few nodes take long: the step budget bounds those, and the search says which
+budget stopped it. Building the instance (sections, neighbour rows) takes time and memory in
+proportion to the records and their pairs alive together, not a Python object per pair. A time limit
 (CPU seconds of this process, so that other programs' load cannot bring it closer) stays as a
 safety net only; when it stops the search, the plan says so (`time_limit_hit`), and
 only then may the result depend on the machine.
