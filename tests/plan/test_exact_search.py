@@ -427,3 +427,25 @@ def test_best_runs_the_exact_search_at_every_size_within_a_step_budget():
     assert exact.budget.steps(213) > 39_011_314_044 and exact.budget.steps(409) > 22_277_490_356
     assert exact_steps(10_000) == 1_200_000_000 and exact_steps(100_000) == 10**10
     assert Budget(5, 1.0, exact_steps).capped(0.5) == Budget(5, 0.5, exact_steps)
+
+
+def test_best_runs_the_exact_search_above_five_thousand_records():
+    # `best` used to leave it out above 5,000 records; it now runs at every size, never worse
+    # than the rest, the same on every run.
+    problem = Problem(records=tuple(chain_of_steps(5_200, 3)))
+    result = run_portfolio(problem, object_names=[], baselines=False)
+    assert not result.skipped
+    by_name = {o.strategy: o for o in result.offsets}
+    others = min(o.total for o in result.offsets if o.strategy != "exact_search")
+    assert by_name["exact_search"].total <= others
+    assert result.offsets_optimal and result.best_offsets.total == problem.offset_lower_bound
+
+
+def test_a_start_at_the_bound_is_returned_without_building_the_search(monkeypatch):
+    records = chain_of_steps(300, 5)
+    start = exact_search.plan(records, 1, node_budget=100_000)
+    assert start.arena == offset_lower_bound(records)
+    monkeypatch.setattr(exact_search, "_Instance", None)  # building it would fail
+    result = exact_search.search(records, 1, start, node_budget=100_000)
+    assert (result.offsets, result.arena, result.proven_optimal, result.nodes) == (
+        start.offsets, start.arena, True, 0)

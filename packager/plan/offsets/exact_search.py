@@ -421,10 +421,14 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
         raise ValueError(f"unknown scout ladder {scout!r}: one of {', '.join(SCOUT_LADDERS)}")
     cpu_start = process_time()
     alignment = max(1, alignment)
+    n = len(records)
+    bound = round_up(max(aligned_lower_bound(records, alignment), lower_bound or 0),
+                     granule(records, alignment))
+    if initial is not None and len(initial.offsets) == n and initial.arena <= bound:
+        # nothing to search (and no instance to build, which on 100,000 records takes seconds)
+        return SearchResult(tuple(initial.offsets), initial.arena, True, initial.arena, 0, False)
     inst = _Instance(records, alignment)
     deadline = None if time_limit is None else time.process_time() + time_limit
-    n = len(records)
-    bound = round_up(max(aligned_lower_bound(records, alignment), lower_bound or 0), inst.granule)
     if initial is None or len(initial.offsets) != n:  # start from first fit of the greedy order
         initial = OffsetPlan(NAME, tuple(_first_fit(records, alignment)), 0, alignment)
         initial = OffsetPlan(NAME, initial.offsets, arena_of(records, initial.offsets), alignment)
