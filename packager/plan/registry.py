@@ -127,13 +127,14 @@ LOCAL_SEARCH = "local_search"
 # 30-60 s of CPU at 200-400 records here (benchmarks/bench_exact.py).
 EXACT_NODES = 8_000_000
 # Its step budget (exact_probe.S_WORK: the records, sections and neighbours its nodes go through,
-# about 350-800 million a CPU second here): a node scans its part of the records, so on a large
+# about 230-800 million a CPU second here): a node scans its part of the records, so on a large
 # input the nodes alone would not bound the time (8,000,000 nodes of 100,000 records: days). The
 # search stops at whichever runs out first. Large inputs get EXACT_STEPS_PER_RECORD steps per
-# record (about 3 s at 10,000 records, 30 s at 100,000); small ones keep what their nodes cost,
-# an allowance of EXACT_STEPS_TIMES_RECORDS / records steps (D and J, the only instances of the
-# suite that spend the node budget: 39.0 and 22.3 billion steps, times 213 and 409 records 8.3
-# and 9.1 x 10^12), so nothing changes where the node budget stopped the search before.
+# record (1.6 to 2.6 s of CPU at 10,000 records, 13 to 43 s at 100,000 off the bound: python -m
+# benchmarks.bench_exact --large); small ones get EXACT_STEPS_TIMES_RECORDS / records steps,
+# more than the node budget costs the two instances of MiniMalloc's suite that spend it (D and J:
+# 39.0 and 22.3 billion steps, times 213 and 409 records 8.3 and 9.1 x 10^12), so they keep
+# their plans and nodes.
 EXACT_STEPS_PER_RECORD = 100_000
 EXACT_STEPS_TIMES_RECORDS = 12 * 10**12
 
