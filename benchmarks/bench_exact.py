@@ -230,7 +230,7 @@ def scale_subjects(sizes: list[int], networks: list[str]) -> list[tuple[str, Pro
 
 def scale_row(title: str, problem: Problem) -> list[str]:
     """The rest of `best`'s offsets, then the exact search from their best, as `best` runs it
-    (without its safety-net time limit: the figures are the work budget's)."""
+    (without its safety-net time limit: the figures are the work budgets', nodes and steps)."""
     rest = run_portfolio(problem, object_names=[], baselines=False,
                          offset_names=[s.name for s in OFFSET_STRATEGIES + SEARCH_STRATEGIES
                                        if s.name != exact_search.NAME])
@@ -239,8 +239,9 @@ def scale_row(title: str, problem: Problem) -> list[str]:
         return [title, f"{len(problem.records):,}", f"{bound:,}", f"{start.total:,} ({start.strategy})",
                 f"{start.total:,}", "yes", "at the bound", "-", "-"]
     cpu = time.process_time()
-    result = exact_search.search(problem.records, problem.alignment, start.plan,
-                                 offset_strategy(exact_search.NAME).budget.work, None, bound)
+    budget = offset_strategy(exact_search.NAME).budget
+    result = exact_search.search(problem.records, problem.alignment, start.plan, budget.work, None,
+                                 bound, step_budget=budget.steps(len(problem.records)))
     cpu = time.process_time() - cpu
     validate(problem, OffsetPlan(exact_search.NAME, result.offsets, result.arena, problem.alignment))
     state = "proven optimal" if result.proven_optimal else result.stopped

@@ -153,8 +153,8 @@ class _Instance:
         ends = np.unique(np.concatenate([first_op, end_op]))
         self.sections = max(0, len(ends) - 1)
         sections = self.sections
-        self.first = np.searchsorted(ends, first_op)
-        self.last = np.searchsorted(ends, end_op) - 1  # inclusive
+        self.first = np.searchsorted(ends, first_op).astype(np.int64)
+        self.last = np.searchsorted(ends, end_op).astype(np.int64) - 1  # inclusive
         self.width = end_op - first_op
         # records alive in each section, as compressed rows (CSR), in ascending record number
         spans = self.last - self.first + 1
