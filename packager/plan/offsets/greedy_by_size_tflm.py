@@ -81,7 +81,9 @@ def plan(
     align = alignment if alignment > 1 else 1
     # `first_gap_offset` is the lowest gap with no alignment of its start (the rounded sizes and
     # the aligned given offsets keep every start aligned), empty buffers placed like the others.
-    sizes = [-(-r.size // align) * align for r in records]
+    cols = time_columns(records)
+    sizes = (-(-cols.size // align) * align if cols is not None
+             else [-(-r.size // align) * align for r in records])
     offsets, clash = placement(records, placement_order(records, fixed, alignment), 1,
                                best_fit=False, skip_empty=False, sizes=sizes, fixed=fixed)
     if clash >= 0:
