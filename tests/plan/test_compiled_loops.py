@@ -33,7 +33,8 @@ def _records(seed: int, n: int, times: int, long_every: int) -> tuple[UsageRecor
 
 CASES = [(seed, n, times, long_every, alignment)
          for seed, (n, times, long_every) in enumerate([(40, 6, 5), (300, 50, 7), (2_000, 400, 50),
-                                                        (3_000, 3_000, 1_000), (1_500, 10 ** 9, 30)])
+                                                        (3_000, 3_000, 1_000), (1_500, 10 ** 9, 30),
+                                                        (600, 4, 3)])
          for alignment in (1, 16)]
 
 

@@ -197,10 +197,11 @@ def _compiled_kernel(records, sizes, fixed):
 
 
 def compiled_module():
-    """The module of compiled loops (importing numba), or None where numba is missing."""
+    """The module of compiled loops (importing numba), or None where numba is missing (or has
+    nowhere to cache compiled code: the loops then run as Python)."""
     try:
         from packager.plan.offsets import _compiled
-    except ImportError:
+    except (ImportError, RuntimeError):
         return None
     return _compiled
 

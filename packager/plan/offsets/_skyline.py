@@ -152,12 +152,10 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
                     a = m + 1
                 else:
                     b = m
-            for x in range(a, gend[k] - 1):
-                gkeys[x] = gkeys[x + 1]
-            gend[k] -= 1
-            if a == gstart[k]:
+            if a == gstart[k]:  # the head (the usual case): the group starts one later
+                gstart[k] += 1
                 node = k + leaves
-                tree[node] = gkeys[a] if gend[k] > a else none
+                tree[node] = gkeys[a + 1] if gend[k] > a + 1 else none
                 node //= 2
                 while node:
                     best = min(tree[2 * node], tree[2 * node + 1])
@@ -165,6 +163,9 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
                         break  # nothing above changes either
                     tree[node] = best
                     node //= 2
+            else:  # one slice copy, at C speed in both forms
+                gkeys[a:gend[k] - 1] = gkeys[a + 1:gend[k]]
+                gend[k] -= 1
             remaining -= 1
             s = first
         # Adjacent segments never have equal heights: merge s with equal neighbours.
