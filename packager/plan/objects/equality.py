@@ -6,7 +6,7 @@ from __future__ import annotations
 import heapq
 from typing import Sequence
 
-from packager.plan.objects._common import Holders, by_first_op, make_plan
+from packager.plan.objects._common import by_first_op, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord
 
 NAME = "equality"
@@ -16,17 +16,23 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     assignment = [0] * len(records)
     sizes: list[int] = []
     released_by_size: dict[int, list[int]] = {}  # size -> heap of released object ids
-    holders = Holders()
+    # The objects held (`Holders`, inlined: this loop runs once per record), each as one int
+    # last_op * stride + object, which orders as (last_op, object).
+    stride = len(records) + 1
+    held: list[int] = []
+    push, pop = heapq.heappush, heapq.heappop
     for pos in by_first_op(records):
         record = records[pos]
-        for obj in holders.release_before(record.first_op):
-            heapq.heappush(released_by_size.setdefault(sizes[obj], []), obj)
+        released_before = record.first_op * stride
+        while held and held[0] < released_before:
+            obj = pop(held) % stride
+            push(released_by_size.setdefault(sizes[obj], []), obj)
         same_size = released_by_size.get(record.size)
         if same_size:
-            obj = heapq.heappop(same_size)
+            obj = pop(same_size)
         else:
             obj = len(sizes)
             sizes.append(record.size)
         assignment[pos] = obj
-        holders.hold(obj, record.last_op)
+        push(held, record.last_op * stride + obj)
     return make_plan(NAME, assignment, sizes)

@@ -9,9 +9,10 @@ The pool is a sorted list searched by bisection, so 100,000 records take about a
 from __future__ import annotations
 
 import bisect
+import heapq
 from typing import Sequence
 
-from packager.plan.objects._common import Holders, by_first_op, make_plan
+from packager.plan.objects._common import by_first_op, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord
 
 NAME = "greedy_in_order"
@@ -21,23 +22,30 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     assignment = [0] * len(records)
     sizes: list[int] = []
     # Released objects as keys size * stride + id: one int per entry sorts by (size, id) and
-    # compares faster than tuples.
+    # compares faster than tuples. The objects held (`Holders`, inlined: this loop runs once per
+    # record) likewise as last_op * stride + id, which orders as (last_op, id).
     stride = len(records) + 1
     pool: list[int] = []
-    holders = Holders()
+    held: list[int] = []
+    push, pop = heapq.heappush, heapq.heappop
+    insort, bisect_left = bisect.insort, bisect.bisect_left
     for pos in by_first_op(records):
         record = records[pos]
-        for obj in holders.release_before(record.first_op):
-            bisect.insort(pool, sizes[obj] * stride + obj)
+        size = record.size
+        released_before = record.first_op * stride
+        while held and held[0] < released_before:
+            obj = pop(held) % stride
+            insort(pool, sizes[obj] * stride + obj)
         if pool:
-            at = bisect.bisect_left(pool, record.size * stride)
+            at = bisect_left(pool, size * stride)
             if at == len(pool):  # none is large enough: the largest one (lowest id) grows
-                at = bisect.bisect_left(pool, pool[-1] // stride * stride)
+                at = bisect_left(pool, pool[-1] // stride * stride)
             obj = pool.pop(at) % stride
-            sizes[obj] = max(sizes[obj], record.size)
+            if sizes[obj] < size:
+                sizes[obj] = size
         else:
             obj = len(sizes)
-            sizes.append(record.size)
+            sizes.append(size)
         assignment[pos] = obj
-        holders.hold(obj, record.last_op)
+        push(held, record.last_op * stride + obj)
     return make_plan(NAME, assignment, sizes)

@@ -26,7 +26,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from packager.errors import PlanError
-from packager.plan.offsets._gaps import Placed, PlacedRecords, offset_plan
+from packager.plan.offsets._gaps import Placed, offset_plan, placement
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, time_columns
 
 NAME = "greedy_by_size_tflm"
@@ -78,24 +78,16 @@ def plan(
     records: Sequence[UsageRecord], alignment: int = 1, fixed: Mapping[int, int] = _NOTHING_FIXED
 ) -> OffsetPlan:
     _check_fixed(records, fixed, alignment)
-    offsets = [0] * len(records)
-    placed = PlacedRecords(records)
-    conflicting, add = placed.conflicting, placed.add
     align = alignment if alignment > 1 else 1
-    for i in placement_order(records, fixed, alignment):
-        r = records[i]
-        size = -(-r.size // align) * align
-        first, last = r.first_op, r.last_op
-        conflicts = conflicting(first, last)
-        if i in fixed:
-            offset = fixed[i]
-            # TFLite Micro trusts offline offsets blindly; a clash is an input error, say so now.
-            for o, e, _, _ in conflicts:
-                if size and o < e and o < offset + size and offset < e:
-                    raise PlanError(f"fixed offset {offset} of tensor {r.tensor} overlaps another "
-                                    f"fixed tensor alive at the same time")
-        else:
-            offset = first_gap_offset(conflicts, size)
-        offsets[i] = offset
-        add(first, last, offset, offset + size)
+    # `first_gap_offset` is the lowest gap with no alignment of its start (the rounded sizes and
+    # the aligned given offsets keep every start aligned), empty buffers placed like the others.
+    cols = time_columns(records)
+    sizes = (-(-cols.size // align) * align if cols is not None
+             else [-(-r.size // align) * align for r in records])
+    offsets, clash = placement(records, placement_order(records, fixed, alignment), 1,
+                               best_fit=False, skip_empty=False, sizes=sizes, fixed=fixed)
+    if clash >= 0:
+        # TFLite Micro trusts offline offsets blindly; a clash is an input error, say so now.
+        raise PlanError(f"fixed offset {fixed[clash]} of tensor {records[clash].tensor} overlaps "
+                        f"another fixed tensor alive at the same time")
     return offset_plan(NAME, records, offsets, alignment)

@@ -12,18 +12,15 @@ Every step places a record or removes a segment, so the loop ends after at most 
 from __future__ import annotations
 
 import bisect
-import heapq
 from typing import Sequence
 
 import numpy as np
 
-from packager.plan.offsets._gaps import offset_plan
+from packager.plan.offsets import _skyline
+from packager.plan.offsets._gaps import _INT64_SAFE, COMPILE_FROM, compiled_module, offset_plan
 from packager.plan.records import OffsetPlan, UsageRecord, time_columns
 
 NAME = "strip_packing"
-
-# Queries over at most this many first operators scan them directly; wider ones use the tree.
-_SCAN = 12
 
 
 class _Unplaced:
@@ -43,15 +40,14 @@ class _Unplaced:
         in_columns = cols is not None and self._columns(cols, len(records), positions)
         if not in_columns:
             self._lists(records, positions)
-        self._leaf = dict(zip(self._firsts, range(len(self._firsts))))
         self.per_size = len(records) + 1  # key % per_size is the record's position
         size = 1
         while size < len(self._firsts):
             size *= 2
         self._size = size
         self._none = none = (self._longest + 1) * self._per_life  # above every key: an empty group
-        heads = [group[0] for group in self._groups]
         if in_columns:  # every key fits in int64: the tree's levels by one vector minimum each
+            heads = self._keys[np.asarray(self._bounds[:-1], dtype=np.int64)]
             tree_array = np.full(2 * size, none, dtype=np.int64)
             tree_array[size:size + len(heads)] = heads
             width = size
@@ -59,8 +55,9 @@ class _Unplaced:
                 tree_array[width // 2:width] = np.minimum(tree_array[width:2 * width:2],
                                                           tree_array[width + 1:2 * width:2])
                 width //= 2
-            self._tree = tree_array.tolist()
+            self._tree = tree_array
             return
+        heads = [self._keys[a] for a in self._bounds[:-1]]
         tree = [none] * (2 * size)
         tree[size:size + len(heads)] = heads
         for node in range(size - 1, 0, -1):
@@ -81,7 +78,10 @@ class _Unplaced:
                    + (len(sizes) - 1 - size_rank[records[i].size]) * per_size + i)
             groups.setdefault(records[i].first_op, []).append(key)
         self._firsts = self.firsts = sorted(groups)  # every first operator with records, fixed
-        self._groups = [sorted(groups[f]) for f in self._firsts]
+        self._keys, self._bounds = [], [0]
+        for f in self._firsts:
+            self._keys += sorted(groups[f])
+            self._bounds.append(len(self._keys))
 
     def _columns(self, cols, n: int, positions: Sequence[int]) -> bool:
         """The same groups from the records' int64 columns (one sort instead of a dict of lists);
@@ -89,7 +89,7 @@ class _Unplaced:
         at = np.asarray(positions, dtype=np.int64)
         first, lifetime, size = cols.first[at], (cols.last - cols.first)[at], cols.size[at]
         longest = int(lifetime.max()) if len(at) else 0
-        sizes = np.unique(size)
+        sizes = _distinct(size)
         per_life, per_size = len(sizes) * (n + 1), n + 1
         if (longest + 1) * per_life >= 1 << 62:
             return False
@@ -100,85 +100,15 @@ class _Unplaced:
         first, keys = first[order], keys[order]
         starts = np.flatnonzero(np.concatenate(([True], first[1:] != first[:-1]))) if len(at) else at
         self._firsts = self.firsts = first[starts].tolist()
-        keys, bounds = keys.tolist(), starts.tolist() + [len(keys)]
-        self._groups = [keys[a:b] for a, b in zip(bounds, bounds[1:])]
+        self._keys, self._bounds = keys, starts.tolist() + [len(keys)]
         return True
 
-    def best_inside(self, start: int, stop: int) -> int:
-        """The key of the best unplaced record living inside operators [start, stop), or -1."""
-        firsts = self._firsts
-        return self.best_between(bisect.bisect_left(firsts, start), bisect.bisect_left(firsts, stop),
-                                 stop)
-
-    def best_between(self, lo: int, hi: int, stop: int) -> int:
-        """`best_inside` for the groups lo..hi-1 (those starting inside the segment)."""
-        firsts, groups = self._firsts, self._groups
-        longest, per_life, none = self._longest, self._per_life, self._none
-        best = none
-        if hi - lo <= _SCAN:
-            for k in range(lo, hi):
-                group = groups[k]
-                if not group or group[0] >= best:
-                    continue
-                # The group's first record that lives at most `stop - 1 - first` operators.
-                floor = (longest - (stop - 1 - firsts[k])) * per_life
-                if group[0] >= floor:
-                    best = group[0]
-                    continue
-                j = bisect.bisect_left(group, floor)
-                if j < len(group) and group[j] < best:
-                    best = group[j]
-            return best if best < none else -1
-        tree, size = self._tree, self._size
-        span = 2 * size
-        lo += size
-        hi += size
-        frontier: list[int] = []  # key * span + node
-        while lo < hi:  # the canonical nodes covering the range
-            if lo & 1:
-                if tree[lo] < none:
-                    frontier.append(tree[lo] * span + lo)
-                lo += 1
-            if hi & 1:
-                hi -= 1
-                if tree[hi] < none:
-                    frontier.append(tree[hi] * span + hi)
-            lo //= 2
-            hi //= 2
-        heapq.heapify(frontier)
-        pop, push = heapq.heappop, heapq.heappush
-        while frontier and frontier[0] // span < best:
-            node = pop(frontier) % span
-            if node < size:
-                for child in (2 * node, 2 * node + 1):
-                    if tree[child] < best:
-                        push(frontier, tree[child] * span + child)
-                continue
-            k = node - size
-            group = groups[k]
-            floor = (longest - (stop - 1 - firsts[k])) * per_life
-            j = bisect.bisect_left(group, floor)
-            if j < len(group) and group[j] < best:
-                best = group[j]
-        return best if best < none else -1
-
-    def remove(self, key: int, first: int) -> None:
-        k = self._leaf[first]
-        group = self._groups[k]
-        j = bisect.bisect_left(group, key)
-        del group[j]
-        if j:
-            return  # the head is unchanged: so is the tree
-        tree = self._tree
-        node = k + self._size
-        tree[node] = group[0] if group else self._none
-        node //= 2
-        while node:
-            best = min(tree[2 * node], tree[2 * node + 1])
-            if tree[node] == best:
-                break  # nothing above changes either
-            tree[node] = best
-            node //= 2
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted (by one sort: np.unique is several times slower here)."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
 
 
 def _first_group_at(firsts: list[int], points: list[int]) -> list[int]:
@@ -202,7 +132,16 @@ def _ranks(records: Sequence[UsageRecord], points: list[int]) -> tuple[list[int]
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
-    offsets = [0] * len(records)
+    cols = time_columns(records) if len(records) >= COMPILE_FROM else None
+    offsets = _compiled_plan(records, cols, alignment) if cols is not None else None
+    if offsets is None:
+        offsets = _python_plan(records, alignment)
+    return offset_plan(NAME, records, offsets, alignment)
+
+
+def _python_plan(records: Sequence[UsageRecord], alignment: int) -> list[int]:
+    """The skyline loop as Python over lists (any integers)."""
+    n = len(records)
     todo = [i for i, r in enumerate(records) if r.size > 0]  # empty records stay at 0
     unplaced = _Unplaced(records, todo)
     # Segments only ever begin or end at 0, at a record's first operator or just after its last:
@@ -212,101 +151,56 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     n_ops = len(points) - 1 if todo else 1  # the rank of the end of time
     if not todo:
         points = [0, 1]
-    # The skyline: segments [start, stop) of ranks, each with its height, named by its start
-    # (segments never overlap); adjacent segments never have equal heights. The heap holds
-    # height * width + start; an entry whose start no longer begins a segment of that height
-    # is stale, and dropped when it reaches the top.
-    width = n_ops + 1
-    begins = [False] * width
-    stop_of = [0] * width
-    height_of = [0] * width
-    left_of = [-1] * width  # the start of the segment to the left, -1 at time 0
-    begins[0], stop_of[0] = True, n_ops
-    heap = [0]
-    push, pop = heapq.heappush, heapq.heappop
-
-    def merge_equal_neighbours(s: int) -> None:
-        height, right = height_of[s], stop_of[s]
-        if right < n_ops and height_of[right] == height:
-            begins[right] = False
-            right = stop_of[s] = stop_of[right]
-            if right < n_ops:
-                left_of[right] = s
-        left = left_of[s]
-        if left >= 0 and height_of[left] == height:
-            begins[s] = False
-            stop_of[left] = right
-            if right < n_ops:
-                left_of[right] = left
-
-    remaining = len(todo)
-    sizes = [r.size for r in records]
-    best_between, per_size = unplaced.best_between, unplaced.per_size
-    groups, firsts = unplaced._groups, unplaced._firsts
-    longest, per_life, none = unplaced._longest, unplaced._per_life, unplaced._none
-    bisect_left = bisect.bisect_left
     group_at = _first_group_at(unplaced.firsts, points)
-    while remaining:
-        while True:  # the lowest segment, the leftmost of equal ones
-            height, start = divmod(heap[0], width)
-            if begins[start] and height_of[start] == height:
-                break
-            pop(heap)
-        stop = stop_of[start]
-        lo, hi = group_at[start], group_at[stop]
-        if hi - lo <= _SCAN:  # `best_between`'s scan of a few groups, inlined (the common case)
-            key = none
-            end_op = points[stop] - 1
-            for k in range(lo, hi):
-                group = groups[k]
-                if not group or group[0] >= key:
-                    continue
-                floor = (longest - (end_op - firsts[k])) * per_life
-                if group[0] >= floor:
-                    key = group[0]
-                    continue
-                j = bisect_left(group, floor)
-                if j < len(group) and group[j] < key:
-                    key = group[j]
-            if key == none:
-                key = -1
-        else:
-            key = best_between(lo, hi, points[stop])
-        if key < 0:
-            # None fits: raise the segment to its lower neighbour and merge. Only reachable with a
-            # neighbour: a lone segment spans all time, and fits everything.
-            left = left_of[start]
-            if left < 0:
-                raised = height_of[stop]
-            elif stop < n_ops and height_of[stop] < height_of[left]:
-                raised = height_of[stop]
-            else:
-                raised = height_of[left]
-            height_of[start] = raised
-            push(heap, raised * width + start)
-            merge_equal_neighbours(start)
-            continue
-        i = key % per_size
-        first, end = first_rank[i], end_rank[i]
-        offset = -(-height // alignment) * alignment if alignment > 1 else height
-        offsets[i] = offset
-        top = offset + sizes[i]
-        # Cover [first, end) of the segment with `top`: what is left of it keeps its height.
-        if start < first:
-            stop_of[start] = first
-            left = start
-        else:
-            left = left_of[start]
-        begins[first], stop_of[first], height_of[first], left_of[first] = True, end, top, left
-        push(heap, top * width + first)
-        if end < stop:
-            begins[end], stop_of[end], height_of[end], left_of[end] = True, stop, height, first
-            push(heap, height * width + end)
-            if stop < n_ops:
-                left_of[stop] = end
-        elif stop < n_ops:
-            left_of[stop] = first
-        merge_equal_neighbours(first)
-        unplaced.remove(key, points[first])
-        remaining -= 1
-    return offset_plan(NAME, records, offsets, alignment)
+    last_rank = len(points) - 1  # an empty record's rank may be past the points: never read
+    group_of = [group_at[min(r, last_rank)] for r in first_rank]
+    # The skyline starts as one segment [0, n_ops) at height 0 (see `_skyline.skyline`).
+    width = n_ops + 1
+    begins, stop_of, left_of = [False] * width, [0] * width, [-1] * width
+    begins[0], stop_of[0] = True, n_ops
+    keys, bounds, tree = unplaced._keys, unplaced._bounds, unplaced._tree
+    offsets = [0] * n
+    _skyline.skyline(n_ops, first_rank, end_rank, [r.size for r in records], alignment, points,
+                     group_at, group_of, unplaced.firsts,
+                     keys.tolist() if isinstance(keys, np.ndarray) else keys, bounds[:-1], bounds[1:],
+                     tree.tolist() if isinstance(tree, np.ndarray) else tree, unplaced._size,
+                     unplaced._longest, unplaced._per_life, unplaced.per_size, unplaced._none,
+                     len(todo), offsets, begins, stop_of, [0] * width, left_of)
+    return offsets
+
+
+def _compiled_plan(records: Sequence[UsageRecord], cols, alignment: int) -> list[int] | None:
+    """The same loop compiled, its inputs built from the records' int64 columns; None when a key,
+    a height or a heap entry would not fit in int64 (or numba is missing)."""
+    n = len(records)
+    todo = np.flatnonzero(cols.size > 0)
+    if not len(todo):
+        return None
+    unplaced = _Unplaced(records, todo.tolist())
+    if not isinstance(unplaced._tree, np.ndarray):
+        return None
+    points = _distinct(np.concatenate(([0], cols.first[todo], cols.last[todo] + 1)))
+    n_ops = len(points) - 1
+    width = n_ops + 1
+    highest = int(cols.size.sum()) + n * max(alignment, 1)
+    if highest * width >= _INT64_SAFE or unplaced._none * 2 * unplaced._size >= _INT64_SAFE:
+        return None
+    compiled = compiled_module()
+    if compiled is None:
+        return None
+    first_rank = np.searchsorted(points, cols.first)
+    end_rank = np.searchsorted(points, cols.last + 1)
+    group_at = np.searchsorted(np.asarray(unplaced.firsts, dtype=np.int64), points)
+    group_of = group_at[np.minimum(first_rank, n_ops)]  # an empty record's is never read
+    begins = np.zeros(width, dtype=np.bool_)
+    stop_of = np.zeros(width, dtype=np.int64)
+    left_of = np.full(width, -1, dtype=np.int64)
+    begins[0], stop_of[0] = True, n_ops
+    bounds = np.asarray(unplaced._bounds, dtype=np.int64)
+    offsets = np.zeros(n, dtype=np.int64)
+    compiled.skyline(n_ops, first_rank, end_rank, cols.size, alignment, points, group_at, group_of,
+                     np.asarray(unplaced.firsts, dtype=np.int64), unplaced._keys, bounds[:-1].copy(),
+                     bounds[1:].copy(), unplaced._tree, unplaced._size, unplaced._longest,
+                     unplaced._per_life, unplaced.per_size, unplaced._none, len(todo), offsets,
+                     begins, stop_of, np.zeros(width, dtype=np.int64), left_of)
+    return offsets.tolist()
