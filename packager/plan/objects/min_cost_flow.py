@@ -7,14 +7,15 @@ columns "reuse the object of record i", plus its own "new object" column. Chains
 objects; an object's size is the largest record of its chain.
 
 Below COMPILED_FROM records each Dijkstra step is a few numpy operations over the columns (1,000
-records take 0.1-0.3 s). From COMPILED_FROM on, the same algorithm runs as one compiled loop
-(min_cost_flow_kernel.py, numba, imported only then): the same steps and the same ties, so the same
-plans, and it skips the rows of a run that an earlier row dominates (they could neither lower a
-distance nor win a tie). Measured in CPU seconds on the shapes of benchmarks/synthetic.py and on
-random records: 10,000 records 0.1-0.9 s, 30,000 a few seconds; the work still grows about as the
-square of the count (every run relaxes a prefix of the columns). Above MAX_RECORDS records it
-refuses (SolverLimitError, as the integer program does) rather than hand in another strategy's
-plan under its name; `best` then lists it as left out.
+records take 0.1-0.3 s, 3,000 up to about 6 s). From COMPILED_FROM on, the same algorithm runs as
+one compiled loop (min_cost_flow_kernel.py, numba, imported only then): the same steps and the
+same ties, so the same plans, and it skips the rows of a run that an earlier row dominates (they
+could neither lower a distance nor win a tie). CPU seconds (benchmarks/bench_min_cost_flow.py) on
+the shapes of benchmarks/synthetic.py / on random records: 3,000 records 0.02-0.03 / 0.07,
+10,000 0.15-0.44 / 1.0, 20,000 0.5-1.9 / 4.8, 30,000 1.5-4.9 / 15. The work still grows about as
+the square of the count (every run relaxes a prefix of the columns, and ties settle whole plateaus
+of them), so above MAX_RECORDS records it refuses (SolverLimitError, as the integer program does)
+rather than hand in another strategy's plan under its name; `best` then lists it as left out.
 """
 
 from __future__ import annotations
@@ -38,7 +39,11 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     if len(records) > MAX_RECORDS:
         raise SolverLimitError(f"{NAME} takes at most {MAX_RECORDS:,} records, not {len(records):,} "
                                "(its solve grows about as the square of the count): choose a greedy strategy")
-    reused = _reused_records(records)
+    return plan_of_chains(records, _reused_records(records))
+
+
+def plan_of_chains(records: Sequence[UsageRecord], reused: Sequence[int]) -> ObjectPlan:
+    """The plan whose objects are the chains of reuse: record j takes the object of reused[j]."""
     assignment = [0] * len(records)
     sizes: list[int] = []
     # A reused record ended before its successor started, so it is met first in this order.
