@@ -1,5 +1,6 @@
 """min_cost_flow's two forms of one algorithm: the numpy steps (small inputs) and the compiled
-loop (from COMPILED_FROM records) hand every record the same predecessor, compiled or not, and the
+loop (from COMPILED_FROM records) hand every record the same predecessor (so their flows cost the
+same), compiled or not, on random records, the benchmark's shapes and the fixture models; and the
 flow they find is the optimal one."""
 
 from __future__ import annotations
@@ -74,13 +75,13 @@ def test_the_flow_is_the_optimal_one():
 
 
 def test_large_inputs_take_the_compiled_loop_and_keep_valid_plans(monkeypatch):
-    records = random_records(11, 1500, 700, 30, 100_000)
+    records = random_records(11, min_cost_flow.COMPILED_FROM, 700, 30, 100_000)
     calls = []
     compiled = min_cost_flow._compiled_reused_records
     monkeypatch.setattr(min_cost_flow, "_compiled_reused_records",
                         lambda *a: calls.append(len(a[0])) or compiled(*a))
     plan = min_cost_flow.plan(records)
-    assert calls == [1500]
+    assert calls == [min_cost_flow.COMPILED_FROM]
     check_object_plan(records, plan)
     assert plan.total <= flow_cost(records, numpy_form(records))
 
@@ -108,3 +109,18 @@ def test_records_of_size_zero_and_empty_inputs():
     assert min_cost_flow.plan([]).assignment == ()
     records = [UsageRecord(i, i, i, 0) for i in range(5)]
     assert compiled_form(records) == numpy_form(records)
+
+
+FIXTURE_MODELS = sorted((REPO / "fixtures" / "models").glob("*.tflite"))
+
+
+@pytest.mark.parametrize("semantics", ["tflite", "tflm"])
+def test_the_forms_agree_on_the_fixture_models(semantics):
+    from packager.arenas import arenas_to_plan
+    from packager.reader import read_model
+
+    assert FIXTURE_MODELS
+    for path in FIXTURE_MODELS:
+        for arena in arenas_to_plan(read_model(str(path)), semantics):
+            records = list(arena.lifetimes.records)
+            assert compiled_form(records) == numpy_form(records), path.name

@@ -7,15 +7,16 @@ columns "reuse the object of record i", plus its own "new object" column. Chains
 objects; an object's size is the largest record of its chain.
 
 Below COMPILED_FROM records each Dijkstra step is a few numpy operations over the columns (1,000
-records take 0.1-0.3 s, 3,000 up to about 6 s). From COMPILED_FROM on, the same algorithm runs as
-one compiled loop (min_cost_flow_kernel.py, numba, imported only then): the same steps and the
-same ties, so the same plans, and it skips the rows of a run that an earlier row dominates (they
-could neither lower a distance nor win a tie). CPU seconds (benchmarks/bench_min_cost_flow.py) on
-the shapes of benchmarks/synthetic.py / on random records: 3,000 records 0.02-0.03 / 0.07,
-10,000 0.15-0.44 / 1.0, 20,000 0.5-1.9 / 4.8, 30,000 1.5-4.9 / 15. The work still grows about as
-the square of the count (every run relaxes a prefix of the columns, and ties settle whole plateaus
-of them), so above MAX_RECORDS records it refuses (SolverLimitError, as the integer program does)
-rather than hand in another strategy's plan under its name; `best` then lists it as left out.
+records take 0.1-0.3 s, 2,000 0.5-1.3 s, 3,000 up to about 6 s). From COMPILED_FROM on, the same
+algorithm runs as one compiled loop (min_cost_flow_kernel.py, numba, imported only then): the same
+steps and the same ties, so the same plans, and it skips the rows of a run that an earlier row
+dominates (they could neither lower a distance nor win a tie). CPU seconds of the loop
+(benchmarks/bench_min_cost_flow.py) on the shapes of benchmarks/synthetic.py / on random records:
+3,000 records 0.02-0.03 / 0.07, 10,000 0.15-0.44 / 1.0, 20,000 0.5-1.9 / 4.8, 30,000 1.5-4.9 / 15.
+The work still grows about as the square of the count (every run relaxes a prefix of the columns,
+and ties settle whole plateaus of them), so above MAX_RECORDS records it refuses (SolverLimitError,
+as the integer program does) rather than hand in another strategy's plan under its name; `best`
+then lists it as left out.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ from packager.plan.records import ObjectPlan, UsageRecord
 
 NAME = "min_cost_flow"
 MAX_RECORDS = 20_000
-# From this many records the compiled loop runs: importing numba (about a quarter of a second)
-# costs less than the numpy steps it saves.
-COMPILED_FROM = 1000
+# From this many records the compiled loop runs: its one-off cost (importing numba and loading
+# the compiled kernel from numba's cache, about 0.65 s; compiling it, when the cache is cold, about
+# 2 s more) is less than the numpy steps it saves (2,000 records: 0.5-1.3 s).
+COMPILED_FROM = 2000
 
 
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
