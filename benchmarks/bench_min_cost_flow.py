@@ -27,7 +27,8 @@ def random_records(n: int, seed: int = 7) -> list[UsageRecord]:
     for i in range(n):
         first = rng.randrange(n_ops)
         last = min(n_ops - 1, first + rng.randrange(40))
-        out.append(UsageRecord(i, first, last, rng.choice((0, rng.randrange(1, 100_000), 64 * rng.randrange(1, 40)))))
+        size = rng.choice((0, rng.randrange(1, 100_000), 64 * rng.randrange(1, 40)))
+        out.append(UsageRecord(i, first, last, size))
     return out
 
 
@@ -47,7 +48,8 @@ def main() -> None:
     _, first_use = cpu(lambda: min_cost_flow._compiled_reused_records(
         random_records(50), min_cost_flow._Graph(random_records(50))))
     print(f"compiled loop, first use (import numba, load or compile the kernel): {first_use:.2f} s")
-    print(f"{'shape':12} {'records':>8} {'compiled s':>11} {'numpy s':>8} {'same':>5} {'objects':>8} {'total bytes':>12}")
+    print(f"{'shape':12} {'records':>8} {'compiled s':>11} {'numpy s':>8} {'same':>5} {'objects':>8} "
+          f"{'total bytes':>12}")
     for n in sizes:
         cases = {name: usage_records(SHAPES[name](n)) for name in sorted(SHAPES)}
         cases["random"] = random_records(n)
@@ -56,14 +58,15 @@ def main() -> None:
             reused, compiled_s = cpu(lambda: min_cost_flow._compiled_reused_records(records, graph))
             numpy_s, same = "-", "-"
             if len(records) <= args.numpy_up_to:
-                expected, seconds = cpu(lambda: min_cost_flow._reused_records_numpy(records, min_cost_flow._Graph(records)))
+                expected, seconds = cpu(lambda: min_cost_flow._reused_records_numpy(
+                    records, min_cost_flow._Graph(records)))
                 numpy_s, same = f"{seconds:.2f}", "yes" if expected == reused else "NO"
             plan = min_cost_flow.plan_of_chains(records, reused)
             objects, total = str(len(plan.object_sizes)), f"{plan.total:,}"
             if len(records) > min_cost_flow.MAX_RECORDS:
                 total += " (plan refuses: above MAX_RECORDS)"
-            print(f"{name:12} {len(records):>8} {compiled_s:>11.2f} {numpy_s:>8} {same:>5} {objects:>8} {total:>12}",
-                  flush=True)
+            print(f"{name:12} {len(records):>8} {compiled_s:>11.2f} {numpy_s:>8} {same:>5} {objects:>8} "
+                  f"{total:>12}", flush=True)
 
 
 if __name__ == "__main__":
