@@ -6,11 +6,17 @@ the shortest-augmenting-path assignment algorithm with potentials: one Dijkstra 
 columns "reuse the object of record i", plus its own "new object" column. Chains of reuse are the
 objects; an object's size is the largest record of its chain.
 
-Each Dijkstra step is a few numpy operations over the columns: measured, 1,000 records take under
-half a second and 3,000 up to about 4 seconds (short lifetimes, as in real models, are the slow
-case). Above MAX_RECORDS records it refuses (SolverLimitError, as the integer program does) rather
-than hand in another strategy's plan under its name: the solve grows roughly as the cube of the
-count. `best` then lists it as left out.
+Below COMPILED_FROM records each Dijkstra step is a few numpy operations over the columns (1,000
+records take 0.1-0.3 s, 2,000 0.5-1.3 s, 3,000 up to about 6 s). From COMPILED_FROM on, the same
+algorithm runs as one compiled loop (min_cost_flow_kernel.py, numba, imported only then): the same
+steps and the same ties, so the same plans, and it skips the rows of a run that an earlier row
+dominates (they could neither lower a distance nor win a tie). CPU seconds of the loop
+(benchmarks/bench_min_cost_flow.py) on the shapes of benchmarks/synthetic.py / on random records:
+3,000 records 0.02-0.03 / 0.07, 10,000 0.15-0.44 / 1.0, 20,000 0.5-1.9 / 4.8, 30,000 1.5-4.9 / 15.
+The work still grows about as the square of the count (every run relaxes a prefix of the columns,
+and ties settle whole plateaus of them), so above MAX_RECORDS records it refuses (SolverLimitError,
+as the integer program does) rather than hand in another strategy's plan under its name; `best`
+then lists it as left out.
 """
 
 from __future__ import annotations
@@ -24,14 +30,22 @@ from packager.plan.objects._common import by_first_op, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord
 
 NAME = "min_cost_flow"
-MAX_RECORDS = 3000
+MAX_RECORDS = 20_000
+# From this many records the compiled loop runs: its one-off cost (importing numba and loading
+# the compiled kernel from numba's cache, about 0.65 s; compiling it, when the cache is cold, about
+# 2 s more) is less than the numpy steps it saves (2,000 records: 0.5-1.3 s).
+COMPILED_FROM = 2000
 
 
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     if len(records) > MAX_RECORDS:
         raise SolverLimitError(f"{NAME} takes at most {MAX_RECORDS:,} records, not {len(records):,} "
-                               "(its solve grows as the cube of the count): choose a greedy strategy")
-    reused = _reused_records(records)
+                               "(its solve grows about as the square of the count): choose a greedy strategy")
+    return plan_of_chains(records, _reused_records(records))
+
+
+def plan_of_chains(records: Sequence[UsageRecord], reused: Sequence[int]) -> ObjectPlan:
+    """The plan whose objects are the chains of reuse: record j takes the object of reused[j]."""
     assignment = [0] * len(records)
     sizes: list[int] = []
     # A reused record ended before its successor started, so it is met first in this order.
@@ -46,7 +60,15 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
 
 
 def _reused_records(records: Sequence[UsageRecord]) -> list[int]:
-    """For each record, the earlier record whose object it takes over, or -1 for a new object.
+    """For each record, the earlier record whose object it takes over, or -1 for a new object."""
+    graph = _Graph(records)
+    if len(records) >= COMPILED_FROM:
+        return _compiled_reused_records(records, graph)
+    return _reused_records_numpy(records, graph)
+
+
+def _reused_records_numpy(records: Sequence[UsageRecord], graph: "_Graph") -> list[int]:
+    """_reused_records by numpy steps.
 
     Rows are records needing an object; column c means "reuse the object of the c-th record in
     order of last_op", and each row also has a private "new object" column. Potentials keep the
@@ -56,7 +78,6 @@ def _reused_records(records: Sequence[UsageRecord]) -> list[int]:
     revisited (only its own row reaches that column), so the private columns need no arrays and
     their potentials stay 0.
     """
-    graph = _Graph(records)
     owner = np.full(len(records), -1, dtype=np.int64)  # the row holding each column
     held = [-1] * len(records)  # the column each row holds; -1 for none or a new object
     for root in by_first_op(records):
@@ -91,6 +112,15 @@ def _reused_records(records: Sequence[UsageRecord]) -> list[int]:
                 break
             row, col = int(search.came_from[previous]), previous
     return [graph.by_last[c] if c >= 0 else -1 for c in held]
+
+
+def _compiled_reused_records(records: Sequence[UsageRecord], graph: "_Graph", kernel=None) -> list[int]:
+    """_reused_records by the compiled loop (or by `kernel`, the same loop uncompiled)."""
+    if kernel is None:
+        from packager.plan.objects.min_cost_flow_kernel import assign as kernel
+    held = kernel(np.array(by_first_op(records), dtype=np.int64), graph.usable.astype(np.int64),
+                  graph.row_size, graph.col_size)
+    return [graph.by_last[c] if c >= 0 else -1 for c in held.tolist()]
 
 
 class _Graph:

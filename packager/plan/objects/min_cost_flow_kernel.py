@@ -1,0 +1,143 @@
+"""min_cost_flow's successive shortest paths as one loop over plain arrays, compiled with numba.
+
+The same algorithm, step for step and tie for tie, as min_cost_flow._reused_records (its numpy
+form, which small inputs keep): rows join in order of first_op; each joins by one Dijkstra run over
+the reuse columns it may take, settling every column at the least distance at once; a column keeps
+the first row (in order of relaxation) that reached it at its least distance; the run stops at the
+lowest-numbered free column of the first plateau that has one, unless a "new object" is no
+dearer, which is then taken from the first row that offered it at that cost. Distances are
+integers held in floats (exact below 2**53), so the loop's sums equal numpy's.
+
+The source is plain Python over numpy arrays: run uncompiled (NUMBA_DISABLE_JIT=1, or
+min_cost_flow.python_kernel()) it gives the same assignment. This module imports numba: import
+it only for inputs large enough to repay that (about a quarter of a second, plus the first
+compilation when numba's cache is cold).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:
+    from numba import njit
+except ImportError:  # numba missing on this platform: the same code, uncompiled (slower, same plans)
+    def njit(*args, **kwargs):
+        return (lambda f: f) if not args else args[0]
+
+
+@njit(cache=True)
+def assign(order, usable, row_size, col_size):
+    """The column each row holds at the end (-1: a new object), rows joining in `order`.
+
+    usable[row]: the row may take the columns [0, usable[row]); sizes are floats."""
+    n = len(row_size)
+    inf = np.inf
+    row_potential = np.zeros(n)
+    col_potential = np.zeros(n)
+    owner = np.full(n, -1, dtype=np.int64)
+    held = np.full(n, -1, dtype=np.int64)
+    dist = np.full(n, inf)
+    came_from = np.full(n, -1, dtype=np.int64)
+    settled = np.empty(n, dtype=np.int64)  # columns settled in this run, in order
+    settled_dist = np.empty(n)
+    rows = np.empty(n, dtype=np.int64)  # the rows relaxed next
+    kept_through = np.empty(n)  # the rows relaxed in this run and not dominated: reach - potential,
+    kept_size = np.empty(n)  # size,
+    kept_span = np.empty(n, dtype=np.int64)  # and how many columns they may take
+    for k in range(n):
+        root = order[k]
+        width = usable[root]
+        for c in range(width):
+            dist[c] = inf
+            came_from[c] = -1
+        n_settled = 0
+        n_kept = 0
+        new_cost = inf
+        new_row = -1
+        rows[0] = root
+        n_rows = 1
+        reach = 0.0
+        sink_row = -1
+        sink_col = -1
+        final = 0.0
+        while True:
+            # Relax: distances through each of the rows, all reached at `reach`. A row that an
+            # earlier one of this run dominates (no dearer to any column it may take, nor to a new
+            # object) cannot lower a distance, nor win a tie, which goes to the earlier row.
+            for t in range(n_rows):
+                row = rows[t]
+                through = reach - row_potential[row]
+                size = row_size[row]
+                span = min(usable[row], width)
+                dominated = False
+                for e in range(n_kept):
+                    if kept_span[e] >= span and through - kept_through[e] >= max(0.0, kept_size[e] - size):
+                        dominated = True
+                        break
+                if dominated:
+                    continue
+                kept_through[n_kept] = through
+                kept_size[n_kept] = size
+                kept_span[n_kept] = span
+                n_kept += 1
+                offer = reach + size - row_potential[row]
+                if offer < new_cost:
+                    new_cost = offer
+                    new_row = row
+                for c in range(span):  # settled columns hold -inf: nothing is less
+                    reduced = max(size - col_size[c], 0.0) + through - col_potential[c]
+                    if reduced < dist[c]:
+                        dist[c] = reduced
+                        came_from[c] = row
+            # The least distance of an unsettled column (settled ones hold -inf), and the first
+            # free column at it.
+            least = inf
+            free = -1
+            for c in range(width):
+                d = dist[c]
+                if d == -inf:
+                    continue
+                if d < least:
+                    least = d
+                    free = c if owner[c] < 0 else -1
+                elif d == least and free < 0 and owner[c] < 0 and d < inf:
+                    free = c
+            if free >= 0 and least <= new_cost:
+                sink_row = came_from[free]
+                sink_col = free
+                final = least
+                break
+            if new_cost <= least:
+                sink_row = new_row
+                sink_col = -1
+                final = new_cost
+                break
+            # Settle the whole plateau; its owners are relaxed next, in column order.
+            n_rows = 0
+            for c in range(width):
+                if dist[c] == least:
+                    dist[c] = -inf
+                    settled[n_settled] = c
+                    settled_dist[n_settled] = least
+                    n_settled += 1
+                    rows[n_rows] = owner[c]
+                    n_rows += 1
+            reach = least
+        row_potential[root] += final
+        for t in range(n_settled):
+            c = settled[t]
+            row_potential[owner[c]] += final - settled_dist[t]
+            col_potential[c] -= final - settled_dist[t]
+        # Flip the path: each row on it takes the column that reached it from the next one.
+        row = sink_row
+        col = sink_col
+        while True:
+            previous = held[row]
+            held[row] = col
+            if col >= 0:
+                owner[col] = row
+            if row == root:
+                break
+            row = came_from[previous]
+            col = previous
+    return held

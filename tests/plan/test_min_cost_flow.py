@@ -1,0 +1,126 @@
+"""min_cost_flow's two forms of one algorithm: the numpy steps (small inputs) and the compiled
+loop (from COMPILED_FROM records) hand every record the same predecessor (so their flows cost the
+same), compiled or not, on random records, the benchmark's shapes and the fixture models; and the
+flow they find is the optimal one."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.synthetic import SHAPES, usage_records as shape_records
+from packager.plan.objects import min_cost_flow
+from packager.plan.records import UsageRecord
+from packager.plan.validate import check_object_plan
+from tests.plan.pin_cases import random_records
+from tests.plan.test_object_strategies import best_reuse_cost
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def flow_cost(records, reused) -> int:
+    """What the flow pays: a new object costs its size, a reused one the size increase."""
+    return sum(r.size if c < 0 else max(0, r.size - records[c].size) for r, c in zip(records, reused))
+
+
+def numpy_form(records):
+    return min_cost_flow._reused_records_numpy(records, min_cost_flow._Graph(records))
+
+
+def compiled_form(records):
+    return min_cost_flow._compiled_reused_records(records, min_cost_flow._Graph(records))
+
+
+def uncompiled_form(records):
+    from packager.plan.objects.min_cost_flow_kernel import assign
+    plain = getattr(assign, "py_func", assign)  # the same source, run as plain Python
+    return min_cost_flow._compiled_reused_records(records, min_cost_flow._Graph(records), plain)
+
+
+def random_cases(count: int, seed: int = 0):
+    rng = random.Random(seed)
+    for k in range(count):
+        n = rng.randrange(1, 90)
+        # Few operators and few sizes give long plateaus of equal distances: ties everywhere.
+        yield random_records(1000 * seed + k, n, rng.randrange(1, 40), rng.randrange(1, 14),
+                             rng.choice([3, 40, 5000, 100_000]))
+
+
+def test_compiled_and_numpy_forms_give_every_record_the_same_predecessor():
+    for records in random_cases(300):
+        expected = numpy_form(records)
+        assert compiled_form(records) == expected
+        assert uncompiled_form(records) == expected
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_the_forms_agree_on_the_benchmark_shapes(shape):
+    records = shape_records(SHAPES[shape](700))
+    assert compiled_form(records) == numpy_form(records)
+
+
+def test_the_flow_is_the_optimal_one():
+    # Brute force over every way of chaining records: both forms find the least flow cost.
+    rng = random.Random(5)
+    for k in range(150):
+        n = rng.randrange(1, 7)
+        records = random_records(k, n, rng.randrange(1, 8), rng.randrange(1, 5), rng.choice([8, 40]))
+        optimum = best_reuse_cost(records)
+        assert flow_cost(records, numpy_form(records)) == optimum
+        assert flow_cost(records, compiled_form(records)) == optimum
+
+
+def test_large_inputs_take_the_compiled_loop_and_keep_valid_plans(monkeypatch):
+    records = random_records(11, min_cost_flow.COMPILED_FROM, 700, 30, 100_000)
+    calls = []
+    compiled = min_cost_flow._compiled_reused_records
+    monkeypatch.setattr(min_cost_flow, "_compiled_reused_records",
+                        lambda *a: calls.append(len(a[0])) or compiled(*a))
+    plan = min_cost_flow.plan(records)
+    assert calls == [min_cost_flow.COMPILED_FROM]
+    check_object_plan(records, plan)
+    assert plan.total <= flow_cost(records, numpy_form(records))
+
+
+def test_above_the_old_cap_it_plans():
+    # It refused above 3,000 records before the compiled loop; now above MAX_RECORDS only.
+    assert min_cost_flow.MAX_RECORDS >= 10_000
+    records = shape_records(SHAPES["chain"](4000))
+    plan = min_cost_flow.plan(records)
+    check_object_plan(records, plan)
+
+
+def test_small_inputs_never_import_numba():
+    code = ("import sys\n"
+            "from packager.plan.objects import min_cost_flow\n"
+            "from packager.plan.records import UsageRecord\n"
+            "records = [UsageRecord(i, i % 7, i % 7 + i % 3, 10 + i % 5) for i in range(200)]\n"
+            "min_cost_flow.plan(records)\n"
+            "assert 'numba' not in sys.modules, 'numba imported'\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_records_of_size_zero_and_empty_inputs():
+    assert min_cost_flow.plan([]).assignment == ()
+    records = [UsageRecord(i, i, i, 0) for i in range(5)]
+    assert compiled_form(records) == numpy_form(records)
+
+
+FIXTURE_MODELS = sorted((REPO / "fixtures" / "models").glob("*.tflite"))
+
+
+@pytest.mark.parametrize("semantics", ["tflite", "tflm"])
+def test_the_forms_agree_on_the_fixture_models(semantics):
+    from packager.arenas import arenas_to_plan
+    from packager.reader import read_model
+
+    assert FIXTURE_MODELS
+    for path in FIXTURE_MODELS:
+        for arena in arenas_to_plan(read_model(str(path)), semantics):
+            records = list(arena.lifetimes.records)
+            assert compiled_form(records) == numpy_form(records), path.name
