@@ -182,7 +182,7 @@ PACKAGE_PHASES = (
     ("  plan FlatBuffer", "packager.package.plan_flatbuffer", "dumps"),
     ("  read-back check of both plan files", "packager.package.build", "checked_plan_file"),
     ("  C header", "packager.package.c_header", "render"),
-    ("  C array of the model", "packager.emit.model_array", "render_source_bytes"),
+    ("  C array of the model (its rows, formatted a block at a time)", "packager.emit.model_array", "render_rows"),
     ("  offline-planned model and its check", "packager.package.build", "check_offline_model"),
     ("report page", "packager.package.build", "report_html"),
     ("  write each file into the temporary folder", "packager.package.output_dir", "StagedFolder.add"),

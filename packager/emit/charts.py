@@ -9,7 +9,7 @@ from typing import Sequence
 
 from packager.emit.report_data import ArenaPicture, ObjectRow, PlacedTensor, TensorInfo
 from packager.emit.scale import TimeAddressScale, byte_ticks, format_bytes, short_bytes, step_ticks
-from packager.emit.svg import element, line, svg, text, title
+from packager.emit.svg import element, escape, line, num, svg, text, title
 
 LEFT, RIGHT, TOP, BOTTOM = 84.0, 160.0, 14.0, 40.0  # margins: tick labels left, line labels right
 PLOT_WIDTH = 900.0
@@ -101,14 +101,41 @@ def tensor_tooltip(p: PlacedTensor, step_name: str) -> str:
     return "\n".join(lines)
 
 
+def _plain(a: object, b: object, c: object, d: object, e: object) -> bool:
+    """Every value exactly an int: element() writes it as is (the one-format fast paths below)."""
+    return type(a) is int and type(b) is int and type(c) is int and type(d) is int and type(e) is int
+
+
+def _coordinates(x: object, y: object, w: object, h: object) -> bool:
+    """Every value exactly a float: element() writes it through num()."""
+    return type(x) is float and type(y) is float and type(w) is float and type(h) is float
+
+
+class _Numbers(dict):
+    """num() of each coordinate, worked out once per chart (most repeat: rows, lifetimes, sizes)."""
+
+    def __missing__(self, value: float) -> str:
+        text = self[value] = num(value)
+        return text
+
+
 def layout_svg(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bound: int,
                step_name: str = "operator", label: str = "layout") -> str:
     """One <rect class="tensor"> per planned tensor, aliases marked over their owner's rectangle."""
     top = max(arena, lower_bound, 1)
     scale = layout_scale(steps, top)
     parts = _frame(scale, steps, top, LAYOUT_HEIGHT, step_name, "address")
+    nums = _Numbers()
     for p in placed:
         x, y, w, h = scale.box(p.first_op, p.last_op, p.offset, p.tensor.size)
+        t = p.tensor
+        if _plain(t.id, p.offset, t.size, p.first_op, p.last_op) and _coordinates(x, y, w, h):
+            # One format per rectangle, as element() writes it (tens of thousands on a large page).
+            parts.append(f'<rect class="tensor{" has-alias" if p.aliases else ""}" data-tensor="{t.id}" '
+                         f'data-offset="{p.offset}" data-size="{t.size}" data-first-op="{p.first_op}" '
+                         f'data-last-op="{p.last_op}" x="{nums[x]}" y="{nums[y]}" width="{nums[w]}" '
+                         f'height="{nums[h]}" fill="{fill_of(t.id)}">{title(tensor_tooltip(p, step_name))}</rect>')
+            continue
         parts.append(element("rect", {
             "class": "tensor" + (" has-alias" if p.aliases else ""), "data-tensor": p.tensor.id,
             "data-offset": p.offset, "data-size": p.tensor.size, "data-first-op": p.first_op,
@@ -189,9 +216,18 @@ def _object_row(scale: TimeAddressScale, k: int, row: ObjectRow, step_name: str)
     y_row = TOP + k * OBJECT_ROW
     parts = [text(scale.left - 6, y_row + OBJECT_ROW / 2 + 4, f"#{k} {short_bytes(row.size)}",
                   **{"class": "tick", "text-anchor": "end"})]
+    row_bytes, nums = format_bytes(row.size), _Numbers()
     for t, first, last in row.tensors:
         h = OBJECT_BAR * (t.size / row.size if row.size else 0)
         x0, x1 = scale.x(first), scale.x(last + 1)
+        y = y_row + (OBJECT_ROW + OBJECT_BAR) / 2 - h
+        if _plain(t.id, k, t.size, first, last) and _coordinates(x0, y, x1 - x0, h):
+            tip = title(f"{describe(t)}\n{format_bytes(t.size)} in object #{k} "
+                        f"of {row_bytes}\nalive over {ops_text(first, last, step_name)}")
+            parts.append(f'<rect class="member" data-tensor="{t.id}" data-object="{k}" data-size="{t.size}" '
+                         f'data-first-op="{first}" data-last-op="{last}" x="{nums[x0]}" y="{nums[y]}" '
+                         f'width="{nums[x1 - x0]}" height="{nums[h]}" fill="{fill_of(t.id)}">{tip}</rect>')
+            continue
         parts.append(element("rect", {
             "class": "member", "data-tensor": t.id, "data-object": k, "data-size": t.size,
             "data-first-op": first, "data-last-op": last, "x": x0,

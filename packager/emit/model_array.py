@@ -8,6 +8,8 @@ C99 has no alignment syntax (_Alignas is C11), so the .c uses GCC/Clang's
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
 from packager.emit.c_text import block_comment
@@ -37,9 +39,8 @@ def render_source(prefix: str, data: bytes) -> str:
     return render_source_bytes(prefix, data).decode("ascii")
 
 
-def render_source_bytes(prefix: str, data: bytes) -> bytearray:
-    """The .c file's bytes, made without a text copy of them: for a model of tens of megabytes
-    the text is six times its size, and each copy counts in the peak memory of `package`."""
+def _source_parts(prefix: str, data: bytes) -> tuple[bytes, int, bytes]:
+    """(the text before the rows, the bytes of the model in whole rows, the text after them)."""
     P = prefix.upper()
     lines = block_comment([f"{prefix}_model.c: the bytes of {prefix}_model.h, written by tflpack.",
                            "Generated: do not edit."])
@@ -66,7 +67,13 @@ def render_source_bytes(prefix: str, data: bytes) -> bytearray:
     rest = ["    " + " ".join(map(_HEX.__getitem__, data[i:i + BYTES_PER_ROW]))
             for i in range(full, len(data), BYTES_PER_ROW)]
     tail = ["};", "", f"const size_t {prefix}_model_len = {P}_MODEL_BYTES;", ""]
-    head, end = ("\n".join(lines) + "\n").encode("ascii"), "\n".join(rest + tail).encode("ascii")
+    return ("\n".join(lines) + "\n").encode("ascii"), full, "\n".join(rest + tail).encode("ascii")
+
+
+def render_source_bytes(prefix: str, data: bytes) -> bytearray:
+    """The .c file's bytes, made without a text copy of them: for a model of tens of megabytes
+    the text is six times its size, and each copy counts in the peak memory of `package`."""
+    head, full, end = _source_parts(prefix, data)
     # One buffer, the rows formatted in place: no second copy of tens of megabytes of text.
     rows = full // BYTES_PER_ROW * _ROW_BYTES
     out = bytearray(len(head) + rows + len(end))
@@ -74,6 +81,24 @@ def render_source_bytes(prefix: str, data: bytes) -> bytearray:
     _fill_rows(memoryview(data)[:full], np.frombuffer(out, np.uint8, rows, len(head)))
     out[len(head) + rows:] = end
     return out
+
+
+def source_chunks(prefix: str, data: bytes) -> Iterator[bytes | memoryview]:
+    """The bytes of render_source_bytes a block of rows at a time, for a file written as they
+    come: the whole text is six times the model, more than any other file `package` holds."""
+    head, full, end = _source_parts(prefix, data)
+    yield head
+    step = _ROWS_AT_ONCE * BYTES_PER_ROW
+    for start in range(0, full, step):
+        yield render_rows(memoryview(data)[start:min(start + step, full)])
+    yield end
+
+
+def render_rows(data: bytes | memoryview) -> memoryview:
+    """Whole rows of BYTES_PER_ROW bytes each (len(data) a multiple of it), formatted."""
+    out = np.empty(len(data) // BYTES_PER_ROW * _ROW_BYTES, np.uint8)
+    _fill_rows(data, out)
+    return memoryview(out)
 
 
 # "0xNN, " for each byte value: a row is 4 spaces, 12 of these without the last space, a newline.

@@ -116,12 +116,13 @@ def checked_plan_file(data: bytes | str, plan: PackagePlan) -> bytes | str:
 
 def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[str],
                      unmodelled_ops: tuple[str, ...] = (),
-                     keep_offline_plan: bool = False) -> Iterator[tuple[str, bytes, str]]:
-    """(name, bytes, what it is) for each file, built and checked one at a time so that a caller
-    writing each before asking for the next holds one file in memory; notes for the user are
+                     keep_offline_plan: bool = False) -> Iterator[tuple[str, bytes | Iterator[bytes], str]]:
+    """(name, bytes or its chunks in order, what it is) for each file, built and checked one at a
+    time so that a caller writing each before asking for the next holds one file in memory (the
+    two largest, the JSON plan and the C array, a chunk at a time); notes for the user are
     appended to `notes` (complete once the files are)."""
-    # The JSON checked as text, then encoded: its bytes are not held while it is parsed.
-    yield (f"{prefix}_plan.json", checked_plan_file(plan_json.dumps(plan, text=True), plan).encode("utf-8"),
+    # The JSON checked as text, then written a slice at a time: its bytes are never held whole.
+    yield (f"{prefix}_plan.json", plan_json.encoded_chunks(checked_plan_file(plan_json.dumps(plan, text=True), plan)),
            "plan (JSON, schemas/plan.schema.json)")
     yield (f"{prefix}_plan.tplan", checked_plan_file(plan_flatbuffer.dumps(plan), plan),
            "plan (FlatBuffer, schemas/plan.fbs)")
@@ -143,7 +144,7 @@ def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[s
     source_name = f"{prefix}.tflite" if SEMANTICS[plan.semantics].offline_plan else plan.source.file
     yield (f"{prefix}_model.h", model_array.render_header(prefix, source_name, len(embedded), embedded_note)
            .encode("ascii"), "C array declaration (16-byte aligned, const)")
-    yield (f"{prefix}_model.c", model_array.render_source_bytes(prefix, embedded),
+    yield (f"{prefix}_model.c", model_array.source_chunks(prefix, embedded),  # written as formatted
            f"C array of the model bytes ({embedded_note})")
     del embedded
     notes += model_notes(plan, model, unmodelled_ops)

@@ -170,8 +170,9 @@ class StagedFolder:
         self.sizes: dict[str, int] = {}  # name -> bytes written, in the order added
         self.committed = False
 
-    def add(self, name: str, data: bytes) -> Path:
-        """Write one file into the temporary folder; OutputError if it cannot be."""
+    def add(self, name: str, data: bytes | bytearray | Iterable[bytes | memoryview]) -> Path:
+        """Write one file into the temporary folder (its bytes, or its chunks in order, each
+        written as it comes); OutputError if it cannot be."""
         if self.committed:
             raise ValueError("the folder is already committed")
         if name in self.sizes:
@@ -180,10 +181,14 @@ class StagedFolder:
         if self._parent == self.out_dir and target.is_dir() and not target.is_symlink():
             raise OutputError(f"{target}: a folder is in the way of the file to write")
         try:
-            (self._staging / name).write_bytes(data)
+            if isinstance(data, (bytes, bytearray)):
+                (self._staging / name).write_bytes(data)
+                size = len(data)
+            else:
+                size = _write_chunks(self._staging / name, data)
         except OSError as e:
             raise OutputError(f"{self.out_dir}: writing failed ({e.strerror or e})") from None
-        self.sizes[name] = len(data)
+        self.sizes[name] = size
         return target
 
     def read(self, name: str) -> bytes:
@@ -209,6 +214,15 @@ class StagedFolder:
     def _discard(self) -> None:
         if not (self.committed and self._parent != self.out_dir):  # else the staging folder is DIR
             shutil.rmtree(self._staging, ignore_errors=True)
+
+
+def _write_chunks(path: Path, chunks: Iterable[bytes | memoryview]) -> int:
+    """Write the chunks to `path` one after another; the bytes written."""
+    size = 0
+    with open(path, "wb") as f:
+        for chunk in chunks:
+            size += f.write(chunk)
+    return size
 
 
 @contextmanager

@@ -8,8 +8,9 @@ written only for a model with dynamic shapes, so a static model's file has none 
 from __future__ import annotations
 
 import json
+import re
 from itertools import chain
-from typing import Any
+from typing import Any, Iterator
 
 from json.encoder import encode_basestring
 
@@ -25,9 +26,9 @@ _RUNTIME_ARENA_FIELDS = ("runtime", "target", "arena_bytes", "head_bytes", "tail
                          "setup_bytes", "exact", "modelled", "rule", "reason")
 
 
-def to_dict(plan: PackagePlan, fast: bool = False) -> dict[str, Any]:
+def to_dict(plan: PackagePlan, fast: bool = False, tensors_as=None) -> dict[str, Any]:
     """The plan as a JSON document; `fast`: each offset plan's tensor list as text already written
-    (json_text.Written), for dumps only."""
+    (json_text.Written), for dumps only; `tensors_as`: what stands for each tensor list instead."""
     doc = {
         "format": plan.format,
         "format_version": plan.format_version,
@@ -36,7 +37,7 @@ def to_dict(plan: PackagePlan, fast: bool = False) -> dict[str, Any]:
                    "subgraph_tensor_counts": list(plan.source.subgraph_tensor_counts)},
         "semantics": plan.semantics,
         "alignment": plan.alignment,
-        "arenas": [_arena(a, fast) for a in plan.arenas],
+        "arenas": [_arena(a, fast, tensors_as) for a in plan.arenas],
     }
     if plan.symbols:
         doc["symbols"] = [{"name": s.name, "source": s.source, "data_dependent": s.data_dependent,
@@ -48,14 +49,14 @@ def to_dict(plan: PackagePlan, fast: bool = False) -> dict[str, Any]:
     return doc
 
 
-def _arena(a: ArenaSection, fast: bool = False) -> dict[str, Any]:
+def _arena(a: ArenaSection, fast: bool = False, tensors_as=None) -> dict[str, Any]:
     doc = {
         "subgraph": a.subgraph,
         "inline": a.inline,
         "steps": a.steps,
         "offsets": {"strategy": a.offsets.strategy, "arena_bytes": a.offsets.arena_bytes,
                     "lower_bound": a.offsets.lower_bound,
-                    "tensors": _tensors_written(a.offsets.tensors) if fast else
+                    "tensors": (tensors_as or _tensors_written)(a.offsets.tensors) if fast else
                     [_tensor(t) for t in a.offsets.tensors],
                     "optimal": a.offsets.optimal},
         "objects": {"strategy": a.objects.strategy, "total_bytes": a.objects.total_bytes,
@@ -87,15 +88,25 @@ def _tensor(t: TensorEntry) -> dict[str, Any]:
 def _tensors_written(tensors: tuple[TensorEntry, ...]) -> Written:
     """The tensor entries' text at a level, as dumps_indented would write the list of their dicts
     (keys sorted), from one format per entry: the general writer costs a second at 100,000."""
-    def render(level: int) -> list[str]:
-        if not tensors:
-            return ["[]"]
-        pad, key, dim = ("\n" + _INDENT * (level + k) for k in (1, 2, 3))
-        end_shape = key + "]"
-        head = [("{" if i == 0 else ",") + key + f'"{k}": ' for i, k in enumerate(_TENSOR_KEYS)]
-        text_of = encode_basestring
-        out, before = [], "[" + pad
-        for t in tensors:
+    return Written(lambda level: list(_tensor_chunks(tensors, level)))
+
+
+_ENTRIES_PER_CHUNK = 4096  # entries joined into one piece: pieces of a few megabytes, not one per entry
+
+
+def _tensor_chunks(tensors: tuple[TensorEntry, ...], level: int) -> Iterator[str]:
+    """The text of _tensors_written at `level`, a chunk of entries at a time."""
+    if not tensors:
+        yield "[]"
+        return
+    pad, key, dim = ("\n" + _INDENT * (level + k) for k in (1, 2, 3))
+    end_shape = key + "]"
+    head = [("{" if i == 0 else ",") + key + f'"{k}": ' for i, k in enumerate(_TENSOR_KEYS)]
+    text_of = encode_basestring
+    before = "[" + pad
+    for start in range(0, len(tensors), _ENTRIES_PER_CHUNK):
+        out = []
+        for t in tensors[start:start + _ENTRIES_PER_CHUNK]:
             shape = "[" + dim + ("," + dim).join(map(str, t.shape)) + end_shape if t.shape else "[]"
             alias = "null" if t.alias_of is None else str(t.alias_of)
             expr = "" if t.size_expr is None else "," + key + '"size_expr": ' + text_of(t.size_expr)
@@ -104,9 +115,8 @@ def _tensors_written(tensors: tuple[TensorEntry, ...]) -> Written:
                        f"{head[8]}{shape}{head[9]}{t.size}{expr}{head[10]}{t.subgraph}{head[11]}{t.tensor}"
                        f"{head[12]}{text_of(t.type)}{pad}}}")
             before = "," + pad
-        out.append("\n" + _INDENT * level + "]")
-        return out
-    return Written(render)
+        yield "".join(out)
+    yield "\n" + _INDENT * level + "]"
 
 
 def _pairs_written(pairs: tuple[tuple[int, int], ...], second: str) -> Written | list[dict[str, int]]:
@@ -134,8 +144,43 @@ def dumps(plan: PackagePlan, text: bool = False) -> bytes | str:
     UTF-8 bytes; `text`: the text itself (the read-back check parses it before it is encoded, so
     that the text, its bytes and the parsed plan are never held all at once)."""
     if text:
-        return dumps_indented_text(to_dict(plan, fast=True), end="\n")
+        return _grown_text(plan)
     return dumps_indented_bytes(to_dict(plan, fast=True), end="\n")
+
+
+_SLOT = re.compile("\x00([0-9]+)\x00")  # a NUL is never raw in JSON text: strings escape it
+
+
+def _grown_text(plan: PackagePlan) -> str:
+    """dumps_indented_text(to_dict(plan, fast=True), end="\\n"), the one text grown in place a
+    chunk at a time (`text += chunk` on the only reference resizes it): joining pieces would
+    hold the pieces and the text at once, twice the file's size, at the peak of `package`. The
+    document is written with a slot for each tensor list, which is then filled in."""
+    lists: list[tuple[int, tuple[TensorEntry, ...]]] = []
+
+    def slot(tensors: tuple[TensorEntry, ...]) -> Written:
+        def render(level: int) -> list[str]:
+            lists.append((level, tensors))
+            return [f"\x00{len(lists) - 1}\x00"]
+        return Written(render)
+
+    skeleton = _SLOT.split(dumps_indented_text(to_dict(plan, fast=True, tensors_as=slot), end="\n"))
+    text = ""
+    for k, part in enumerate(skeleton):
+        if k % 2 == 0:
+            text += part
+        else:
+            level, tensors = lists[int(part)]
+            for chunk in _tensor_chunks(tensors, level):
+                text += chunk
+    return text
+
+
+def encoded_chunks(text: str, size: int = 1 << 20) -> Iterator[bytes]:
+    """The UTF-8 bytes of `text` a slice at a time (the same bytes as text.encode()): a file
+    written from them never holds a second copy of the text."""
+    for start in range(0, len(text), size):
+        yield text[start:start + size].encode("utf-8")
 
 
 def loads(data: bytes) -> PackagePlan:

@@ -2,15 +2,15 @@
 
 Both forms are parsed in full from the written bytes (the JSON by the standard library's parser,
 the FlatBuffer by this package's reader) and compared with the plan: the tensor entries, which
-are nearly all of a large plan, column by column against the plan's columns (no entry objects
-are built), the rest of the document as a parsed plan. Types count: 1 is not true.
+are nearly all of a large plan, against the plan's columns (the JSON's one by one as the parser
+reads them, so that no parsed copy is held; the FlatBuffer's column by column), the rest of the
+document as a parsed plan. Types count: 1 is not true.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import replace
-from itertools import chain
 from operator import itemgetter
 
 import numpy as np
@@ -29,39 +29,93 @@ _KEY_SET, _KEY_SET_DYNAMIC = frozenset(_KEYS), frozenset((*_KEYS, "size_expr"))
 _ROW = itemgetter(*_KEYS)
 # the numbers among them, in columns.NUMBERS' order ("pass" is pass_)
 _NUMBER_KEYS = ("index", "subgraph", "tensor", "offset", "size", "first_op", "last_op", "pass")
+_ROW_TYPES = {tuple(type(None) if k == "alias_of" else list if k == "shape" else str if k in ("kind", "name", "type")
+                    else int for k in _KEYS)}
+_ROW_TYPES.add(tuple(int if k == "alias_of" else t for k, t in zip(_KEYS, next(iter(_ROW_TYPES)))))
 _SHAPE_AT = _KEYS.index("shape")
-_PAIR_KEYS = {("index", "object"), ("index", "offset")}
+_CHUNK = 8192  # the plan's entries made at a time
+
+
+class _Matched:
+    """What an entry of the file that equals the plan's next one becomes as it is parsed: the
+    entries are compared while json reads them, so none is held (a parsed copy of a large plan
+    held more than the model itself). One marker per kind of entry."""
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"<matched {self.kind} entry>"
+
+
+class _EntryChecker:
+    """json's object_hook: each tensor entry (the writer's keys, in any order) is compared with
+    the plan's next tensor entry, each ("index", "object") or ("index", "offset") pair with the
+    plan's next pair of that kind, arenas in order, key for key and type for type (1 is not
+    true); an entry that matches becomes a marker, any other object stays as parsed (and so
+    fails the check of its list)."""
+
+    def __init__(self, plan: PackagePlan) -> None:
+        self.tensor, self.pairs = _Matched("tensor"), {"object": _Matched("object"), "offset": _Matched("offset")}
+        self._rows = self._tensor_rows(plan)
+        self._pairs = {"object": iter([p for s in plan.arenas for p in s.objects.assignment]),
+                       "offset": iter([p for s in plan.arenas if s.passes is not None for p in s.passes.offsets])}
+
+    @staticmethod
+    def _tensor_rows(plan: PackagePlan):
+        """(values in _KEYS' order, size_expr) of every arena's entries, in order, a chunk at a time."""
+        for section in plan.arenas:
+            want = tensor_columns(section.offsets)
+            for start in range(0, want.count, _CHUNK):
+                yield from zip(_expected_rows(want, start, start + _CHUNK), want.size_expr[start:start + _CHUNK])
+
+    def __call__(self, entry: dict):
+        n = len(entry)
+        if n == 2:
+            keys = tuple(entry)
+            if keys in _PAIR_ORDERS:
+                second = keys[0] if keys[1] == "index" else keys[1]
+                want = next(self._pairs[second], None)
+                index, value = entry["index"], entry[second]
+                if want is not None and type(index) is int and type(value) is int and (index, value) == want:
+                    return self.pairs[second]
+            return entry
+        if n == 13 or n == 14:
+            if tuple(entry) == _KEYS:
+                row, expr = tuple(entry.values()), _ABSENT
+            elif entry.keys() == _KEY_SET or entry.keys() == _KEY_SET_DYNAMIC:
+                row, expr = _ROW(entry), entry.get("size_expr", _ABSENT)
+            else:
+                return entry
+            want = next(self._rows, None)
+            if (want is not None and row == want[0] and tuple(map(type, row)) in _ROW_TYPES
+                    and set(map(type, row[_SHAPE_AT])) <= _INT
+                    and (expr is _ABSENT if want[1] is None else (type(expr) is str and expr == want[1]))):
+                return self.tensor
+        return entry
+
+
+_INT = {int}
+_PAIR_ORDERS = {("index", "object"), ("object", "index"), ("index", "offset"), ("offset", "index")}
 _ABSENT = object()
-_CHUNK = 8192  # entries compared at a time
-
-
-def _compact(entry: dict):
-    """json's object_hook: a tensor entry with exactly the writer's keys, in its order, becomes
-    the tuple of its values (a pair entry: its second key, then its values) as soon as it is read, so that the check
-    holds a third less than the parsed dicts (JSON arrays are lists: a tuple is only this)."""
-    n = len(entry)
-    if n == 13 and tuple(entry) == _KEYS:
-        return tuple(entry.values())
-    if n == 2:
-        keys = tuple(entry)
-        if keys in _PAIR_KEYS:
-            return (keys[1], *entry.values())  # ("object" or "offset", index, value)
-    return entry
 
 
 def json_reads_back(data: bytes | str, plan: PackagePlan) -> bool:
     """True when the JSON text parses to exactly `plan` (types included: 1 is not true)."""
+    checker = _EntryChecker(plan)
     try:
-        doc = json.loads(data, object_hook=_compact)
+        doc = json.loads(data, object_hook=checker)
         arenas = doc["arenas"]
         if not isinstance(arenas, list) or len(arenas) != len(plan.arenas):
             return False
         for a, section in zip(arenas, plan.arenas):
-            if not (_entries_match(a["offsets"]["tensors"], section.offsets)
-                    and _pairs_match(a["objects"]["tensors"], "object", section.objects.assignment)
+            if not (_all_matched(a["offsets"]["tensors"], checker.tensor, len(section.offsets.tensors))
+                    and _all_matched(a["objects"]["tensors"], checker.pairs["object"],
+                                     len(section.objects.assignment))
                     and (("passes" in a) == (section.passes is not None))
-                    and (section.passes is None or _pairs_match(a["passes"]["tensors"], "offset",
-                                                                section.passes.offsets))):
+                    and (section.passes is None or _all_matched(a["passes"]["tensors"], checker.pairs["offset"],
+                                                                len(section.passes.offsets)))):
                 return False
             a["offsets"]["tensors"] = a["objects"]["tensors"] = []  # checked: dropped
             if section.passes is not None:
@@ -72,47 +126,9 @@ def json_reads_back(data: bytes | str, plan: PackagePlan) -> bool:
     return rest == _without_entries(plan)
 
 
-def _rows(entries: list) -> tuple[list, list] | None:
-    """(each entry's values in _KEYS' order, each one's size_expr or _ABSENT); None when an entry
-    has other keys."""
-    if set(map(type, entries)) == {tuple} and set(map(len, entries)) == {13}:
-        return entries, [_ABSENT] * len(entries)  # the writer's static entries, compacted as read
-    rows, exprs = [], []
-    for e in entries:
-        if type(e) is tuple and len(e) == 13:
-            rows.append(e)
-            exprs.append(_ABSENT)
-        elif type(e) is dict and e.keys() in (_KEY_SET, _KEY_SET_DYNAMIC):
-            rows.append(_ROW(e))
-            exprs.append(e.get("size_expr", _ABSENT))
-        else:
-            return None
-    return rows, exprs
-
-
-def _entries_match(entries: object, offsets: OffsetSection) -> bool:
-    """The file's tensor entries are the plan's, key for key and type for type."""
-    if not isinstance(entries, list) or len(entries) != len(offsets.tensors):
-        return False
-    if not entries:
-        return True
-    found = _rows(entries)
-    if found is None:
-        return False
-    rows, exprs = found
-    # Equality alone would take true for 1 and 1.0 for 1: no entry may hold a bool or a float
-    # (none of its fields is one), nor a shape anything but integers; then the rows must equal
-    # the plan's, compared as whole lists.
-    if not set(map(type, chain.from_iterable(rows))) <= {int, str, list, type(None)}:
-        return False
-    if not set(map(type, chain.from_iterable(map(itemgetter(_SHAPE_AT), rows)))) <= {int}:
-        return False
-    want = tensor_columns(offsets)
-    for start in range(0, len(rows), _CHUNK):  # the plan's rows a chunk at a time: not all held
-        if rows[start:start + _CHUNK] != _expected_rows(want, start, start + _CHUNK):
-            return False
-    return (exprs == [_ABSENT if e is None else e for e in want.size_expr]
-            and _all_of(str, [e for e in exprs if e is not _ABSENT]))
+def _all_matched(entries: object, marker: _Matched, count: int) -> bool:
+    """The list holds exactly `count` entries, each one matched (so, in order, the plan's)."""
+    return type(entries) is list and len(entries) == count and entries.count(marker) == count
 
 
 def _expected_rows(want: TensorColumns, start: int, stop: int) -> list[tuple]:
@@ -123,24 +139,6 @@ def _expected_rows(want: TensorColumns, start: int, stop: int) -> list[tuple]:
                "name": want.name[start:stop], "type": want.type[start:stop],
                "shape": list(map(list, want.shape[start:stop])), **numbers}
     return list(zip(*(columns[k] for k in _KEYS)))
-
-
-def _pairs_match(pairs: object, second: str, want: tuple[tuple[int, int], ...]) -> bool:
-    if not isinstance(pairs, list) or len(pairs) != len(want):
-        return False
-    if not pairs:
-        return True
-    if set(map(type, pairs)) == {tuple}:  # compacted as read: (key, index, value)
-        keys, firsts, seconds = zip(*pairs)
-        if set(keys) != {second}:
-            return False
-    else:
-        found = [(e["index"], e[second]) if type(e) is dict and e.keys() == {"index", second} else
-                 (e[1], e[2]) if type(e) is tuple and e[0] == second else None for e in pairs]
-        if None in found:
-            return False
-        firsts, seconds = zip(*found)
-    return _all_of(int, firsts, seconds) and list(zip(firsts, seconds)) == list(want)
 
 
 def _all_of(kind: type, *columns) -> bool:

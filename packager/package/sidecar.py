@@ -22,7 +22,7 @@ TENSOR = "tensor"
 SCRATCH = "scratch"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a plan of 100,000 tensors holds as many
 class TensorEntry:
     index: int  # id in the arena's numbering
     subgraph: int

@@ -227,7 +227,17 @@ def _write_group(view: np.ndarray, end: int, lay: Layout, members: list[int], st
             values = (vtables[lay.vtable_key] - (first + lay.object_offset)).astype("<i4")
             rows[:, column:column + 4] = values.view(np.uint8).reshape(k, 4)
     low = end - (first + size)  # each entry's lowest byte in the buffer
-    view[(low[:, None] + np.arange(size)).reshape(-1)] = rows.reshape(-1)
+    if k > 1 and bool(np.all(np.diff(low) == -size)):  # back to back, each below the one before
+        view[int(low[-1]):int(low[0]) + size] = rows[::-1].reshape(-1)
+        return
+    # Else a byte index per byte written, a bounded number of rows at a time: for a whole large
+    # plan at once, the index alone was 80 MB.
+    for a in range(0, k, _ROWS_AT_A_TIME):
+        part = low[a:a + _ROWS_AT_A_TIME]
+        view[(part[:, None] + np.arange(size)).reshape(-1)] = rows[a:a + _ROWS_AT_A_TIME].reshape(-1)
+
+
+_ROWS_AT_A_TIME = 4096
 
 
 # -- ObjectAssignment tables: an index and an object, each written when not 0 -------------------
