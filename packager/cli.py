@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from contextlib import contextmanager
 from importlib import metadata
@@ -12,11 +11,12 @@ from typing import Iterator, Optional
 import typer
 from rich.console import Console
 
+from packager.emit.json_stream import write_json
 from packager.errors import PackagerError
 from packager.plan.csv_records import read_records_csv
 from packager.text.inspect_text import print_summary
 from packager.text.plan_text import print_dynamic, print_result
-from packager.text.plan_view import passes_view, result_view
+from packager.text.plan_view import arena_view, passes_view, result_view
 from packager.arenas import plan_model, plan_records
 from packager.reader import read_model
 from packager.semantics import SEMANTICS, TFLITE, TFLM
@@ -146,7 +146,9 @@ def check_semantics(name: str) -> str:
 
 
 def print_json(data: object) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    """json.dumps(data, indent=2, sort_keys=True) + newline, written as it is made (json_stream)."""
+    with user_errors():  # Ctrl-C while a long document is written: exit 130, no traceback
+        write_json(data, sys.stdout.write)
 
 
 @app.command(epilog=EXIT_CODES)
@@ -184,31 +186,29 @@ def plan(model: Optional[Path] = typer.Argument(None, metavar="[MODEL]", help="A
         if records is not None:
             with working(f"planning {records.name}"):
                 result = plan_records(read_records_csv(records), strategy)
-            views = [{"subgraph": None, "inline": False, **result_view(result)}]
-            title, results = f"{records.name}: {len(result.problem.records)} records", [result]
+            arenas = [(None, False, result, None)]  # (subgraph, inline, result, passes)
+            title = f"{records.name}: {len(result.problem.records)} records"
         else:
             semantics, said = resolve_semantics("plan", semantics)
             m = read_checked(model)
             with working(f"planning {model.name}"):
-                arenas = plan_model(m, semantics, strategy, dims)
-            views = [{"subgraph": a.lifetimes.subgraph, "inline": a.lifetimes.inline,
-                      **result_view(a.result), **passes_view(a.passes)} for a in arenas]
+                arenas = [(a.lifetimes.subgraph, a.lifetimes.inline, a.result, a.passes)
+                          for a in plan_model(m, semantics, strategy, dims)]
             title = f"{model.name} under {semantics} semantics"
-            results = [a.result for a in arenas]
-    if json_out:
+    if json_out:  # (the views exist only here: every strategy's every tensor, written as it goes)
         print_json({"source": (records or model).name, "semantics": None if records else semantics,
-                    "arenas": views})
+                    "arenas": [arena_view(*a) for a in arenas]})
         return
     out.print(title, style="bold", markup=False)
     if said:
         out.print(f"semantics: {semantics}{said}", markup=False, soft_wrap=True)
-    for view, result in zip(views, results):
-        where = ("all records" if view["subgraph"] is None else
-                 "whole model (inline)" if view["inline"] else f"subgraph {view['subgraph']}")
-        print_result(out, where, result, timeline=("step" if view["subgraph"] is None else
-                                                   "scope" if view["inline"] else "op"))
-        if view.get("dynamic"):
-            print_dynamic(out, view["dynamic"])
+    for subgraph, inline, result, passes in arenas:
+        where = ("all records" if subgraph is None else
+                 "whole model (inline)" if inline else f"subgraph {subgraph}")
+        print_result(out, where, result, timeline=("step" if subgraph is None else
+                                                   "scope" if inline else "op"))
+        if passes is not None:
+            print_dynamic(out, passes_view(passes)["dynamic"])
 
 
 @app.command(epilog=EXIT_CODES)
