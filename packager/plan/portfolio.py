@@ -91,9 +91,11 @@ def validate(problem: Problem, plan: Plan) -> None:
         check_object_plan(problem.records, plan)
 
 
-def _run(strategy: Strategy, problem: Problem) -> Outcome:
+def _run(strategy: Strategy, problem: Problem, so_far: Outcome | None = None) -> Outcome:
+    """The strategy's plan; a shared-object strategy that improves a plan starts from `so_far`."""
     start = time.perf_counter()
-    plan = strategy.run(problem)
+    plan = (strategy.improve(problem, so_far.plan, strategy.budget)
+            if so_far is not None and strategy.improve is not None else strategy.run(problem))
     seconds = time.perf_counter() - start
     if strategy.kind != "baseline":
         validate(problem, plan)
@@ -183,7 +185,7 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
             objects.append(_as_is(problem, so_far, s.name))
             continue
         try:
-            objects.append(_run(s, problem))
+            objects.append(_run(s, problem, so_far))
         except SolverLimitError:
             if object_names is not None:
                 raise  # asked for by name: say why there is no plan
