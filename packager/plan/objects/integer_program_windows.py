@@ -100,7 +100,7 @@ class _Timeline:
 
 
 def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Sequence[int],
-           lower_bound: int, window_budget: int = WINDOW_BUDGET) -> Repair:
+           lower_bound: int) -> Repair:
     """Improve the plan (assignment, sizes) by moves over time windows; never worse than it."""
     from scipy.optimize import Bounds, LinearConstraint, milp  # heavy: import on first use
     from scipy.sparse import csr_matrix
@@ -116,13 +116,15 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
     maxima = np.array(positional_maxima(records), dtype=np.int64)
     windows = 0
     variables = 0
+    window_budget, variable_budget = WINDOW_BUDGET, VARIABLE_BUDGET
+    short = False  # a move or window was refused for want of budget
 
     def spent() -> bool:
-        return windows >= window_budget or variables >= VARIABLE_BUDGET
+        return windows >= window_budget or variables >= variable_budget
 
     def solve_window(work: np.ndarray, w0: int, w1: int, caps: np.ndarray) -> np.ndarray | None:
         """Objects for the records wholly inside [w0, w1], or None when the window has no plan."""
-        nonlocal windows, variables
+        nonlocal windows, variables, short
         windows += 1
         near = line.touching(w0, w1)
         inside = (line.lo[near] >= w0) & (line.hi[near] <= w1)
@@ -146,7 +148,8 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
         if len(free) and not np.isin(np.arange(len(free)), rec_of_var).all():
             return None  # a record fits no object
         n_vars = len(rec_of_var)
-        if n_vars > WINDOW_VARIABLES or variables + n_vars > VARIABLE_BUDGET:
+        if n_vars > WINDOW_VARIABLES or variables + n_vars > variable_budget:
+            short = short or n_vars <= WINDOW_VARIABLES
             return None  # too large a program for one window, or for what is left of the budget
         variables += n_vars
         # Rows: one per free record (exactly one object), then one per object and step where
@@ -183,6 +186,7 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
 
     def try_move(obj: int, target: int) -> np.ndarray | None:
         """The plan with object `obj` at most `target` bytes and no object larger, or None."""
+        nonlocal short
         caps = cap.copy()
         caps[obj] = target
         # The k-th largest object must hold the k-th positional maximum (the lower bound's terms).
@@ -191,8 +195,10 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
             return None
         movers = np.nonzero((assign == obj) & (size > target))[0]
         spans = _merged(line.lo[movers], line.hi[movers])
-        if (len(spans) > MOVE_WINDOWS or windows + len(spans) > window_budget
-                or any(b - a > MAX_STEPS for a, b in spans)):
+        if len(spans) > MOVE_WINDOWS or any(b - a > MAX_STEPS for a, b in spans):
+            return None
+        if windows + len(spans) > window_budget:
+            short = True
             return None
         hard = failed_at.get((obj, target))
         if hard in spans:  # the window that failed last time first: fail at once if it fails again
@@ -226,9 +232,9 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
                 if int(new_cap.sum()) < total and (new_cap <= cap).all():
                     assign, cap, moved = work, new_cap, True
                     break
-        if spent():
+        if spent() or (short and not moved):
             stopped = (f"its work budget was spent ({window_budget:,} windows or "
-                       f"{VARIABLE_BUDGET:,} variables in the windows' integer programs)")
+                       f"{variable_budget:,} variables in the windows' integer programs)")
             break
         if not moved:
             stopped = "no object could be made smaller by re-planning windows around its largest members"
