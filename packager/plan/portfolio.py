@@ -74,6 +74,12 @@ class PortfolioResult:
         """(search, why) for the searches a rule counting their work stopped with a gap left."""
         return tuple((o.strategy, o.plan.search_stopped) for o in self.offsets if o.plan.search_stopped)
 
+    @property
+    def objects_search_stopped(self) -> tuple[tuple[str, str], ...]:
+        """(strategy, why) for the exact shared-object strategies a rule counting their work
+        stopped with a gap left (the integer program's node cap or window search)."""
+        return tuple((o.strategy, o.plan.search_stopped) for o in self.objects if o.plan.search_stopped)
+
     def object_plan_optimal(self, outcome: Outcome) -> bool:
         """It meets the lower bound, or an exact strategy proved no plan smaller than its total."""
         return outcome.total <= self.problem.object_lower_bound or any(

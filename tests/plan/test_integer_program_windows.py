@@ -110,3 +110,16 @@ def test_every_shape_at_ten_thousand_is_valid_and_no_worse(shape):
     solution = integer_program.solve(records)
     check_object_plan(records, solution.plan)
     assert object_lower_bound(records) <= solution.plan.total <= greedy.total
+
+
+def test_best_shows_why_the_integer_program_left_a_gap(monkeypatch):
+    from packager.text.plan_view import result_view
+
+    monkeypatch.setattr(windows, "WINDOW_BUDGET", 0)  # spent before the first window
+    problem = Problem(records=branching(1000))
+    result = run_portfolio(problem, offset_names=[], local=False, baselines=False)
+    assert not result.objects_optimal
+    (name, why), = result.objects_search_stopped
+    assert name == "integer_program" and "work budget" in why
+    view = next(v for v in result_view(result)["strategies"] if v["name"] == "integer_program")
+    assert view["search_stopped"] == why and view["total"] == result.best_objects.total
