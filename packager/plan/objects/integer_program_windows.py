@@ -143,7 +143,7 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
         fits = (size[free][None, :] <= caps[:, None]) & ~blocked
         quick = _sweep(r_lo, r_hi, size[free], fits, caps, work[free])
         if quick is not None:
-            return np.stack([free, quick])
+            return _checked(free, quick, fixed, work)
         obj_of_var, rec_of_var = np.nonzero(fits)  # variables grouped by object
         if len(free) and not np.isin(np.arange(len(free)), rec_of_var).all():
             return None  # a record fits no object
@@ -180,7 +180,18 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
         chosen = result.x > 0.5
         out = np.full(len(free), -1, dtype=np.int64)
         out[rec_of_var[chosen]] = obj_of_var[chosen]
-        return None if (out < 0).any() else np.stack([free, out])
+        return None if (out < 0).any() else _checked(free, out, fixed, work)
+
+    def _checked(free: np.ndarray, objects: np.ndarray, fixed: np.ndarray,
+                 work: np.ndarray) -> np.ndarray | None:
+        """The window's new objects, or None if two records of an object would meet (the solver
+        works to a tolerance: its answer is checked, not trusted)."""
+        members = np.concatenate([free, fixed])
+        obj = np.concatenate([objects, work[fixed]])
+        order = np.lexsort((line.lo[members], obj))
+        same = obj[order][1:] == obj[order][:-1]
+        meet = line.lo[members[order]][1:] <= line.hi[members[order]][:-1]
+        return None if (same & meet).any() else np.stack([free, objects])
 
     failed_at: dict[tuple[int, int], tuple[int, int]] = {}  # a move's window that had no plan
 
