@@ -123,3 +123,16 @@ def test_best_shows_why_the_integer_program_left_a_gap(monkeypatch):
     assert name == "integer_program" and "work budget" in why
     view = next(v for v in result_view(result)["strategies"] if v["name"] == "integer_program")
     assert view["search_stopped"] == why and view["total"] == result.best_objects.total
+
+
+def test_up_to_the_whole_model_a_start_changes_nothing_it_proves():
+    """Where the whole model runs (as before, its plans pinned), a plan handed to it by `best`
+    leaves its answer unchanged whenever it proves that answer optimal."""
+    rng = random.Random(7)
+    for _ in range(5):
+        records = [UsageRecord(i, f, f + rng.randrange(4), rng.choice((1, 5, 8, 13, 40)))
+                   for i, f in enumerate(rng.randrange(12) for _ in range(14))]
+        alone = integer_program.solve(records)
+        assert alone.proven_optimal
+        for start in (greedy_by_size.plan(records), greedy_by_size_improved.plan(records)):
+            assert integer_program.plan(records, start) == alone.plan
