@@ -11,13 +11,13 @@ in time; around each one, a window of the timeline is re-planned by a small inte
   z[r, p] = 1 when free record r goes to object p (only where r fits p's size cap and does not
   meet p's staying records);
   sum_p z[r, p] = 1 for every free record, and sum z[r, p] <= 1 over the free records alive at
-  each step, for every object;
-  minimise the free records that leave their object (the plan changes where it must).
+  each step, for every object; any solution will do (a sweep by start time tries first, and the
+  solver decides only where the sweep fails; its answer is checked before it is taken).
 Windows are disjoint in what they free, so a move is the sum of its windows; it is taken only
 when every window succeeds, and then the total falls by the size given up. The moves repeat
 until the plan meets the lower bound (then it is optimal, and proven), no move succeeds, or the
-work budget is spent. Work is counted (windows solved and the solver's branch-and-bound nodes
-in each), never time: the plan depends only on the input.
+work budget is spent. Work is counted (windows tried, variables handed to the solver, its
+branch-and-bound nodes in each), never time: the plan depends only on the input.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from packager.plan.records import UsageRecord, positional_maxima, time_columns
 
 # Each window's integer program may branch this many nodes: a window holds tens of records.
 WINDOW_NODES = 200
-FEASIBLE_ONLY = True
 # A window spans the moved records' intervals widened on each side to the step, at most this many
 # steps away, that the fewest records cross (so that few stay fixed); then the wider reach when
 # the window has no plan: more room to make space, at more cost.
@@ -171,7 +170,7 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
         matrix = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_rows, n_vars))
         lower = np.concatenate([np.ones(len(free)), np.zeros(len(kept_cells))])
         upper = np.ones(n_rows)
-        cost = np.zeros(n_vars) if FEASIBLE_ONLY else (obj_of_var != work[free][rec_of_var]).astype(np.float64)
+        cost = np.zeros(n_vars)  # any plan of the window will do: the solver stops at the first
         result = milp(cost, constraints=LinearConstraint(matrix, lower, upper),
                       integrality=np.ones(n_vars), bounds=Bounds(0, 1),
                       options={"node_limit": WINDOW_NODES})
