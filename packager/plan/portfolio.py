@@ -74,6 +74,12 @@ class PortfolioResult:
         """(search, why) for the searches a rule counting their work stopped with a gap left."""
         return tuple((o.strategy, o.plan.search_stopped) for o in self.offsets if o.plan.search_stopped)
 
+    @property
+    def objects_search_stopped(self) -> tuple[tuple[str, str], ...]:
+        """(strategy, why) for the exact shared-object strategies a rule counting their work
+        stopped with a gap left (the integer program's node cap or window search)."""
+        return tuple((o.strategy, o.plan.search_stopped) for o in self.objects if o.plan.search_stopped)
+
     def object_plan_optimal(self, outcome: Outcome) -> bool:
         """It meets the lower bound, or an exact strategy proved no plan smaller than its total."""
         return outcome.total <= self.problem.object_lower_bound or any(
@@ -91,9 +97,11 @@ def validate(problem: Problem, plan: Plan) -> None:
         check_object_plan(problem.records, plan)
 
 
-def _run(strategy: Strategy, problem: Problem) -> Outcome:
+def _run(strategy: Strategy, problem: Problem, so_far: Outcome | None = None) -> Outcome:
+    """The strategy's plan; a shared-object strategy that improves a plan starts from `so_far`."""
     start = time.perf_counter()
-    plan = strategy.run(problem)
+    plan = (strategy.improve(problem, so_far.plan, strategy.budget)
+            if so_far is not None and strategy.improve is not None else strategy.run(problem))
     seconds = time.perf_counter() - start
     if strategy.kind != "baseline":
         validate(problem, plan)
@@ -183,7 +191,7 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
             objects.append(_as_is(problem, so_far, s.name))
             continue
         try:
-            objects.append(_run(s, problem))
+            objects.append(_run(s, problem, so_far))
         except SolverLimitError:
             if object_names is not None:
                 raise  # asked for by name: say why there is no plan

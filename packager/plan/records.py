@@ -55,6 +55,9 @@ class ObjectPlan:
     object_extents: tuple[tuple[int, int], ...] = field(default=())
     # Set by an exact strategy that proved no shared-object plan of these records is smaller.
     proven_optimal: bool = False
+    # Set by an exact strategy that stopped, on a rule counting its work, with a gap to the lower
+    # bound left open: why, in words. The plan is still deterministic.
+    search_stopped: str = ""
 
     @property
     def total(self) -> int:

@@ -47,6 +47,10 @@ def print_result(out: Console, where: str, result: PortfolioResult, timeline: st
                   f"{p.object_lower_bound:,} B)"
                   + ("; proven optimal: the rest of the gap is the bound's"
                      if gap and result.objects_optimal else ""))
+    for name, why in result.objects_search_stopped:
+        if result.best_objects and not result.objects_optimal:
+            out.print(f"{name} stopped before closing the gap to the bound: {why} "
+                      "(a rule that counts its work, so every machine gives this plan)")
     for line in result_breadth_lines(result, timeline, width=min(out.width, 80)):
         out.print(line, markup=False, overflow="ignore", crop=False)
 

@@ -33,7 +33,7 @@ def outcome_view(outcome: Outcome, result: PortfolioResult, tensor_ids: list[int
         view["object_sizes"] = list(outcome.plan.object_sizes)
     if isinstance(outcome.plan, OffsetPlan) and outcome.plan.time_limit_hit:
         view["time_limit_hit"] = True  # a search's safety net stopped it: may depend on the machine
-    if isinstance(outcome.plan, OffsetPlan) and outcome.plan.search_stopped:
+    if outcome.plan.search_stopped:
         view["search_stopped"] = outcome.plan.search_stopped  # gap left open, by a rule counting work
     return view
 

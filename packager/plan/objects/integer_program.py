@@ -13,9 +13,15 @@ The second family says both "no two members of an object alive at once" and "onl
 that exists": candidates' intervals form an interval graph, whose maximal cliques are the sets
 alive at the start points where no candidate ends before the next start.
 
-The solver's effort is capped by a node count (so the result depends only on the input) and by a
-time cap as a safety net (then it may depend on the machine); when a cap stops it, the best plan
-found so far is returned, not marked proven, and SolverLimitError when there is none.
+The solver's effort is capped by a node count and the model's size, never by time, so the result
+depends only on the input; when the node cap stops it, the best plan found so far is returned,
+not marked proven, and SolverLimitError when there is none.
+
+Above WHOLE_MODEL_RECORDS records the whole model is too large (a variable per disjoint pair):
+the strategy then improves the best plan it is given, or greedy_by_size_improved's, by small
+integer programs over time windows (integer_program_windows.py), with a work budget. That plan
+is proven optimal only when it meets the lower bound; otherwise `search_stopped` says what
+stopped the search.
 """
 
 from __future__ import annotations
@@ -26,14 +32,19 @@ from typing import Sequence
 import numpy as np
 
 from packager.errors import PlanError, SolverLimitError
+from packager.plan.objects import greedy_by_size_improved, integer_program_windows
 from packager.plan.objects._common import by_size_desc, make_plan
-from packager.plan.records import ObjectPlan, UsageRecord, compress_time
+from packager.plan.records import ObjectPlan, UsageRecord, compress_time, object_lower_bound
 
 NAME = "integer_program"
 NODE_LIMIT = 20_000
-TIME_CAP = 20.0
-# Above this the model alone (pairs of records) takes gigabytes and the LP minutes.
-MAX_RECORDS = 1_000
+# Up to this many records the whole model is solved (its plans are pinned by the tests): about 3 s
+# of CPU at 250 on the branching shape of benchmarks/synthetic.py, against a second or less on
+# real models. Above, the model alone would take gigabytes: the window search improves a plan.
+WHOLE_MODEL_RECORDS = 250
+# The window search's work is bounded, but the plan it starts from and the lower bound grow with
+# the records: it refuses above this (a model of a million tensors plans with the greedy ones).
+MAX_RECORDS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -46,17 +57,44 @@ class Solution:
         return self.plan.proven_optimal
 
 
-def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
-    return solve(records).plan
+def plan(records: Sequence[UsageRecord], start: ObjectPlan | None = None) -> ObjectPlan:
+    return solve(records, start=start).plan
 
 
 def solve(records: Sequence[UsageRecord], node_limit: int = NODE_LIMIT,
-          time_cap: float = TIME_CAP) -> Solution:
+          start: ObjectPlan | None = None) -> Solution:
+    """The best plan found; never worse than `start` (a plan of these records) when given."""
     if not records:
         return Solution(replace(make_plan(NAME, [], []), proven_optimal=True), 0)
     if len(records) > MAX_RECORDS:
         raise SolverLimitError(f"{NAME} takes at most {MAX_RECORDS:,} records, not "
                                f"{len(records):,}: choose a greedy strategy")
+    if len(records) > WHOLE_MODEL_RECORDS:
+        return _improve(records, start)
+    try:
+        whole = _whole_model(records, node_limit)
+    except SolverLimitError:
+        if start is None:
+            raise
+        return _improve(records, start)
+    if start is not None and start.total < whole.plan.total:
+        return _improve(records, start)  # the node cap stopped it above the plan it was given
+    return whole
+
+
+def _improve(records: Sequence[UsageRecord], start: ObjectPlan | None) -> Solution:
+    """The window search from `start`, or from greedy_by_size_improved's plan."""
+    if start is None:
+        start = greedy_by_size_improved.plan(records)
+    bound = object_lower_bound(records)
+    found = integer_program_windows.repair(records, start.assignment, start.object_sizes, bound)
+    optimal = sum(found.object_sizes) <= bound
+    plan = replace(make_plan(NAME, found.assignment, found.object_sizes), proven_optimal=optimal,
+                   search_stopped="" if optimal else found.stopped)
+    return Solution(plan, bound)
+
+
+def _whole_model(records: Sequence[UsageRecord], node_limit: int) -> Solution:
     from scipy.optimize import Bounds, LinearConstraint, milp  # heavy: import on first use
     from scipy.sparse import coo_matrix
 
@@ -97,10 +135,10 @@ def solve(records: Sequence[UsageRecord], node_limit: int = NODE_LIMIT,
     cost = np.concatenate([size, np.zeros(len(pair_rep))])
     result = milp(cost, constraints=LinearConstraint(matrix, lower, upper),
                   integrality=np.ones(n_vars), bounds=Bounds(0, 1),
-                  options={"node_limit": node_limit, "time_limit": time_cap, "mip_rel_gap": 0.0})
+                  options={"node_limit": node_limit, "mip_rel_gap": 0.0})
     if result.x is None:
-        raise SolverLimitError(f"{NAME} found no plan within {time_cap:g} s and {node_limit:,} "
-                               f"nodes on {len(records):,} records: choose a greedy strategy")
+        raise SolverLimitError(f"{NAME} found no plan within {node_limit:,} nodes on "
+                               f"{len(records):,} records: choose a greedy strategy")
 
     chosen_vars = result.x > 0.5
     rep_of = np.full(n, -1, dtype=np.int64)
@@ -116,7 +154,8 @@ def solve(records: Sequence[UsageRecord], node_limit: int = NODE_LIMIT,
         assignment[pos] = object_of_rep[int(rep_of[rank])]
     sizes = [records[order[r]].size for r in reps]
     optimal = bool(result.status == 0)
-    found = replace(make_plan(NAME, assignment, sizes), proven_optimal=optimal)
+    found = replace(make_plan(NAME, assignment, sizes), proven_optimal=optimal,
+                    search_stopped="" if optimal else f"the solver's limit of {node_limit:,} nodes")
     dual = result.mip_dual_bound if result.mip_dual_bound is not None else 0.0
     return Solution(found, found.total if optimal else min(found.total, int(dual)))
 
