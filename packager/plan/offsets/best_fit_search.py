@@ -44,6 +44,7 @@ from typing import Callable, Sequence
 
 from sortedcontainers import SortedList
 
+from packager.plan.offsets.skyline_greedy import greedy_descent
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of
 
 NAME = "best_fit_search"
@@ -76,6 +77,7 @@ class SkylineSearch:
         # Static part of the candidate order: longer lifetimes, then larger sizes.
         by_preference = sorted(range(len(self.ids)),
                                key=lambda k: (self.first[k] - self.last[k], -self.size[k], k))
+        self.by_preference = by_preference
         self.rank = [0] * len(self.ids)
         for position, k in enumerate(by_preference):
             self.rank[k] = position
@@ -103,6 +105,12 @@ class SkylineSearch:
         `stop` is polled every 256 nodes and ends the descent (None) when it says so.
         """
         self.exhausted = False
+        if cap == float("inf") and rng is None and follow < 0:
+            # The greedy descent (never backtracks): the same choices, found by index.
+            offsets, actions, nodes = greedy_descent(self.first, self.last, self.size, self.by_preference,
+                                                     self.cells, self.alignment, node_limit, stop)
+            self.nodes += nodes
+            return None if offsets is None else (offsets, actions)
         n, cells, align = len(self.ids), self.cells, self.alignment
         first, last, size, rank, starting_at = self.first, self.last, self.size, self.rank, self.starting_at
         if n == 0:
