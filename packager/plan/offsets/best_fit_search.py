@@ -27,7 +27,8 @@ neighbourhood around the incumbent), the others start afresh; both shuffle the c
 (seeded). A descent that succeeds lowers `cap`. The search stops at the lower bound, the node
 budget or the time budget. A node is one placement or one raise. The first (greedy) descent has
 no cap and never backtracks; it always runs to the end, whatever the budgets, so that there is a
-plan (about 1 s for 10,000 records here).
+plan: it needs only the first candidate at each step, and skyline_greedy.py finds it by index (the
+same choices in n log n: about 0.15 s for 10,000 records here, 1.4-3.4 s for 100,000).
 
 Time is compressed to the ranks of the records' interval ends, so costs depend on the number of
 records, not on operator numbers (MiniMalloc's times run to a million). Complete search is out of
@@ -88,8 +89,18 @@ class SkylineSearch:
         for k in range(len(self.ids)):
             for c in range(self.first[k], self.last[k] + 1):
                 self.load[c] += self.size[k]
+        self._alive_at: list[list[int]] | None = None
         self.nodes = 0  # nodes expanded by all descents so far
         self.exhausted = False  # the last descent under a cap searched its whole tree
+
+    def alive_at(self) -> list[list[int]]:
+        """The records over each cell (built once, for the bounded descents)."""
+        if self._alive_at is None:
+            self._alive_at = [[] for _ in range(self.cells)]
+            for k in range(len(self.ids)):
+                for c in range(self.first[k], self.last[k] + 1):
+                    self._alive_at[c].append(k)
+        return self._alive_at
 
     @property
     def lower_bound(self) -> int:
@@ -118,6 +129,7 @@ class SkylineSearch:
         if self.lower_bound > cap:
             return None
         bounded = cap != float("inf")
+        alive_at = self.alive_at() if bounded else []
         height = [0] * cells
         lowest = [(0, c) for c in range(cells)]  # heap of (height, cell); stale entries skipped
         left = self.load[:]  # bytes still to place in each cell
@@ -148,10 +160,8 @@ class SkylineSearch:
             z = steps[after] - 1 if after < len(steps) else cells - 1
             walls = [height[c] for c in (a - 1, z + 1) if 0 <= c < cells]
             cands = None
-            if bounded and walls:
-                cands = inside(a, z)
-                if not fillable(h, a, z, min(walls) - h, cands):
-                    return [h, a, z, [], 0, None]
+            if bounded and walls and not fillable(h, a, z, min(walls) - h):
+                return [h, a, z, [], 0, None]
             snug = [k for k in starting_at[a] if not placed[k] and last[k] <= z]
             if snug:
                 cands = snug
@@ -172,16 +182,30 @@ class SkylineSearch:
             """The unplaced records whose lifetime lies within cells [a, z]."""
             return [k for c in range(a, z + 1) for k in starting_at[c] if not placed[k] and last[k] <= z]
 
-        def fillable(h: int, a: int, z: int, depth: int, cands: list[int]) -> bool:
-            """False when the waste the segment [a, z] is bound to keep breaks the cap."""
-            fill = [0] * (z - a + 1)
-            for k in cands:
-                part = min(size[k], depth)
-                for c in range(first[k] - a, last[k] - a + 1):
-                    fill[c] += part
-            for c in range(a, z + 1):
-                short = depth - fill[c - a]
-                if short > 0 and h + left[c] + short > cap:
+        def fillable(h: int, a: int, z: int, depth: int) -> bool:
+            """False when the waste the segment [a, z] is bound to keep breaks the cap.
+
+            Filling a cell c up to the lower wall (`depth` above h) with the records inside the
+            segment, each counted up to `depth`, leaves `short` bytes unfilled; the cap breaks
+            where h + left[c] + short > cap. A record inside as tall as `depth` fills c alone;
+            otherwise the records inside count whole, and left[c] minus them is `outside`: the
+            unplaced records over c that cross the segment's edges. So the cap breaks exactly
+            where the records inside stay under `depth` and h + depth + outside > cap: only
+            cells under a record crossing an edge can break it, and only those are looked at.
+            """
+            spare = cap - h - depth
+            outside: dict[int, int] = {}
+            for edge, crossing in ((a - 1, lambda k: last[k] >= a), (z + 1, lambda k: first[k] <= z)):
+                if not 0 <= edge < cells:
+                    continue
+                for k in alive_at[edge]:
+                    if placed[k] or not crossing(k) or (edge > a and first[k] < a):
+                        continue  # (a record crossing both edges is counted at the left one)
+                    s = size[k]
+                    for c in range(max(first[k], a), min(last[k], z) + 1):
+                        outside[c] = outside.get(c, 0) + s
+            for c, out in outside.items():
+                if out > spare and left[c] - out < depth:
                     return False
             return True
 
