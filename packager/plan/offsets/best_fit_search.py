@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import random
 import time
+from itertools import chain
 from heapq import heappop, heappush
 from typing import Callable, Sequence
 
@@ -194,18 +195,29 @@ class SkylineSearch:
             cells under a record crossing an edge can break it, and only those are looked at.
             """
             spare = cap - h - depth
-            outside: dict[int, int] = {}
-            for edge, crossing in ((a - 1, lambda k: last[k] >= a), (z + 1, lambda k: first[k] <= z)):
-                if not 0 <= edge < cells:
-                    continue
-                for k in alive_at[edge]:
-                    if placed[k] or not crossing(k) or (edge > a and first[k] < a):
-                        continue  # (a record crossing both edges is counted at the left one)
-                    s = size[k]
-                    for c in range(max(first[k], a), min(last[k], z) + 1):
-                        outside[c] = outside.get(c, 0) + s
-            for c, out in outside.items():
-                if out > spare and left[c] - out < depth:
+            lefts, rights = [], []  # (the cell it stops covering the segment at / starts at, size)
+            if a > 0:
+                lefts = sorted((min(last[k], z), size[k]) for k in alive_at[a - 1]
+                               if not placed[k] and last[k] >= a)
+            if z + 1 < cells:  # (a record crossing both edges is counted with the left ones)
+                rights = sorted((first[k], size[k]) for k in alive_at[z + 1]
+                                if not placed[k] and a <= first[k] <= z)
+            if spare < 0:  # (never: heights stay under the cap) every cell may break it
+                cells_to_check = range(a, z + 1)
+            else:
+                left_end = lefts[-1][0] if lefts else a - 1
+                right_start = max(rights[0][0], left_end + 1) if rights else z + 1
+                cells_to_check = chain(range(a, left_end + 1), range(right_start, z + 1))
+            outside = sum(s for _, s in lefts)  # the left ones over cell c, plus the right ones
+            li = ri = 0
+            for c in cells_to_check:
+                while li < len(lefts) and lefts[li][0] < c:
+                    outside -= lefts[li][1]
+                    li += 1
+                while ri < len(rights) and rights[ri][0] <= c:
+                    outside += rights[ri][1]
+                    ri += 1
+                if outside > spare and left[c] - outside < depth:
                     return False
             return True
 
