@@ -23,7 +23,7 @@ from packager.arenas import arenas_to_plan, problem_of
 from packager.lifetimes import model_lifetimes
 from packager.plan.portfolio import validate
 from packager.errors import SolverLimitError
-from packager.plan.registry import OBJECT_STRATEGIES, OFFSET_STRATEGIES, INTEGER_PROGRAM_LIMIT
+from packager.plan.registry import OBJECT_STRATEGIES, OFFSET_STRATEGIES
 from packager.gc_pause import collector_paused
 from packager.reader import read_model
 
@@ -81,7 +81,7 @@ def phase_rows(path_of: Callable[[int], Path], sizes: list[int], budget: float) 
         plans = []
         for strategy in (*OFFSET_STRATEGIES, *OBJECT_STRATEGIES):
             r = row(f"{strategy.kind} {strategy.name}")
-            limit = INTEGER_PROGRAM_LIMIT if strategy.name == "integer_program" else strategy.max_records
+            limit = strategy.max_records
             if limit is not None and n > limit:
                 r.notes[n] = "above its limit"
                 continue
@@ -91,7 +91,7 @@ def phase_rows(path_of: Callable[[int], Path], sizes: list[int], budget: float) 
                 continue
             try:
                 plan, s = cpu(lambda: strategy.run(problem))
-            except SolverLimitError:  # refuses this size (min_cost_flow above 3,000 records)
+            except SolverLimitError:  # refuses this size (min_cost_flow above 20,000 records)
                 r.notes[n] = "refuses"
                 continue
             r.seconds[n] = s

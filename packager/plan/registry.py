@@ -82,12 +82,6 @@ def _objects(name: str, fn: Callable, summary: str, max_records: int | None = No
     return Strategy(name, "objects", lambda p: fn(p.records), summary, max_records)
 
 
-# The integer program solves its whole model up to 250 records and above improves the best plan
-# so far by small integer programs over time windows, with a work budget: `best` keeps it at
-# every size (about 0.5 s of CPU at 10,000 records, benchmarks/bench_strategies.py).
-INTEGER_PROGRAM_LIMIT = None
-
-
 OFFSET_STRATEGIES: tuple[Strategy, ...] = (
     _offsets("naive", naive.plan, "every tensor end to end"),
     _offsets("greedy_in_order", greedy_in_order.plan, "by first use, smallest gap"),
@@ -115,7 +109,7 @@ OBJECT_STRATEGIES: tuple[Strategy, ...] = (
     _objects("greedy_by_size_improved", greedy_by_size_improved.plan,
              "positional-maximum stages, nearest use"),
     Strategy("integer_program", "objects", lambda p: integer_program.plan(p.records),
-             "exact integer program (HiGHS)", INTEGER_PROGRAM_LIMIT, exact=True,
+             "exact integer program (HiGHS)", exact=True,
              improve=lambda p, start, _budget: integer_program.plan(p.records, start)),
 )
 
@@ -146,16 +140,15 @@ def exact_steps(records: int) -> int:
     return max(EXACT_STEPS_PER_RECORD * records, EXACT_STEPS_TIMES_RECORDS // max(1, records))
 
 
-BEST_FIT_LIMIT = 20_000
 # Searches, in the order `best` runs them, each from the best plan so far. Their work budgets
 # keep their plans independent of the machine; the time limits are safety nets for large inputs.
 SEARCH_STRATEGIES: tuple[Strategy, ...] = (
     _search(LOCAL_SEARCH, local_search, Budget(300, 5.0), "hill climbing over orders (Vela)"),
-    # The tree search's first descent always completes, whatever its time limit: 4-13 s on a
-    # 100,000-record chain or branching shape, but more than 8 minutes on the residual shape
-    # (the descent is still superlinear there), so `best` leaves it out above BEST_FIT_LIMIT.
+    # The tree search's first descent always completes, whatever its time limit: it finds its
+    # choices by index (1.4-3.4 s on 100,000 records of every benchmark shape), so `best` runs
+    # it at every size.
     _search("best_fit_search", best_fit_search, Budget(20_000, 10.0),
-            "skyline best-fit tree search", BEST_FIT_LIMIT),
+            "skyline best-fit tree search"),
     _search(exact_search.NAME, exact_search, Budget(EXACT_NODES, 300.0, exact_steps),
             "branch and bound (MiniMalloc's rules)", exact=True),
 )

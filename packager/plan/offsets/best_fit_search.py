@@ -27,7 +27,8 @@ neighbourhood around the incumbent), the others start afresh; both shuffle the c
 (seeded). A descent that succeeds lowers `cap`. The search stops at the lower bound, the node
 budget or the time budget. A node is one placement or one raise. The first (greedy) descent has
 no cap and never backtracks; it always runs to the end, whatever the budgets, so that there is a
-plan (about 1 s for 10,000 records here).
+plan: it needs only the first candidate at each step, and skyline_greedy.py finds it by index (the
+same choices in n log n: about 0.15 s for 10,000 records here, 1.4-3.4 s for 100,000).
 
 Time is compressed to the ranks of the records' interval ends, so costs depend on the number of
 records, not on operator numbers (MiniMalloc's times run to a million). Complete search is out of
@@ -39,11 +40,13 @@ from __future__ import annotations
 
 import random
 import time
+from itertools import chain
 from heapq import heappop, heappush
 from typing import Callable, Sequence
 
 from sortedcontainers import SortedList
 
+from packager.plan.offsets.skyline_greedy import greedy_descent
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of
 
 NAME = "best_fit_search"
@@ -76,6 +79,7 @@ class SkylineSearch:
         # Static part of the candidate order: longer lifetimes, then larger sizes.
         by_preference = sorted(range(len(self.ids)),
                                key=lambda k: (self.first[k] - self.last[k], -self.size[k], k))
+        self.by_preference = by_preference
         self.rank = [0] * len(self.ids)
         for position, k in enumerate(by_preference):
             self.rank[k] = position
@@ -86,8 +90,18 @@ class SkylineSearch:
         for k in range(len(self.ids)):
             for c in range(self.first[k], self.last[k] + 1):
                 self.load[c] += self.size[k]
+        self._alive_at: list[list[int]] | None = None
         self.nodes = 0  # nodes expanded by all descents so far
         self.exhausted = False  # the last descent under a cap searched its whole tree
+
+    def alive_at(self) -> list[list[int]]:
+        """The records over each cell (built once, for the bounded descents)."""
+        if self._alive_at is None:
+            self._alive_at = [[] for _ in range(self.cells)]
+            for k in range(len(self.ids)):
+                for c in range(self.first[k], self.last[k] + 1):
+                    self._alive_at[c].append(k)
+        return self._alive_at
 
     @property
     def lower_bound(self) -> int:
@@ -103,6 +117,12 @@ class SkylineSearch:
         `stop` is polled every 256 nodes and ends the descent (None) when it says so.
         """
         self.exhausted = False
+        if cap == float("inf") and rng is None and follow < 0:
+            # The greedy descent (never backtracks): the same choices, found by index.
+            offsets, actions, nodes = greedy_descent(self.first, self.last, self.size, self.by_preference,
+                                                     self.cells, self.alignment, node_limit, stop)
+            self.nodes += nodes
+            return None if offsets is None else (offsets, actions)
         n, cells, align = len(self.ids), self.cells, self.alignment
         first, last, size, rank, starting_at = self.first, self.last, self.size, self.rank, self.starting_at
         if n == 0:
@@ -110,6 +130,7 @@ class SkylineSearch:
         if self.lower_bound > cap:
             return None
         bounded = cap != float("inf")
+        alive_at = self.alive_at() if bounded else []
         height = [0] * cells
         lowest = [(0, c) for c in range(cells)]  # heap of (height, cell); stale entries skipped
         left = self.load[:]  # bytes still to place in each cell
@@ -140,10 +161,8 @@ class SkylineSearch:
             z = steps[after] - 1 if after < len(steps) else cells - 1
             walls = [height[c] for c in (a - 1, z + 1) if 0 <= c < cells]
             cands = None
-            if bounded and walls:
-                cands = inside(a, z)
-                if not fillable(h, a, z, min(walls) - h, cands):
-                    return [h, a, z, [], 0, None]
+            if bounded and walls and not fillable(h, a, z, min(walls) - h):
+                return [h, a, z, [], 0, None]
             snug = [k for k in starting_at[a] if not placed[k] and last[k] <= z]
             if snug:
                 cands = snug
@@ -164,16 +183,41 @@ class SkylineSearch:
             """The unplaced records whose lifetime lies within cells [a, z]."""
             return [k for c in range(a, z + 1) for k in starting_at[c] if not placed[k] and last[k] <= z]
 
-        def fillable(h: int, a: int, z: int, depth: int, cands: list[int]) -> bool:
-            """False when the waste the segment [a, z] is bound to keep breaks the cap."""
-            fill = [0] * (z - a + 1)
-            for k in cands:
-                part = min(size[k], depth)
-                for c in range(first[k] - a, last[k] - a + 1):
-                    fill[c] += part
-            for c in range(a, z + 1):
-                short = depth - fill[c - a]
-                if short > 0 and h + left[c] + short > cap:
+        def fillable(h: int, a: int, z: int, depth: int) -> bool:
+            """False when the waste the segment [a, z] is bound to keep breaks the cap.
+
+            Filling a cell c up to the lower wall (`depth` above h) with the records inside the
+            segment, each counted up to `depth`, leaves `short` bytes unfilled; the cap breaks
+            where h + left[c] + short > cap. A record inside as tall as `depth` fills c alone;
+            otherwise the records inside count whole, and left[c] minus them is `outside`: the
+            unplaced records over c that cross the segment's edges. So the cap breaks exactly
+            where the records inside stay under `depth` and h + depth + outside > cap: only
+            cells under a record crossing an edge can break it, and only those are looked at.
+            """
+            spare = cap - h - depth
+            lefts, rights = [], []  # (the cell it stops covering the segment at / starts at, size)
+            if a > 0:
+                lefts = sorted((min(last[k], z), size[k]) for k in alive_at[a - 1]
+                               if not placed[k] and last[k] >= a)
+            if z + 1 < cells:  # (a record crossing both edges is counted with the left ones)
+                rights = sorted((first[k], size[k]) for k in alive_at[z + 1]
+                                if not placed[k] and a <= first[k] <= z)
+            if spare < 0:  # (never: heights stay under the cap) every cell may break it
+                cells_to_check = range(a, z + 1)
+            else:
+                left_end = lefts[-1][0] if lefts else a - 1
+                right_start = max(rights[0][0], left_end + 1) if rights else z + 1
+                cells_to_check = chain(range(a, left_end + 1), range(right_start, z + 1))
+            outside = sum(s for _, s in lefts)  # the left ones over cell c, plus the right ones
+            li = ri = 0
+            for c in cells_to_check:
+                while li < len(lefts) and lefts[li][0] < c:
+                    outside -= lefts[li][1]
+                    li += 1
+                while ri < len(rights) and rights[ri][0] <= c:
+                    outside += rights[ri][1]
+                    ri += 1
+                if outside > spare and left[c] - outside < depth:
                     return False
             return True
 
