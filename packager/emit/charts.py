@@ -9,7 +9,7 @@ from typing import Sequence
 
 from packager.emit.report_data import ArenaPicture, ObjectRow, PlacedTensor, TensorInfo
 from packager.emit.scale import TimeAddressScale, byte_ticks, format_bytes, short_bytes, step_ticks
-from packager.emit.svg import element, escape, line, num, svg, text, title
+from packager.emit.svg import element, line, num, svg, text, title
 
 LEFT, RIGHT, TOP, BOTTOM = 84.0, 160.0, 14.0, 40.0  # margins: tick labels left, line labels right
 PLOT_WIDTH = 900.0
