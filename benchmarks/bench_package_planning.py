@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
 
     warmed: list[bool] = []
 
-    def run_and_validate(strategy, problem):
+    def run_and_validate(strategy, problem, so_far=None):
         if not warmed:  # the compiled loops' one-off cost, apart from the first strategy's
             warmed.append(True)
             start = clock()
@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
                 _warm_up()
                 rows.append(["numba: import, load of the cached loops", f"{clock() - start:.3f}", "", ""])
         start = clock()
-        plan = strategy.run(problem)
+        plan = (strategy.improve(problem, so_far.plan, strategy.budget)
+                if so_far is not None and strategy.improve is not None else strategy.run(problem))
         ran = clock() - start
         portfolio.validate(problem, plan)
         checked = clock() - start - ran
