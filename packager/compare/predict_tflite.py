@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from packager.compare.placed_by_time import PlacedByTime
 from packager.dynamic.prepared_shapes import with_prepared_shapes
 from packager.lifetimes import (ALIAS, DYNAMIC, PERSISTENT, ArenaLifetimes,
                                 computed_at_prepare, model_lifetimes)
@@ -163,6 +164,18 @@ def _views_of_dynamic_outputs(model: Model, arena: ArenaLifetimes, prepared: int
     return out
 
 
+def _placed_index(candidates: dict[int, Candidate], kept_for_views: dict[int, int],
+                  operators: int) -> PlacedByTime:
+    """An empty index for the tensors to place: buckets as wide as their median lifetime, time
+    clamped past every node any of them (or any kept view) names."""
+    placed = [c for c in candidates.values() if c.placed and c.nbytes > 0]
+    horizon = max([operators, *kept_for_views.values()]
+                  + [c.alloc for c in placed] + [c.dealloc for c in placed if c.dealloc != NEVER])
+    lifetimes = sorted(min(c.dealloc, horizon) - c.alloc + 1 for c in placed)
+    width = lifetimes[len(lifetimes) // 2] if lifetimes else 1
+    return PlacedByTime(width, horizon)
+
+
 def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules,
                      invoked: bool = False) -> PredictedArena:
     """`invoked`: the arena after one Invoke, when the ops past the first dynamic output have
@@ -196,6 +209,7 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules,
     placed: list[tuple[int, int, int, int]] = []  # (offset, end, alloc, dealloc)
     kept_for_views = _views_of_dynamic_outputs(model, arena, prepared)
     position: dict[int, int] = {}  # tensor -> its entry in `placed`
+    by_time = _placed_index(candidates, kept_for_views, len(sg.operators))
     for first, last in batches:
         if first > 0:
             # A dynamic view written at run time into its input's buffer keeps that buffer until
@@ -204,6 +218,8 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules,
                 if root in position:
                     o, e, a, d = placed[position[root]]
                     placed[position[root]] = (o, e, a, max(d, until))
+                    by_time.remove((o, e, a, d))
+                    by_time.add(placed[position[root]])
         gathered: list[Candidate] = []
         for node in range(first, max(last, 1)):
             for t in unordered_set_order(node_sets[node]):
@@ -213,11 +229,13 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules,
         for c in introsort(gathered, _less):
             if not c.placed or c.nbytes == 0:
                 continue
-            conflicts = sorted(p for p in placed if not (p[3] < c.alloc or p[2] > c.dealloc))
+            # Every placed tensor alive at some node of c's lifetime, by offset (as the planner's scan).
+            conflicts = by_time.overlapping(c.alloc, c.dealloc)
             offset = arena_offset(conflicts, c.nbytes, TFLITE.alignment)
             offsets[c.index] = offset
             position[c.index] = len(placed)
             placed.append((offset, offset + c.nbytes, c.alloc, c.dealloc))
+            by_time.add(placed[-1])
 
     model_offsets = {t: o for t, o in offsets.items() if t < len(sg.tensors)}
     for alias, root in arena.aliases.items():
