@@ -1,13 +1,13 @@
-"""What the offset strategies share: an index of placed records by time, and the two gap searches.
+"""What the offset strategies share: the placement loop's entry (`placement`, with its index of
+placed records by time) and the two gap searches.
 
 Every gap search needs "the placed records alive during [first, last], by increasing offset".
-Scanning every placed record for each new one is quadratic; `PlacedRecords` buckets them by
+Scanning every placed record for each new one is quadratic; the placement loop buckets them by
 operator so that a query only looks at records near the interval in time.
 """
 
 from __future__ import annotations
 
-import bisect
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -18,49 +18,6 @@ from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of, t
 # A placed record as the gap searches see it: (offset, end, first_op, last_op); it occupies the
 # bytes [offset, end) during operators [first_op, last_op].
 Placed = tuple[int, int, int, int]
-
-
-class PlacedRecords:
-    """Placed records, bucketed by operator index, each bucket kept sorted by offset.
-
-    A record is stored in every bucket its interval touches; a query over [first, last] reads the
-    buckets it touches and counts each record once, in the first of those buckets it appears in.
-    The bucket width is the median lifetime (balancing "buckets read per query" against "records
-    per bucket"), widened if operator numbers are sparse. Keeping buckets sorted makes a
-    one-bucket answer sorted for free, and a several-bucket answer a merge of sorted runs.
-    """
-
-    def __init__(self, records: Sequence[UsageRecord]) -> None:
-        cols = time_columns(records) if records else None
-        if cols is not None:  # the same median and last operator, by one vector sort
-            lifetimes = np.sort(cols.last - cols.first + 1)
-            last_op, median = max(0, int(cols.last.max())), int(lifetimes[len(lifetimes) // 2])
-        else:
-            lifetimes = sorted(r.last_op - r.first_op + 1 for r in records)
-            last_op = max((r.last_op for r in records), default=0)
-            median = lifetimes[len(lifetimes) // 2] if lifetimes else 1
-        # Sparse operator numbers (say, times from a CSV) must not make millions of buckets.
-        self._width = max(1, median, (last_op + 1) // (4 * len(records) + 16))
-        self._buckets: list[list[Placed]] = [[] for _ in range(last_op // self._width + 1)]
-
-    def add(self, first_op: int, last_op: int, offset: int, end: int) -> None:
-        entry = (offset, end, first_op, last_op)
-        width = self._width
-        for b in range(first_op // width, last_op // width + 1):
-            bisect.insort(self._buckets[b], entry)
-
-    def conflicting(self, first_op: int, last_op: int) -> list[Placed]:
-        """The placed records alive at some operator of [first_op, last_op], sorted by offset."""
-        width, buckets = self._width, self._buckets
-        b_first, b_last = first_op // width, last_op // width
-        found = [p for p in buckets[b_first] if p[2] <= last_op and p[3] >= first_op]
-        if b_last > b_first:
-            for b in range(b_first + 1, b_last + 1):
-                # Records that started before this bucket were already seen in an earlier one.
-                start = b * width
-                found += [p for p in buckets[b] if start <= p[2] <= last_op]
-            found.sort()
-        return found
 
 
 def smallest_gap_offset(conflicts: Sequence[Placed], size: int, alignment: int,
@@ -168,7 +125,9 @@ def placement(records: Sequence[UsageRecord], order: Sequence[int], alignment: i
 
 
 def _bucket_width(records: Sequence[UsageRecord]) -> tuple[int, int]:
-    """(operators per bucket, buckets), as `PlacedRecords` chooses them."""
+    """(operators per bucket, buckets) of the placement loop's index: the median lifetime
+    (balancing "buckets read per query" against "records per bucket"), widened if operator
+    numbers are sparse."""
     cols = time_columns(records) if records else None
     if cols is not None:
         lifetimes = np.sort(cols.last - cols.first + 1)

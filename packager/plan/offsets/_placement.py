@@ -4,8 +4,8 @@ sequences, so that the same source runs as Python (lists; any integers) or compi
 
 Records are placed one by one in a given order, each in the best-fit (or the lowest) gap among
 the conflicting records placed before it (see `_gaps.place_in_order` for the rules). The placed
-records are kept in buckets of `width` operators (a record in every bucket its interval touches,
-as `_gaps.PlacedRecords` does), each bucket a linked list; a query collects the records of the
+records are kept in buckets of `width` operators (a record in every bucket its interval touches;
+`_gaps._bucket_width` chooses the width), each bucket a linked list; a query collects the records of the
 buckets it touches, each once, and sorts them by offset. Equal offsets need no further order:
 the gap walk gives the same answer whichever comes first.
 
