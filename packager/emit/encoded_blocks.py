@@ -14,10 +14,11 @@ from packager.gc_pause import collector_paused
 BLOCK_CHARACTERS = 1 << 20  # a block is written once its pieces reach this many characters
 
 
-def encoded_in_blocks(pieces: Iterable[str], block: int = BLOCK_CHARACTERS) -> Iterator[bytes]:
+def encoded_in_blocks(pieces: Iterable[str], block: int | None = None) -> Iterator[bytes]:
     """The UTF-8 bytes of "".join(pieces), in blocks of about `block` characters: the same bytes,
     since UTF-8 encodes each character on its own. The cycle collector is paused while the pieces
     are made (a few hundred thousand objects that make no cycles)."""
+    block = BLOCK_CHARACTERS if block is None else block
     with collector_paused():
         held: list[str] = []
         size = 0
