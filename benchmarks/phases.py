@@ -181,7 +181,7 @@ PACKAGE_PHASES = (
     ("  plan JSON", "packager.package.plan_json", "dumps"),
     ("  plan FlatBuffer", "packager.package.plan_flatbuffer", "dumps"),
     ("  read-back check of both plan files", "packager.package.build", "checked_plan_file"),
-    ("  C header", "packager.package.c_header", "render"),
+    ("  C header (its lines; encoded as written, below)", "packager.package.c_header", "render_lines"),
     ("  C array of the model (its rows, formatted a block at a time)", "packager.emit.model_array", "render_rows"),
     ("  offline-planned model and its check", "packager.package.build", "check_offline_model"),
     ("report page: its pictures (its text is made as it is written, in the row below)", "packager.package.build", "report_html"),

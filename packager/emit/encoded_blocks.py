@@ -14,8 +14,8 @@ from packager.gc_pause import collector_paused
 BLOCK_CHARACTERS = 1 << 20  # a block is written once its pieces reach this many characters
 
 
-def encoded_in_blocks(pieces: Iterable[str], block: int | None = None) -> Iterator[bytes]:
-    """The UTF-8 bytes of "".join(pieces), in blocks of about `block` characters: the same bytes,
+def encoded_in_blocks(pieces: Iterable[str], block: int | None = None, encoding: str = "utf-8") -> Iterator[bytes]:
+    """The bytes of "".join(pieces) (UTF-8 unless `encoding` says otherwise), in blocks of about `block` characters: the same bytes,
     since UTF-8 encodes each character on its own. The cycle collector is paused while the pieces
     are made (a few hundred thousand objects that make no cycles)."""
     block = BLOCK_CHARACTERS if block is None else block
@@ -26,8 +26,8 @@ def encoded_in_blocks(pieces: Iterable[str], block: int | None = None) -> Iterat
             held.append(piece)
             size += len(piece)
             if size >= block:
-                yield "".join(held).encode("utf-8")
+                yield "".join(held).encode(encoding)
                 held.clear()
                 size = 0
         if held:
-            yield "".join(held).encode("utf-8")
+            yield "".join(held).encode(encoding)

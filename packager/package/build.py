@@ -127,7 +127,7 @@ def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[s
            "plan (JSON, schemas/plan.schema.json)")
     yield (f"{prefix}_plan.tplan", checked_plan_file(plan_flatbuffer.dumps(plan), plan),
            "plan (FlatBuffer, schemas/plan.fbs)")
-    yield (f"{prefix}_plan.h", c_header.render(plan, model, prefix).encode("ascii"),
+    yield (f"{prefix}_plan.h", c_header.render_chunks(plan, model, prefix),  # encoded as written
            "C header: arena size, offsets, lifetimes, objects")
     embedded, embedded_note = model.raw, "the input model unchanged"
     if SEMANTICS[plan.semantics].offline_plan and keep_offline_plan:

@@ -53,3 +53,18 @@ def test_the_packaged_report_is_the_page_as_one_string(tmp_path, monkeypatch, na
     page = render_report_html(pictures, source_name=result.plan.source.file, semantics=semantics,
                               strategy="best", include_times=False)
     assert written == page.encode("utf-8")
+
+
+@pytest.mark.parametrize("name,semantics", [("mobile_block", "tflm"), ("dynamic_batch", "tflite")])
+def test_the_c_header_in_blocks_is_the_header(monkeypatch, name, semantics):
+    from packager.arenas import bindings_for
+    from packager.package import c_header
+    from packager.package.sidecar import SourceModel
+    model = read_model(model_file(name))
+    source = SourceModel(f"{name}.tflite", "0" * 64, len(model.raw), tuple(len(s.tensors) for s in model.subgraphs))
+    dims = ("image_0=1..4",) if name == "dynamic_batch" else ()
+    plan = build.make_plan(model, semantics, "best", source, bindings_for(model, dims) if dims else None).plan
+    monkeypatch.setattr(encoded_blocks, "BLOCK_CHARACTERS", 7)
+    whole = c_header.render(plan, model, "m").encode("ascii")
+    assert b"".join(c_header.render_chunks(plan, model, "m")) == whole
+    assert whole.endswith(b"\n") and b"M_TENSOR_OFFSETS" in whole
