@@ -181,10 +181,10 @@ PACKAGE_PHASES = (
     ("  plan JSON", "packager.package.plan_json", "dumps"),
     ("  plan FlatBuffer", "packager.package.plan_flatbuffer", "dumps"),
     ("  read-back check of both plan files", "packager.package.build", "checked_plan_file"),
-    ("  C header", "packager.package.c_header", "render"),
+    ("  C header (its lines; encoded as written, below)", "packager.package.c_header", "render_lines"),
     ("  C array of the model (its rows, formatted a block at a time)", "packager.emit.model_array", "render_rows"),
     ("  offline-planned model and its check", "packager.package.build", "check_offline_model"),
-    ("report page", "packager.package.build", "report_html"),
+    ("report page: its pictures (its text is made as it is written, in the row below)", "packager.package.build", "report_html"),
     ("  write each file into the temporary folder", "packager.package.output_dir", "StagedFolder.add"),
     ("write the folder (the final moves)", "packager.package.output_dir", "StagedFolder.commit"),
 )

@@ -5,11 +5,11 @@ charts line up one above the other on the page.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from packager.emit.report_data import ArenaPicture, ObjectRow, PlacedTensor, TensorInfo
 from packager.emit.scale import TimeAddressScale, byte_ticks, format_bytes, short_bytes, step_ticks
-from packager.emit.svg import element, line, num, svg, text, title
+from packager.emit.svg import element, line, num, svg, svg_chunks, text, title
 
 LEFT, RIGHT, TOP, BOTTOM = 84.0, 160.0, 14.0, 40.0  # margins: tick labels left, line labels right
 PLOT_WIDTH = 900.0
@@ -122,36 +122,47 @@ class _Numbers(dict):
 def layout_svg(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bound: int,
                step_name: str = "operator", label: str = "layout") -> str:
     """One <rect class="tensor"> per planned tensor, aliases marked over their owner's rectangle."""
+    return "".join(layout_svg_chunks(placed, steps, arena, lower_bound, step_name, label))
+
+
+def layout_svg_chunks(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bound: int,
+                      step_name: str = "operator", label: str = "layout") -> Iterator[str]:
+    """layout_svg()'s text in pieces, one per element, made as they are written."""
     top = max(arena, lower_bound, 1)
     scale = layout_scale(steps, top)
-    parts = _frame(scale, steps, top, LAYOUT_HEIGHT, step_name, "address")
+    return svg_chunks(scale.x(steps) + RIGHT, scale.bottom + BOTTOM,
+                      _layout_children(placed, steps, arena, lower_bound, step_name, scale, top),
+                      **{"class": "chart", "data-chart": label, "role": "img", **scale.data_attributes()})
+
+
+def _layout_children(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bound: int,
+                     step_name: str, scale: TimeAddressScale, top: int) -> Iterator[str]:
+    yield from _frame(scale, steps, top, LAYOUT_HEIGHT, step_name, "address")
     nums = _Numbers()
     for p in placed:
         x, y, w, h = scale.box(p.first_op, p.last_op, p.offset, p.tensor.size)
         t = p.tensor
         if _plain(t.id, p.offset, t.size, p.first_op, p.last_op) and _coordinates(x, y, w, h):
             # One format per rectangle, as element() writes it (tens of thousands on a large page).
-            parts.append(f'<rect class="tensor{" has-alias" if p.aliases else ""}" data-tensor="{t.id}" '
-                         f'data-offset="{p.offset}" data-size="{t.size}" data-first-op="{p.first_op}" '
-                         f'data-last-op="{p.last_op}" x="{nums[x]}" y="{nums[y]}" width="{nums[w]}" '
-                         f'height="{nums[h]}" fill="{fill_of(t.id)}">{title(tensor_tooltip(p, step_name))}</rect>')
+            yield (f'<rect class="tensor{" has-alias" if p.aliases else ""}" data-tensor="{t.id}" '
+                   f'data-offset="{p.offset}" data-size="{t.size}" data-first-op="{p.first_op}" '
+                   f'data-last-op="{p.last_op}" x="{nums[x]}" y="{nums[y]}" width="{nums[w]}" '
+                   f'height="{nums[h]}" fill="{fill_of(t.id)}">{title(tensor_tooltip(p, step_name))}</rect>')
             continue
-        parts.append(element("rect", {
+        yield element("rect", {
             "class": "tensor" + (" has-alias" if p.aliases else ""), "data-tensor": p.tensor.id,
             "data-offset": p.offset, "data-size": p.tensor.size, "data-first-op": p.first_op,
             "data-last-op": p.last_op, "x": x, "y": y, "width": w, "height": h,
-            "fill": fill_of(p.tensor.id)}, [title(tensor_tooltip(p, step_name))]))
+            "fill": fill_of(p.tensor.id)}, [title(tensor_tooltip(p, step_name))])
     for p in placed:  # after every tensor, so the marks stay visible on top
         for a in p.aliases:
             x, y, w, h = scale.box(a.first_op, a.last_op, p.offset, p.tensor.size)
-            parts.append(element("rect", {
+            yield element("rect", {
                 "class": "alias", "data-tensor": a.tensor.id, "data-alias-of": p.tensor.id,
                 "x": x, "y": y, "width": w, "height": h},
                 [title(f"{describe(a.tensor)} uses the buffer "
-                       f"of tensor {p.tensor.id} over {ops_text(a.first_op, a.last_op, step_name)}")]))
-    parts += _levels(scale, steps, lower_bound, arena)
-    return svg(scale.x(steps) + RIGHT, scale.bottom + BOTTOM, parts,
-               **{"class": "chart", "data-chart": label, "role": "img", **scale.data_attributes()})
+                       f"of tensor {p.tensor.id} over {ops_text(a.first_op, a.last_op, step_name)}")])
+    yield from _levels(scale, steps, lower_bound, arena)
 
 
 # Above this many steps the breadth curve is drawn per group of steps (each at the group's
@@ -212,10 +223,10 @@ def breadth_svg(picture: ArenaPicture) -> str:
                **{"class": "chart", "data-chart": "breadth", "role": "img", **scale.data_attributes()})
 
 
-def _object_row(scale: TimeAddressScale, k: int, row: ObjectRow, step_name: str) -> list[str]:
+def _object_row(scale: TimeAddressScale, k: int, row: ObjectRow, step_name: str) -> Iterator[str]:
     y_row = TOP + k * OBJECT_ROW
-    parts = [text(scale.left - 6, y_row + OBJECT_ROW / 2 + 4, f"#{k} {short_bytes(row.size)}",
-                  **{"class": "tick", "text-anchor": "end"})]
+    yield text(scale.left - 6, y_row + OBJECT_ROW / 2 + 4, f"#{k} {short_bytes(row.size)}",
+               **{"class": "tick", "text-anchor": "end"})
     row_bytes, nums = format_bytes(row.size), _Numbers()
     for t, first, last in row.tensors:
         h = OBJECT_BAR * (t.size / row.size if row.size else 0)
@@ -224,36 +235,44 @@ def _object_row(scale: TimeAddressScale, k: int, row: ObjectRow, step_name: str)
         if _plain(t.id, k, t.size, first, last) and _coordinates(x0, y, x1 - x0, h):
             tip = title(f"{describe(t)}\n{format_bytes(t.size)} in object #{k} "
                         f"of {row_bytes}\nalive over {ops_text(first, last, step_name)}")
-            parts.append(f'<rect class="member" data-tensor="{t.id}" data-object="{k}" data-size="{t.size}" '
-                         f'data-first-op="{first}" data-last-op="{last}" x="{nums[x0]}" y="{nums[y]}" '
-                         f'width="{nums[x1 - x0]}" height="{nums[h]}" fill="{fill_of(t.id)}">{tip}</rect>')
+            yield (f'<rect class="member" data-tensor="{t.id}" data-object="{k}" data-size="{t.size}" '
+                   f'data-first-op="{first}" data-last-op="{last}" x="{nums[x0]}" y="{nums[y]}" '
+                   f'width="{nums[x1 - x0]}" height="{nums[h]}" fill="{fill_of(t.id)}">{tip}</rect>')
             continue
-        parts.append(element("rect", {
+        yield element("rect", {
             "class": "member", "data-tensor": t.id, "data-object": k, "data-size": t.size,
             "data-first-op": first, "data-last-op": last, "x": x0,
             "y": y_row + (OBJECT_ROW + OBJECT_BAR) / 2 - h, "width": x1 - x0, "height": h,
             "fill": fill_of(t.id)},
             [title(f"{describe(t)}\n{format_bytes(t.size)} in object #{k} "
-                   f"of {format_bytes(row.size)}\nalive over {ops_text(first, last, step_name)}")]))
-    return parts
+                   f"of {format_bytes(row.size)}\nalive over {ops_text(first, last, step_name)}")])
 
 
 def objects_svg(picture: ArenaPicture) -> str:
     """One row per shared object; a tensor's bar is as tall as its share of the object."""
+    return "".join(objects_svg_chunks(picture))
+
+
+def objects_svg_chunks(picture: ArenaPicture) -> Iterator[str]:
+    """objects_svg()'s text in pieces, one per element, made as they are written."""
     rows, steps = picture.object_rows, picture.steps
     height = max(len(rows), 1) * OBJECT_ROW
     scale = TimeAddressScale(left=LEFT, step_width=layout_scale(steps, 1).step_width,
                              bottom=TOP + height, byte_height=0.0)
     right = scale.x(steps)
-    parts = [element("rect", {"class": "plot", "x": LEFT, "y": TOP, "width": right - LEFT, "height": height})]
+    return svg_chunks(right + RIGHT, scale.bottom + BOTTOM, _objects_children(picture, scale, height),
+                      **{"class": "chart", "data-chart": "objects", "role": "img"})
+
+
+def _objects_children(picture: ArenaPicture, scale: TimeAddressScale, height: float) -> Iterator[str]:
+    rows, steps, right = picture.object_rows, picture.steps, scale.x(picture.steps)
+    yield element("rect", {"class": "plot", "x": LEFT, "y": TOP, "width": right - LEFT, "height": height})
     for k in range(1, len(rows)):
-        parts.append(line(LEFT, TOP + k * OBJECT_ROW, right, TOP + k * OBJECT_ROW, **{"class": "grid"}))
+        yield line(LEFT, TOP + k * OBJECT_ROW, right, TOP + k * OBJECT_ROW, **{"class": "grid"})
     for k, row in enumerate(rows):
-        parts += _object_row(scale, k, row, picture.step_name)
+        yield from _object_row(scale, k, row, picture.step_name)
     for step in step_ticks(steps):
         x = scale.x(step + 0.5)
-        parts.append(text(x, scale.bottom + 16, str(step), **{"class": "tick", "text-anchor": "middle"}))
-    parts.append(text((LEFT + right) / 2, scale.bottom + 32, picture.step_name,
-                      **{"class": "axis-name", "text-anchor": "middle"}))
-    return svg(right + RIGHT, scale.bottom + BOTTOM, parts,
-               **{"class": "chart", "data-chart": "objects", "role": "img"})
+        yield text(x, scale.bottom + 16, str(step), **{"class": "tick", "text-anchor": "middle"})
+    yield text((LEFT + right) / 2, scale.bottom + 32, picture.step_name,
+               **{"class": "axis-name", "text-anchor": "middle"})

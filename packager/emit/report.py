@@ -9,10 +9,11 @@ shown only when `include_times` is true; `tflpack report --no-times` and `packag
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Iterator, Sequence
 
 from packager.emit.atomic_write import write_atomically
-from packager.emit.charts import breadth_note, breadth_svg, layout_svg, objects_svg, shape_text
+from packager.emit.charts import (breadth_note, breadth_svg, layout_svg, layout_svg_chunks, objects_svg_chunks,
+                                  shape_text)
 from packager.emit.report_data import ArenaPicture, MeasuredLayout
 from packager.emit.scale import format_bytes
 from packager.emit.svg import escape
@@ -148,8 +149,31 @@ def _measured_section(p: ArenaPicture, measured: MeasuredLayout | None) -> str:
             + f'<div class="scroll">{chart}</div>')
 
 
-def _arena_section(index: int, p: ArenaPicture, include_times: bool, measured: MeasuredLayout | None) -> str:
-    parts = [f'<section class="arena" id="arena-{index}">', f"<h2>{escape(p.title)}</h2>",
+def _lines(parts: Iterable[str | Iterator[str]]) -> Iterator[str]:
+    """The parts one per line, as "\n".join of the non-empty ones; a part given as an iterator
+    of pieces (a chart) is passed on piece by piece (those are never empty)."""
+    first = True
+    for part in parts:
+        if isinstance(part, str) and not part:
+            continue
+        if not first:
+            yield "\n"
+        first = False
+        if isinstance(part, str):
+            yield part
+        else:
+            yield from part
+
+
+def _scroll(chunks: Iterator[str]) -> Iterator[str]:
+    yield '<div class="scroll">'
+    yield from chunks
+    yield "</div>"
+
+
+def _arena_section(index: int, p: ArenaPicture, include_times: bool, measured: MeasuredLayout | None) -> Iterator[str]:
+    """One arena's section in pieces: its charts are made as they are written."""
+    parts: list[str | Iterator[str]] = [f'<section class="arena" id="arena-{index}">', f"<h2>{escape(p.title)}</h2>",
              f"<p>{_headline(p)}</p>"]
     if p.dynamic_bounds:
         bounds = ", ".join(f"{name} in [{lo}, {hi}]" for name, lo, hi in p.dynamic_bounds)
@@ -161,7 +185,7 @@ def _arena_section(index: int, p: ArenaPicture, include_times: bool, measured: M
                   f'<p class="note">{escape(p.layout_note)}; x: {p.step_name}, y: address. '
                   f"Hover a tensor for its name, shape, size, lifetime and offset.</p>",
                   _drawn_note(p, p.placed_total, len(p.placed)),
-                  f'<div class="scroll">{layout_svg(p.placed, p.steps, p.arena, p.lower_bound, p.step_name)}</div>']
+                  _scroll(layout_svg_chunks(p.placed, p.steps, p.arena, p.lower_bound, p.step_name))]
     parts += [f"<h3>{p.step_name.capitalize()} breadth</h3>",
               f'<p class="note">Bytes alive at each {p.step_name}; no plan can be smaller than its '
               f"largest value, the lower bound.</p>",
@@ -175,10 +199,10 @@ def _arena_section(index: int, p: ArenaPicture, include_times: bool, measured: M
                   f"{format_bytes(p.object_lower_bound)}; one row per object, each bar as tall as the "
                   f"tensor's share of it.</p>",
                   _drawn_note(p, p.object_members_total, sum(len(r.tensors) for r in p.object_rows)),
-                  f'<div class="scroll">{objects_svg(p)}</div>']
+                  _scroll(objects_svg_chunks(p))]
     parts += [_measured_section(p, measured), _aliases_table(p), _persistent_table(p),
               "<h3>Strategies</h3>", _strategy_table(p, include_times), "</section>"]
-    return "\n".join(s for s in parts if s)
+    return _lines(parts)
 
 
 def render_report_html(pictures: Sequence[ArenaPicture], *, source_name: str, semantics: str,
@@ -186,18 +210,28 @@ def render_report_html(pictures: Sequence[ArenaPicture], *, source_name: str, se
                        measured: Sequence[MeasuredLayout | None] | None = None) -> str:
     """The page as text, one section per arena picture (packager/pictures.py makes them);
     `measured[i]`, when given, is TFLite's layout of arena i."""
+    return "".join(report_html_chunks(pictures, source_name=source_name, semantics=semantics,
+                                      strategy=strategy, include_times=include_times, measured=measured))
+
+
+def report_html_chunks(pictures: Sequence[ArenaPicture], *, source_name: str, semantics: str,
+                       strategy: str = "best", include_times: bool = True,
+                       measured: Sequence[MeasuredLayout | None] | None = None) -> Iterator[str]:
+    """render_report_html()'s text in pieces, made as they are written: a page of a hundred
+    thousand tensors is never one string."""
     def nth(items: Sequence | None, i: int):
         return items[i] if items is not None and i < len(items) else None
 
     name = escape(source_name)
-    sections = [_arena_section(i, p, include_times, nth(measured, i)) for i, p in enumerate(pictures)]
+    sections = (_arena_section(i, p, include_times, nth(measured, i)) for i, p in enumerate(pictures))
     summary = (f"{len(pictures)} arena{'s' if len(pictures) != 1 else ''} under {escape(semantics)} "
                f"semantics, strategy: {escape(strategy)}. Every plan shown passed the independent validator.")
-    return "\n".join([
+    yield from _lines([
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         f"<title>tflpack report: {name}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
         f"<h1>{name}: tensor memory plan</h1>", f"<p>{summary}</p>", *sections,
-        '<div id="info"></div>', f"<script>{_JS}</script>", "</body>", "</html>", ""])
+        '<div id="info"></div>', f"<script>{_JS}</script>", "</body>", "</html>"])
+    yield "\n"
 
 
 def write_report(path: Path, pictures: Sequence[ArenaPicture], *, source_name: str, semantics: str,

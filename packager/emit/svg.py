@@ -6,7 +6,7 @@ input: attributes keep the order they are given in and numbers have a fixed prec
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
 Attrs = Mapping[str, object]
 
@@ -65,3 +65,19 @@ def svg(width: float, height: float, children: Iterable[str], **attrs: object) -
     """An <svg> for inline use in HTML5, which needs no xmlns (and so no URL in the page)."""
     return element("svg", {"width": float(width), "height": float(height),
                            "viewBox": f"0 0 {num(width)} {num(height)}", **attrs}, children)
+
+
+def svg_chunks(width: float, height: float, children: Iterable[str], **attrs: object) -> Iterator[str]:
+    """svg()'s text in pieces, each child as it is made: a chart of a hundred thousand tensors
+    is written out without ever being one string."""
+    head = _attrs({"width": float(width), "height": float(height),
+                   "viewBox": f"0 0 {num(width)} {num(height)}", **attrs})
+    opened = False
+    for child in children:
+        if not child:
+            continue
+        if not opened:
+            yield f"<svg{head}>"
+            opened = True
+        yield child
+    yield "</svg>" if opened else f"<svg{head}/>"

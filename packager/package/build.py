@@ -22,9 +22,10 @@ from packager.package import c_header
 from packager.package import plan_flatbuffer, plan_json
 from packager.emit.c_text import identifier, is_identifier
 from packager.package.offline_plan import with_offline_plan
-from packager.emit.report import render_report_html
+from packager.emit.report import report_html_chunks
 from packager.pictures import arena_picture
 from packager.errors import PackagerError, PlanError
+from packager.emit.encoded_blocks import encoded_in_blocks
 from packager.gc_pause import without_collector_pauses
 from packager.model import Model
 from packager.package.output_dir import StagedFolder, stale_files, staged_folder
@@ -126,7 +127,7 @@ def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[s
            "plan (JSON, schemas/plan.schema.json)")
     yield (f"{prefix}_plan.tplan", checked_plan_file(plan_flatbuffer.dumps(plan), plan),
            "plan (FlatBuffer, schemas/plan.fbs)")
-    yield (f"{prefix}_plan.h", c_header.render(plan, model, prefix).encode("ascii"),
+    yield (f"{prefix}_plan.h", c_header.render_chunks(plan, model, prefix),  # encoded as written
            "C header: arena size, offsets, lifetimes, objects")
     embedded, embedded_note = model.raw, "the input model unchanged"
     if SEMANTICS[plan.semantics].offline_plan and keep_offline_plan:
@@ -164,16 +165,17 @@ def write_files(folder: StagedFolder, plan: PackagePlan, model: Model, prefix: s
 
 
 @without_collector_pauses
-def report_html(planned: PlannedModel, model: Model, strategy: str) -> bytes:
+def report_html(planned: PlannedModel, model: Model, strategy: str) -> Iterator[bytes]:
     """The report page of the plan as written: no planning times and no measured runtime (that
-    would run TFLite in a child process), so the same inputs give the same bytes."""
+    would run TFLite in a child process), so the same inputs give the same bytes. Its pictures are
+    made (and checked) here; its text is made and encoded a block at a time as it is written."""
     pictures = [arena_picture(model, p, strategy,
                               layout_outcome=p.offsets,  # validated again before it is drawn
                               labels=p.arena.scratch)  # names of TFLite Micro's scratch buffers
                 for p in planned.arenas]
-    html = render_report_html(pictures, source_name=planned.plan.source.file,
-                              semantics=planned.plan.semantics, strategy=strategy, include_times=False)
-    return html.encode("utf-8")
+    return encoded_in_blocks(report_html_chunks(pictures, source_name=planned.plan.source.file,
+                                                semantics=planned.plan.semantics, strategy=strategy,
+                                                include_times=False))
 
 
 # -- the whole job -----------------------------------------------------------------------------

@@ -11,8 +11,10 @@ macros, each tensor's pass and the multi-pass plan; a static model's header has 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
 
 from packager.emit.c_text import block_comment, comment_text, identifier, int_rows
+from packager.emit.encoded_blocks import encoded_in_blocks
 from packager.kernels.tflm_offline_plan import INT32_MAX, offline_plan_of
 from packager.errors import PlanError
 from packager.model import Model
@@ -138,6 +140,24 @@ def _io_names(model: Model, which: str) -> list[tuple[str, int]]:
 
 
 def render(plan: PackagePlan, model: Model, prefix: str) -> str:
+    return "\n".join(render_lines(plan, model, prefix))
+
+
+def render_chunks(plan: PackagePlan, model: Model, prefix: str) -> Iterator[bytes]:
+    """render()'s text as ASCII bytes, a block at a time: the lines are made here, their text
+    (11 MB at 100,000 tensors) is joined and encoded as it is written, never whole."""
+    return encoded_in_blocks(_with_newlines(render_lines(plan, model, prefix)), encoding="ascii")
+
+
+def _with_newlines(lines: list[str]) -> Iterator[str]:
+    for i, line in enumerate(lines):
+        if i:
+            yield "\n"
+        yield line
+
+
+def render_lines(plan: PackagePlan, model: Model, prefix: str) -> list[str]:
+    """The header's lines (render() joins them with newlines)."""
     P = prefix.upper()
     rows, object_sizes, scratch = _rows(plan, model)
     kept = _kept_offsets(plan, model, rows)
@@ -215,7 +235,7 @@ def render(plan: PackagePlan, model: Model, prefix: str) -> str:
         out += block_comment(["Scratch buffers the runtime's kernels request (not in the tables):", *scratch])
         out.append("")
     out += ["#ifdef __cplusplus", "}  /* extern \"C\" */", "#endif", "", f"#endif  /* {guard} */", ""]
-    return "\n".join(out)
+    return out
 
 
 def _symbol_macros(P: str, plan: PackagePlan) -> list[str]:

@@ -53,7 +53,7 @@ def dumps(plan: PackagePlan) -> bytes:
     if runtime_arena is not None:
         Plan.AddRuntimeArena(b, runtime_arena)
     b.Finish(Plan.End(b), file_identifier=FILE_IDENTIFIER)
-    return bytes(b.Output())
+    return bytes(memoryview(b.Bytes)[b.head:])  # b.Output()'s bytes, copied once (it copies too)
 
 
 def _runtime_arena(b: flatbuffers.Builder, r: RuntimeArena) -> int:
@@ -259,11 +259,22 @@ def _tensor_entry(buf: bytearray, end: int, head: int, vtables: dict, t: TensorE
     return _vtable(buf, end, head, vtables, vtable, object_end)
 
 
+ROOM_SLACK = 1 << 16  # beyond what is asked: the small tables written after a section fit too
+
+
 def _make_room(b: flatbuffers.Builder, room: int) -> None:
-    while b.head < room:
-        old = len(b.Bytes)
-        b.GrowByteBuffer()
-        b.head += len(b.Bytes) - old
+    """At least `room` free bytes below the head, in one new buffer of the size needed: doubling
+    towards it held the old buffer beside one up to twice the size (48 MB at 100,000 tensors).
+    The bytes written are the same: every offset and alignment counts from the buffer's end."""
+    if b.head >= room:
+        return
+    grow = room - b.head + ROOM_SLACK
+    old = b.Bytes
+    if len(old) + grow > flatbuffers.Builder.MAX_BUFFER_SIZE:
+        raise flatbuffers.builder.BuilderSizeError("flatbuffers: cannot grow buffer beyond 2 gigabytes")
+    grown = bytearray(len(old) + grow)
+    grown[grow:] = old
+    b.Bytes, b.head = grown, b.head + grow
 
 
 def _vtable(buf: bytearray, end: int, head: int, vtables: dict, vtable: list[int],
