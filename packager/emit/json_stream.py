@@ -78,7 +78,7 @@ def iter_json(doc: Any, ensure_ascii: bool = True) -> Iterator[str]:
     return _Encoder(encode_basestring_ascii if ensure_ascii else encode_basestring).pieces(doc, 0)
 
 
-def _scalar(v: Any, encode: Callable[[str], str]) -> str | None:
+def scalar_text(v: Any, encode: Callable[[str], str]) -> str | None:
     """The text of a scalar, in the order of the standard library's checks; None for the rest."""
     if isinstance(v, str):
         return encode(v)
@@ -138,7 +138,7 @@ class _Encoder:
         self.shared: dict[tuple[int, int, int], list[str]] = {}
 
     def pieces(self, v: Any, level: int) -> Iterator[str]:
-        text = _scalar(v, self.encode)
+        text = scalar_text(v, self.encode)
         if text is not None:
             yield text
         elif isinstance(v, (list, tuple)):

@@ -5,9 +5,10 @@ of keys and hold scalars (a plan's tensor entries) are written from one template
 
 from __future__ import annotations
 
-import json
 from json.encoder import encode_basestring
 from typing import Any
+
+from packager.emit.json_stream import scalar_text
 
 _INDENT = "  "
 
@@ -41,20 +42,9 @@ def dumps_indented_bytes(doc: Any, end: str = "") -> bytes:
 
 
 def _scalar(v: Any) -> str | None:
-    """The text of a scalar, None for a container."""
-    if isinstance(v, str):
-        return encode_basestring(v)
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, int):
-        return int.__repr__(v)
-    if isinstance(v, float):
-        return json.dumps(v)  # the standard library's float rules (NaN, Infinity)
-    return None
+    """The text of a scalar, None for a container (the standard library's rules, NaN and
+    Infinity included)."""
+    return scalar_text(v, encode_basestring)
 
 
 class Written:
