@@ -510,23 +510,11 @@ def _tensor_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
     generated accessors cost a dozen calls per field, seconds for a plan of 100,000 tensors. Same
     values, defaults and errors as they give. "numbers": int64 arrays by TensorEntry's field
     names; "alias_of" (None for none), "kind", "name", "type", "shape", "size_expr": lists."""
-    u8 = np.frombuffer(data, dtype=np.uint8)
-    at = vector + 4 * np.arange(count, dtype=np.int64)
-    t = at + _gather(u8, at, "<u4")
-    vt = t - _gather(u8, t, "<i4")
-    vt_size = _gather(u8, vt, "<u2")
-    slots = []
-    for f in range(14):
-        present = 4 + 2 * f < vt_size
-        slot = np.zeros(count, dtype=np.int64)
-        slot[present] = _gather(u8, vt[present] + 4 + 2 * f, "<u2")
-        slots.append(slot)
+    u8, t, vt, vt_size = _tables(data, vector, count)
+    slots = [_slot(u8, vt, vt_size, f) for f in range(14)]
 
     def number(f: int, dtype: str, default: int = 0) -> np.ndarray:
-        out = np.full(count, default, dtype=np.int64)
-        has = slots[f] != 0
-        out[has] = _gather(u8, t[has] + slots[f][has], dtype)
-        return out
+        return _field(u8, t, slots[f], dtype, default)
 
     def text(f: int) -> list[str | None]:
         out: list[str | None] = [None] * count
@@ -573,21 +561,36 @@ def _pairs(data: bytes, vector: int, count: int, second) -> tuple[tuple[int, int
     """(index, value) tables of two fields (an int and `second`), read straight from the bytes,
     all entries at once (as _tensor_fields reads the tensors): ObjectAssignment (index, object)
     and PassOffset (index, offset)."""
+    u8, t, vt, vt_size = _tables(data, vector, count)
+    values = [_field(u8, t, _slot(u8, vt, vt_size, f), dtype).tolist()
+              for f, dtype in ((0, "<i4"), (1, "<i4" if second is _I32 else "<i8"))]
+    return tuple(zip(*values))
+
+
+def _tables(data: bytes, vector: int, count: int) -> tuple[np.ndarray, ...]:
+    """The bytes as uint8, and for each of the `count` tables of the vector at `vector`: its
+    position, its vtable's position and its vtable's size."""
     u8 = np.frombuffer(data, dtype=np.uint8)
     at = vector + 4 * np.arange(count, dtype=np.int64)
     t = at + _gather(u8, at, "<u4")
     vt = t - _gather(u8, t, "<i4")
-    vt_size = _gather(u8, vt, "<u2")
-    values = []
-    for slot, dtype in ((0, "<i4"), (1, "<i4" if second is _I32 else "<i8")):
-        field = np.zeros(count, dtype=np.int64)
-        present = 4 + 2 * slot < vt_size
-        field[present] = _gather(u8, vt[present] + 4 + 2 * slot, "<u2")
-        out = np.zeros(count, dtype=np.int64)
-        has = field != 0
-        out[has] = _gather(u8, t[has] + field[has], dtype)
-        values.append(out.tolist())
-    return tuple(zip(*values))
+    return u8, t, vt, _gather(u8, vt, "<u2")
+
+
+def _slot(u8: np.ndarray, vt: np.ndarray, vt_size: np.ndarray, f: int) -> np.ndarray:
+    """Each table's offset of its field f (vtable slot f at 4 + 2f); 0 where the field is absent."""
+    slot = np.zeros(len(vt), dtype=np.int64)
+    present = 4 + 2 * f < vt_size
+    slot[present] = _gather(u8, vt[present] + 4 + 2 * f, "<u2")
+    return slot
+
+
+def _field(u8: np.ndarray, t: np.ndarray, slot: np.ndarray, dtype: str, default: int = 0) -> np.ndarray:
+    """Each table's number of one field (`default` where it is absent), as int64."""
+    out = np.full(len(t), default, dtype=np.int64)
+    has = slot != 0
+    out[has] = _gather(u8, t[has] + slot[has], dtype)
+    return out
 
 
 def _passes_from(p) -> PassSection | None:
