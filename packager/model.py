@@ -154,3 +154,27 @@ def derived(model: Model, key: Hashable, compute: Callable[[], _T]) -> _T:
         cache[key] = compute()
     return cache[key]
 
+
+
+def tensor_bytes(model: Model, subgraph: int) -> list[int | None]:
+    """Tensor.nbytes of every tensor of a subgraph, in order, worked out once per model: the
+    lifetimes, TFLite Micro's whole arena and the plan check each ask for all of them."""
+    def compute() -> list[int | None]:
+        bits_of, prod = ELEMENT_BITS, math.prod
+        out: list[int | None] = []
+        for t in model.subgraphs[subgraph].tensors:
+            bits = bits_of[t.type]
+            out.append(-(-prod(t.shape) * bits // 8) if bits is not None else None)
+        return out
+    return derived(model, ("tensor bytes", subgraph), compute)
+
+
+def operators_named(model: Model, subgraph: int, name: str) -> list[Operator]:
+    """The operators of a subgraph that run `name` (Operator.name), in order: the kernel rules
+    look for a few op kinds (VAR_HANDLE, ASSIGN_VARIABLE) among every node of large models."""
+    def compute() -> dict[str, list[Operator]]:
+        out: dict[str, list[Operator]] = {}
+        for op in model.subgraphs[subgraph].operators:
+            out.setdefault(op.opcode.name, []).append(op)
+        return out
+    return derived(model, ("operators by name", subgraph), compute).get(name, [])

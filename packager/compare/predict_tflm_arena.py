@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from packager.compare.predict_tflm import predict_tflm
 from packager.kernels import tflm_arena, tflm_scratch
 from packager.kernels.tflm_arena import HOST, Target
-from packager.model import Model
+from packager.model import Model, tensor_bytes
 from packager.plan.records import align_up
 
 ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment: the arena's start and every persistent buffer
@@ -63,10 +63,6 @@ class _Tail:
         self.bytes = align_up(self.bytes + size, alignment)
 
 
-def _needs_allocating(tensor) -> bool:
-    return not tensor.has_data and not tensor.is_variable and (tensor.nbytes or 0) > 0
-
-
 def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = None) -> WholeArena:
     """`head`: the plan's size when the model carries its own offline plan (else TFLite Micro's
     own planner, predicted)."""
@@ -90,22 +86,40 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
         if sg.operators:
             tail.take(target.node_and_registration * len(sg.operators), a)
     figures = _OpFigures(model, target)
-    ops = [(s, sg, op, figures.of(s, sg, op)) for s, sg in enumerate(model.subgraphs)
-           for op in sg.operators]
-    for _, _, _, f in ops:
-        if f.data is not None:
-            tail.take(*f.data)
-    for _, _, _, f in ops:
-        if f.unmodelled is not None:
-            unmodelled.add(f.unmodelled)
-        for size in f.buffers[:f.first]:  # Init runs for every node before any Prepare
-            tail.take(size, ARENA_ALIGNMENT)
+    each = figures.of_all(model)  # each node's figures, subgraphs in order, nodes in order
+    distinct = {id(f): f for f in each}.values()
+    # The tail pointer's steps, inlined (_Tail.take): one or two per node on large models.
+    taken = tail.bytes
+    if any(f.data is not None for f in distinct):
+        for f in each:
+            if f.data is not None:
+                size, alignment = f.data
+                taken = -(-(taken + size) // alignment) * alignment
+    if any(f.unmodelled is not None or f.first for f in distinct):
+        for f in each:
+            if f.unmodelled is not None:
+                unmodelled.add(f.unmodelled)
+            if f.first:
+                for size in f.buffers[:f.first]:  # Init runs for every node before any Prepare
+                    taken = -(-(taken + size) // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
+    tail.bytes = taken
     requests = 0
     # Prepare, node by node: the head holds the scratch-request array, temp the node's tensors
     # (a TfLiteTensor each, with its quantization), and temp may not reach the tail.
     prepare_peak = 0
     overlap_peak: tuple[int, str] = (0, "")
-    for s, sg, op, f in ops:
+    # A node that takes no buffer and requests nothing leaves the tail and the request count as
+    # they were: the next node of its figures then reaches the same peak, so it is skipped.
+    seen_since_change: set[int] = set()
+    ops = ((s, sg, op) for s, sg in enumerate(model.subgraphs) for op in sg.operators)
+    for (s, sg, op), f in zip(ops, each):
+        quiet = f.quiet
+        if quiet:
+            if id(f) in seen_since_change:
+                continue
+            seen_since_change.add(id(f))
+        else:
+            seen_since_change.clear()
         buffers = f.buffers[f.first:]
         start = target.scratch_request * (requests + target.max_scratch_per_op)
         temp, live, before = figures.temps(f, sg, op, start)
@@ -132,10 +146,11 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
         tail.take(size, ARENA_ALIGNMENT)
     if requests:
         tail.take(target.scratch_handle * requests, a)
-    for sg in model.subgraphs:
-        for t in sg.tensors:
-            if t.is_variable and (t.nbytes or 0) > 0:
-                tail.take(t.nbytes, ARENA_ALIGNMENT)
+    sizes = [tensor_bytes(model, s) for s in range(len(model.subgraphs))]
+    for sg, nbytes in zip(model.subgraphs, sizes):
+        for t, n in zip(sg.tensors, nbytes):
+            if t.is_variable and n:
+                tail.take(n, ARENA_ALIGNMENT)
     at_planning = tail.bytes
     main = model.subgraphs[0]
     for ids in (main.inputs, main.outputs):
@@ -144,7 +159,8 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
             for size, alignment in tflm_arena.quantized_io_bytes(main.tensors[t], target):
                 tail.take(size, alignment)
     tensors = sum(len(sg.tensors) for sg in model.subgraphs)
-    planned = sum(1 for sg in model.subgraphs for t in sg.tensors if _needs_allocating(t)) + requests
+    planned = sum(1 for sg, nbytes in zip(model.subgraphs, sizes) for t, n in zip(sg.tensors, nbytes)
+                  if n and not t.has_data and not t.is_variable) + requests  # TFLite Micro plans them
     temporaries = (target.scratch_request * (requests + target.max_scratch_per_op)
                    + align_up(target.pointer * len(model.subgraphs), a)
                    + target.allocation_info * (tensors + requests))
@@ -185,6 +201,7 @@ class _Figures:
     requests: int  # scratch requests
     requests_known: bool
     key: tuple | None  # the signature it is shared under (None: computed for this node only)
+    quiet: bool = False  # Prepare takes no buffer and requests nothing: the tail stays as it was
 
 
 class _OpFigures:
@@ -240,6 +257,37 @@ class _OpFigures:
             known = self.memo.get(key)
             if known is not None:
                 return known
+        return self._computed(s, sg, op, key)
+
+    def of_all(self, model: Model) -> list[_Figures]:
+        """of() for every node, subgraphs in order: the same keys, built with the op code's part
+        worked out once per op code (a model of 100,000 nodes has a few dozen)."""
+        out = []
+        memo = self.memo
+        for s, sg in enumerate(model.subgraphs):
+            keys = self._tensor_keys(s, sg)
+            # keys[-1] is the absent tensor's: what _key gives -1 (the one negative id a read
+            # model holds; anything else goes through _key).
+            lookup = keys.__getitem__
+            codes: dict[int, tuple] = {}
+            for op in sg.operators:
+                code = op.opcode
+                known_code = codes.get(id(code))
+                if known_code is None:
+                    known_code = codes[id(code)] = (
+                        (code.builtin_code, code.name, code.custom_code, code.version),
+                        code.is_custom or code.name in _READS_OPTIONS)
+                fields, by_node = known_code
+                ins, outs = op.inputs, op.outputs
+                if by_node or (ins and min(ins) < -1) or (outs and min(outs) < -1):
+                    out.append(self.of(s, sg, op))
+                    continue
+                key = (*fields, (), tuple(map(lookup, ins)), tuple(map(lookup, outs)))
+                known = memo.get(key)
+                out.append(known if known is not None else self._computed(s, sg, op, key))
+        return out
+
+    def _computed(self, s: int, sg, op, key: tuple | None) -> _Figures:
         model, target = self.model, self.target
         buffers = tflm_arena.persistent_buffers(model, s, op, target)
         unmodelled = None
@@ -247,11 +295,11 @@ class _OpFigures:
             unmodelled = tflm_arena.unmodelled_name(model, s, op)
             buffers = []
         wanted, known_requests = tflm_scratch.requests(sg, op, model, s)
-        figures = _Figures(tflm_arena.builtin_data(op, target), buffers,
-                           tflm_arena.init_buffers(op, buffers), unmodelled,
+        first = tflm_arena.init_buffers(op, buffers)
+        figures = _Figures(tflm_arena.builtin_data(op, target), buffers, first, unmodelled,
                            tflm_arena.prepare_temp_tensors(op, sg),
                            tflm_arena.softmax_tables_overlap(sg, op), len(wanted), known_requests,
-                           key)
+                           key, quiet=known_requests and not wanted and not buffers[first:])
         if key is not None:
             self.memo[key] = figures
         return figures

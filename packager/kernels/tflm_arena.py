@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from packager.kernels import tflm_prepare_temps
-from packager.model import Model, Operator, Subgraph
+from packager.model import Model, Operator, Subgraph, operators_named
 
 
 @dataclass(frozen=True)
@@ -371,10 +371,10 @@ def resource_buffers(model: Model) -> list[int]:
     for the value tensor's bytes as a persistent buffer (MicroResourceVariables::Allocate)."""
     seen, out = set(), []
     for s, sg in enumerate(model.subgraphs):
-        names = {o: str(op.options.get("shared_name", "")) for op in sg.operators
-                 if op.name == "VAR_HANDLE" for o in op.outputs}
-        for op in sg.operators:
-            if op.name != "ASSIGN_VARIABLE" or len(op.inputs) < 2:
+        names = {o: str(op.options.get("shared_name", "")) for op in operators_named(model, s, "VAR_HANDLE")
+                 for o in op.outputs}
+        for op in operators_named(model, s, "ASSIGN_VARIABLE"):
+            if len(op.inputs) < 2:
                 continue
             resource = names.get(op.inputs[0], (s, op.inputs[0]))
             if resource not in seen:
@@ -386,8 +386,8 @@ def resource_buffers(model: Model) -> list[int]:
 def resource_variable_count(model: Model) -> int:
     """Distinct shared names of VAR_HANDLE ops: what the Python wrapper counts before it creates
     the resource-variable table."""
-    names = {str(op.options.get("shared_name", "")) for sg in model.subgraphs
-             for op in sg.operators if op.name == "VAR_HANDLE"}
+    names = {str(op.options.get("shared_name", "")) for s in range(len(model.subgraphs))
+             for op in operators_named(model, s, "VAR_HANDLE")}
     return len(names)
 
 
