@@ -18,11 +18,14 @@ import math
 import operator
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Callable, Iterator, Mapping
+
+import numpy as np
 
 from packager.errors import ModelError
 from packager.gc_pause import collector_paused
-from packager.model import ELEMENT_BITS, Model, Subgraph, Tensor, derived
+from packager.model import ELEMENT_BITS, Model, Subgraph, Tensor, derived, tensor_bytes
 from packager.plan.records import UsageRecord
 from packager.semantics import SEMANTICS, Semantics
 
@@ -405,34 +408,92 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
                 last[base + t] = scope  # used
         visiting.discard(index)
 
-    mark(0)
+    if calls_children:
+        mark(0)
+        ends = [_ends_of(first, last, offsets[s], len(sg.tensors)) for s, sg in enumerate(model.subgraphs)]
+    else:  # no op runs a subgraph: op i opens scope i + 1, worked out over whole columns
+        scope = len(model.subgraphs[0].operators)
+        ends = [_chain_ends(model.subgraphs[0])]
+        ends += [_ends_of({}, {}, 0, len(sg.tensors)) for sg in model.subgraphs[1:]]
     category: dict[int, str] = {}
-    records = []
+    records: list[UsageRecord] = []
     persistent = 0
-    size = _sizer(sem)
+    rounding = sem.size_rounding
     for s, sg in enumerate(model.subgraphs):
-        cats = _classify(model, sg, sem, plan_dynamic)
-        for t in sg.tensors:
-            g = offsets[s] + t.index
-            c = cats.get(t.index)
-            if c is None and g not in first and g in last:
-                # Read but never written (an Ethos-U op's scratch tensors): TFLite Micro still
-                # allocates it, alive from before the first scope (-1) to its last reader.
-                first[g] = 0
-            if c is None and g not in first:
-                c = UNUSED  # never written, or in a subgraph no op runs
+        n = len(sg.tensors)
+        # (an op's absent optional output, -1, may be classified too: no tensor of the file)
+        cats = {t: c for t, c in _classify(model, sg, sem, plan_dynamic).items() if 0 <= t < n}
+        starts, stops = ends[s]
+        classified = np.zeros(n, dtype=bool)
+        classified[list(cats)] = True
+        # Read but never written (an Ethos-U op's scratch tensors): TFLite Micro still
+        # allocates it, alive from before the first scope (-1) to its last reader.
+        starts = np.where(~classified & (starts < 0) & (stops >= 0), 0, starts)
+        unused = ~classified & (starts < 0)  # never written, or in a subgraph no op runs
+        planned = np.flatnonzero(~classified & (starts >= 0))
+        nbytes = tensor_bytes(model, s)
+        names = [PLANNED] * n
+        for t in np.flatnonzero(unused).tolist():
+            names[t] = UNUSED
+        for t, c in cats.items():
+            names[t] = c
             if c == PERSISTENT:
-                persistent += size(t)
-            if c is not None:
-                category[g] = c
-                continue
-            category[g] = PLANNED
-            records.append(UsageRecord(g, first[g], max(first[g], last.get(g, first[g])), size(t)))
+                persistent += _rounded(nbytes[t] or 0, rounding)
+        category.update(zip(range(offsets[s], offsets[s] + n), names))
+        firsts = starts[planned]
+        records += map(UsageRecord, (planned + offsets[s]).tolist(), firsts.tolist(),
+                       np.maximum(firsts, stops[planned]).tolist(),
+                       [_rounded(nbytes[t] or 0, rounding) for t in planned.tolist()])
     return ArenaLifetimes(subgraph=0, semantics=sem.name, num_steps=scope + 1,
                           records=tuple(records), whole_run=frozenset(), aliases={},
                           alias_intervals={}, category=category, persistent_bytes=persistent,
                           calls={}, inline=True, tensor_subgraph=GlobalIds(offsets, total),
                           op_scopes=op_scopes if calls_children else OneScopePerOp(len(model.subgraphs[0].operators)))
+
+
+def _rounded(nbytes: int, rounding: int) -> int:
+    return -(-nbytes // rounding) * rounding if rounding > 1 else nbytes  # align_up, as _sizer
+
+
+def _ends_of(first: Mapping[int, int], last: Mapping[int, int], base: int,
+             n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The scopes a subgraph's tensors are created and last used at, -1 where never."""
+    starts, stops = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    for g, scope in first.items():
+        if base <= g < base + n:
+            starts[g - base] = scope
+    for g, scope in last.items():
+        if base <= g < base + n:
+            stops[g - base] = scope
+    return starts, stops
+
+
+def _chain_ends(sg: Subgraph) -> tuple[np.ndarray, np.ndarray]:
+    """What mark() gives the main subgraph when no op runs a subgraph, over whole columns. Scopes
+    only grow, so each end is the largest scope of its events: created (graph inputs and
+    outputs at 0, an op's outputs at its scope) for the first, created or used (an op's
+    inputs and outputs, the graph's outputs at the last scope) for the last."""
+    n, ops = len(sg.tensors), sg.operators
+    starts, stops = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    io = np.array([t for t in (*sg.inputs, *sg.outputs) if t >= 0], dtype=np.int64)
+    starts[io] = 0
+    stops[io] = 0
+
+    def events(lists: list[tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray]:
+        ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64)
+        scopes = np.repeat(np.arange(1, len(lists) + 1, dtype=np.int64),
+                           np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)))
+        kept = ids >= 0
+        return ids[kept], scopes[kept]
+
+    written, at = events([op.outputs for op in ops])
+    np.maximum.at(starts, written, at)
+    np.maximum.at(stops, written, at)
+    read, at = events([op.inputs for op in ops])
+    np.maximum.at(stops, read, at)
+    outputs = np.array([t for t in sg.outputs if t >= 0], dtype=np.int64)
+    stops[outputs] = len(ops)
+    return starts, stops
 
 
 class GlobalIds(Mapping):

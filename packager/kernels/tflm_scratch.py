@@ -130,8 +130,16 @@ def scratch_records(model: Model, op_scopes, size_rounding: int) -> tuple[list[U
     """(a record per scratch request, alive over its op's scopes; the op of each; the ops whose
     requests are not known), subgraphs in order, ops in order, as the kernels ask for them."""
     records, names, uncovered = [], [], set()
+    quiet: dict[int, bool] = {}  # id(op code) -> its kernel requests nothing (the op's figures)
     for s, sg in enumerate(model.subgraphs):
         for i, op in enumerate(sg.operators):
+            code = op.opcode
+            nothing = quiet.get(id(code))
+            if nothing is None:
+                nothing = quiet[id(code)] = (code.name not in _RULES and not code.is_custom
+                                             and code.name in _NO_REQUESTS)
+            if nothing:
+                continue  # requests() gives ([], True): no record, nothing uncovered
             if (s, i) not in op_scopes:
                 continue  # a subgraph no op runs: TFLite Micro never prepares it either
             wanted, known = requests(sg, op, model, s)
