@@ -517,6 +517,19 @@ class GlobalIds(Mapping):
         s = bisect_right(self._starts, g) - 1  # the last subgraph starting at or before g
         return s, g - self._starts[s]
 
+    def get(self, key, default=None):
+        """Mapping.get without its exception round trip: asked once per tensor by the writers."""
+        if type(key) is int and 0 <= key < self._total:
+            starts = self._starts
+            if len(starts) == 1:
+                return 0, key
+            s = bisect_right(starts, key) - 1
+            return s, key - starts[s]
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
     def __iter__(self) -> Iterator[int]:
         return iter(range(self._total))
 

@@ -9,7 +9,7 @@ planning it (or failing late with no name).
 from __future__ import annotations
 
 from packager.errors import PackagerError
-from packager.model import Model
+from packager.model import Model, tensor_bytes
 
 MAX_TENSOR_BYTES = 2**31 - 1  # the largest int32 offset
 
@@ -29,10 +29,9 @@ def human_bytes(n: int) -> str:
 def check_tensor_sizes(model: Model, source: str) -> None:
     """AbsurdSize naming the first non-constant tensor of MAX_TENSOR_BYTES or more."""
     for sg_index, sg in enumerate(model.subgraphs):
-        for t in sg.tensors:
+        for t, size in zip(sg.tensors, tensor_bytes(model, sg_index)):  # Tensor.nbytes, once
             if t.is_constant:
                 continue
-            size = t.nbytes
             if size is not None and size > MAX_TENSOR_BYTES:
                 shape = "x".join(map(str, t.shape))
                 raise AbsurdSize(f"{source}: tensor {t.index} '{t.name}' of subgraph {sg_index} "
