@@ -41,11 +41,23 @@ class _Columns:
         self.last = np.fromiter((r.last_op for r in records), dtype=np.int64, count=n)
         self.size = np.fromiter((r.size for r in records), dtype=np.int64, count=n)
         self._pieces: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._levels: list[int] | None = None
 
     def pieces(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._pieces is None:
             self._pieces = _pieces(self.first, self.last, self.size)
         return self._pieces
+
+    def levels(self) -> list[int]:
+        """The steps up the tree (1: parent) at which some piece has an ancestor holding pieces:
+        only there can a piece clash with an ancestor's (most steps have none)."""
+        if self._levels is None:
+            node, _, depth = self.pieces()
+            occupied = np.zeros(int(node.max(initial=0)) + 1, dtype=bool)
+            occupied[node] = True
+            self._levels = [up for up in range(1, int(depth.max(initial=0)) + 1)
+                            if occupied[node[depth >= up] >> up].any()]
+        return self._levels
 
 
 _last_columns: list = [None, None]
@@ -124,10 +136,15 @@ def _memory_clash(cols: _Columns, offsets: np.ndarray) -> bool:
         return False
     start = offsets[owner]
     end = start + cols.size[owner]
-    # Offsets by rank, so that (node, offset rank) packs into one sortable int64 key.
-    values = _distinct(start)
-    rank = np.searchsorted(values, start)
-    width = len(values) + 1
+    # (node, offset) packed into one sortable int64 key: the offset itself where the product
+    # fits, else its rank among the offsets (the same order either way).
+    top = int(start.max())
+    if (int(node.max()) + 1) * (top + 1) < _VECTOR_MAX:
+        rank, width = start, top + 1
+    else:
+        values = _distinct(start)
+        rank = np.searchsorted(values, start)
+        width = len(values) + 1
     key = node * width + rank
     order = np.argsort(key, kind="stable")
     key, start, end, node = key[order], start[order], end[order], node[order]
@@ -141,7 +158,7 @@ def _memory_clash(cols: _Columns, offsets: np.ndarray) -> bool:
     # so a clash shows with the one just below or at this offset, or the one just above.
     occupied = np.zeros(int(node.max()) + 1, dtype=bool)
     occupied[node] = True
-    for up in range(1, int(depth.max()) + 1):
+    for up in cols.levels():
         deep = np.flatnonzero(depth >= up)
         if not len(deep):
             break

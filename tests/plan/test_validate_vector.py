@@ -47,6 +47,24 @@ def test_both_forms_give_the_same_verdict_on_random_offset_plans(seed):
     assert verdicts == {True, False}  # both kinds of plan were drawn
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_both_forms_agree_where_offsets_are_too_large_to_pack_with_the_node(seed):
+    """Offsets near 2^58 cannot share an int64 key with a tree node: the vector form ranks them
+    first. Same random plans, moved up by 2^58 (the arena too), same verdicts."""
+    rng = random.Random(200 + seed)
+    base = 1 << 58
+    verdicts = set()
+    for _ in range(600):
+        records = _random_records(rng)
+        top = rng.choice([4, 8, 20])
+        offsets = tuple(base + rng.randrange(top) for _ in records)
+        plan = OffsetPlan("random", offsets, max((o + r.size for o, r in zip(offsets, records)), default=0))
+        sequential = _sequential_passes(validate._check_offset_plan_in_order, records, plan)
+        assert validate._offset_plan_passes(records, plan) is sequential, (records, offsets)
+        verdicts.add(sequential)
+    assert verdicts == {True, False}
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_both_forms_give_the_same_verdict_on_random_object_plans(seed):
     rng = random.Random(100 + seed)
