@@ -187,9 +187,19 @@ def _aliases_match(section: ArenaSection, expected: Problem, sorted_ids: np.ndar
     return True
 
 
+_last_records: list = [None, None]  # the last records tuple asked for, and its columns
+
+
 def _record_columns(records: tuple[UsageRecord, ...]) -> dict[str, np.ndarray]:
-    return {f: np.fromiter(map(attrgetter(f), records), dtype=np.int64, count=len(records))
-            for f in ("tensor", "first_op", "last_op", "size")}
+    """The records' fields as int64 arrays (kept for the last tuple: the plan check and the
+    offline model's check ask for the same arena's). Callers must not modify them."""
+    if _last_records[0] is records:
+        return _last_records[1]
+    columns = {f: np.fromiter(map(attrgetter(f), records), dtype=np.int64, count=len(records))
+               for f in ("tensor", "first_op", "last_op", "size")}
+    if isinstance(records, tuple):
+        _last_records[:] = [records, columns]
+    return columns
 
 
 def _stated_offsets(section: ArenaSection, expected: Problem, alignment: int) -> tuple[int, ...]:
@@ -239,7 +249,9 @@ def _check_optimal_offsets(expected: Problem, arena: int, alignment: int) -> Non
 
 
 def _check_names(section: ArenaSection, model: Model) -> None:
-    for t in section.offsets.tensors:
+    if _names_match(section, model):
+        return
+    for t in section.offsets.tensors:  # something differs: entry by entry, to name it
         if t.kind != TENSOR:
             continue
         if not (0 <= t.subgraph < len(model.subgraphs)
@@ -247,6 +259,26 @@ def _check_names(section: ArenaSection, model: Model) -> None:
             raise _mismatch(f"tensor {t.index} points to subgraph {t.subgraph} tensor {t.tensor}")
         if model.subgraphs[t.subgraph].tensors[t.tensor].name != t.name:
             raise _mismatch(f"tensor {t.index} is called '{t.name}' in the plan")
+
+
+def _names_match(section: ArenaSection, model: Model) -> bool:
+    """Every tensor entry points into the model and has its tensor's name (whole columns at
+    once); False when anything differs or does not fit the columns."""
+    try:
+        columns = tensor_columns(section.offsets)
+    except (OverflowError, TypeError, ValueError):
+        return False
+    kinds = np.fromiter(map(TENSOR.__eq__, columns.kind), dtype=bool, count=columns.count)
+    which = np.flatnonzero(kinds)
+    s, t = columns["subgraph"][which], columns["tensor"][which]
+    counts = np.array([len(sg.tensors) for sg in model.subgraphs], dtype=np.int64)
+    if np.any((s < 0) | (s >= len(counts))) or np.any((t < 0) | (t >= counts[np.clip(s, 0, len(counts) - 1)])):
+        return False
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    names = [x.name for sg in model.subgraphs for x in sg.tensors]
+    wanted = list(map(names.__getitem__, (starts[s] + t).tolist()))
+    stated = columns.name if len(which) == columns.count else list(map(columns.name.__getitem__, which.tolist()))
+    return wanted == stated
 
 
 def _show(r) -> str:
@@ -268,13 +300,24 @@ def check_offline_model(packed: bytes, plan: PackagePlan, model: Model) -> None:
         raise PlanError(f"{METADATA_NAME} holds {len(words)} offsets for {subgraphs} subgraphs")
     (arena,) = expected_arenas(plan, model)
     problem = problem_of(arena.lifetimes)
-    stated = {t.index: t.offset for t in plan.arenas[0].planned}
     # Tensors take the words; scratch buffers (not in the words) where the plan leaves them room.
-    offsets = tuple(words[r.tensor] if r.tensor < len(words) else stated[r.tensor] for r in problem.records)
+    ids = _record_columns(problem.records)["tensor"]
+    word = np.array(words, dtype=np.int64)
+    in_words = (ids >= 0) & (ids < len(word))
+    placed = np.zeros(len(ids), dtype=np.int64)
+    placed[in_words] = word[ids[in_words]]
+    offsets_of = placed.tolist()
+    outside = np.flatnonzero(~in_words).tolist()
+    if outside:
+        stated = {t.index: t.offset for t in plan.arenas[0].planned}
+        for k in outside:
+            offsets_of[k] = stated[int(ids[k])]
+    offsets = tuple(offsets_of)
     if any(o < 0 for o in offsets):
         raise PlanError(f"{METADATA_NAME} leaves a planned tensor to the runtime (-1)")
     validate(problem, OffsetPlan("offline words", offsets, arena_of(problem.records, offsets), plan.alignment))
-    planned = {r.tensor for r in problem.records}
-    stray = [g for g, o in enumerate(words) if o >= 0 and g not in planned]
+    unplanned = word >= 0
+    unplanned[ids[in_words]] = False
+    stray = np.flatnonzero(unplanned)[:5].tolist()
     if stray:
         raise PlanError(f"{METADATA_NAME} places tensors {stray[:5]} that are not planned")

@@ -90,3 +90,22 @@ def test_an_optimal_claim_at_the_breadth_bound_needs_no_search(monkeypatch):
     with pytest.raises(PlanError, match=r"stated optimal at \d+ B, but a plan of \d+ B exists"):
         check._check_optimal_offsets(problem, problem.offset_lower_bound + 16, plan.alignment)
     assert searched
+
+
+@pytest.mark.parametrize("name,semantics", CASES)
+def test_names_pass_by_columns_and_a_changed_name_or_place_is_named_entry_by_entry(name, semantics):
+    plan, model, section, _ = _first_arena(name, semantics)
+    assert check._names_match(section, model)
+    check._check_names(section, model)
+    tensors = list(section.offsets.tensors)
+    k = next(i for i, t in enumerate(tensors) if t.kind == "tensor")
+    n_sub = len(model.subgraphs)
+    for fields, message in (({"name": tensors[k].name + "x"}, f"tensor {tensors[k].index} is called"),
+                            ({"tensor": 10**6}, f"tensor {tensors[k].index} points to subgraph"),
+                            ({"subgraph": n_sub}, f"tensor {tensors[k].index} points to subgraph"),
+                            ({"subgraph": -1}, f"tensor {tensors[k].index} points to subgraph")):
+        changed_tensors = (*tensors[:k], replace(tensors[k], **fields), *tensors[k + 1:])
+        changed = replace(section, offsets=replace(section.offsets, tensors=changed_tensors))
+        assert not check._names_match(changed, model), fields
+        with pytest.raises(PlanError, match=message):
+            check._check_names(changed, model)

@@ -55,3 +55,24 @@ def test_packaging_stops_on_a_bad_offline_model():
                               len(model.subgraphs))
     with pytest.raises(PlanError):  # every tensor at offset 0: the words are not a valid plan
         check_offline_model(wrong, result.plan, model)
+
+
+def test_words_that_leave_a_planned_tensor_or_place_an_unplanned_one_are_refused():
+    from packager.kernels.tflm_offline_plan import decode
+    result = packaged("mobile_block")
+    model = parse_model(model_file("mobile_block").read_bytes())
+    packed = file_of(result, ".tflite").read_bytes()
+    _, subgraphs, words = decode(patched_payload(packed, model.raw, METADATA_NAME))
+    planned = [t.index for t in result.plan.arenas[0].planned if t.index < len(words)]
+    unplanned = [g for g, o in enumerate(words) if o < 0]
+    assert planned and unplanned
+    check_offline_model(with_offline_plan(model.raw, words, subgraphs), result.plan, model)
+    left = list(words)
+    left[planned[-1]] = -1
+    with pytest.raises(PlanError, match=r"leaves a planned tensor to the runtime"):
+        check_offline_model(with_offline_plan(model.raw, left, subgraphs), result.plan, model)
+    stray = list(words)
+    for g in unplanned[:7]:
+        stray[g] = 0
+    with pytest.raises(PlanError, match=rf"places tensors \[{', '.join(map(str, unplanned[:5]))}\] that are not planned"):
+        check_offline_model(with_offline_plan(model.raw, stray, subgraphs), result.plan, model)
