@@ -113,8 +113,11 @@ class _Context:
 def is_static(model: Model, subgraph: int = 0) -> bool:
     """True when the analysis can give no symbol: no tensor of the subgraph has a resizable
     dimension (symbols start at resizable inputs, or at outputs the file marks resizable, and
-    only spread from there). A look at the shape signatures, without the analysis."""
-    return not any(t.is_dynamic_shape for t in model.subgraphs[subgraph].tensors)
+    only spread from there). A look at the shape signatures, without the analysis; once per
+    model and subgraph (a command asks several times)."""
+    return derived(model, ("dynamic.shapes.is_static", subgraph),
+                   lambda: not any(t.shape_signature is not None and t.is_dynamic_shape
+                                   for t in model.subgraphs[subgraph].tensors))
 
 
 def analyse(model: Model, subgraph: int = 0, renames: Mapping[str, str] | None = None) -> DynamicShapes:
