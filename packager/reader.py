@@ -468,6 +468,16 @@ class _Parser:
 
     def decode_options(self, table_name: str, table: int) -> dict[str, object]:
         cls = _option_class(table_name)
+        layout = _scalar_layout(cls)
+        if layout is not None:
+            decoded = _scalars(self.data, table, layout)
+            if decoded is not None:
+                return decoded
+        return self.decode_options_generated(table_name, table)
+
+    def decode_options_generated(self, table_name: str, table: int) -> dict[str, object]:
+        """decode_options through the generated accessors, field by field."""
+        cls = _option_class(table_name)
         obj = cls()
         obj.Init(self.data, table)
         out: dict[str, object] = {}
@@ -555,11 +565,82 @@ def _option_class(table_name: str) -> type:
 
 
 _ACCESSOR_SUFFIXES = ("AsNumpy", "Length", "IsNone")
+_option_fields_cache: dict[type, list[tuple[str, str]]] = {}
 
 
 def _option_fields(cls: type) -> list[tuple[str, str]]:
-    """(accessor, snake_case field) for each field the generated options class declares."""
-    names = [n for n, v in vars(cls).items() if callable(v) and n[0].isupper() and n != "Init"
-             and not n.startswith("GetRootAs") and not n.endswith("BufferHasIdentifier")
-             and not n.endswith(_ACCESSOR_SUFFIXES)]
-    return [(n, re.sub(r"(?<!^)(?=[A-Z])", "_", n).lower()) for n in names]
+    """(accessor, snake_case field) for each field the generated options class declares (worked
+    out once per class: every operator's options are decoded through it)."""
+    known = _option_fields_cache.get(cls)
+    if known is None:
+        names = [n for n, v in vars(cls).items() if callable(v) and n[0].isupper() and n != "Init"
+                 and not n.startswith("GetRootAs") and not n.endswith("BufferHasIdentifier")
+                 and not n.endswith(_ACCESSOR_SUFFIXES)]
+        known = _option_fields_cache[cls] = [(n, re.sub(r"(?<!^)(?=[A-Z])", "_", n).lower()) for n in names]
+    return known
+
+
+# A generated scalar accessor, exactly: its vtable slot, whether it returns bool(...), the number
+# type it reads and its default. Options classes whose every field reads so are decoded straight
+# from the bytes (the generated accessors cost two table lookups and several calls per field,
+# which was most of `inspect` on a model of 100,000 operators); any other goes through them.
+_SCALAR_ACCESSOR = re.compile(
+    r"def (\w+)\(self\):\s*o = flatbuffers\.number_types\.UOffsetTFlags\.py_type\(self\._tab\.Offset\((\d+)\)\)"
+    r"\s*if o != 0:\s*return (bool\()?self\._tab\.Get\(flatbuffers\.number_types\.(\w+)Flags, "
+    r"o \+ self\._tab\.Pos\)\)?\s*return ([^\n]+?)\s*$")
+_SCALAR_FORMATS = {"Int8": "<b", "Uint8": "<B", "Bool": "<?", "Int16": "<h", "Uint16": "<H",
+                   "Int32": "<i", "Uint32": "<I", "Int64": "<q", "Uint64": "<Q",
+                   "Float32": "<f", "Float64": "<d"}
+_layout_cache: dict[type, tuple | None] = {}
+
+
+def _scalar_layout(cls: type) -> tuple | None:
+    """((field, slot, unpack, width, as bool, default), ...) of an options class whose fields are
+    all scalars; None when any field is something else."""
+    if cls in _layout_cache:
+        return _layout_cache[cls]
+    import ast
+    import inspect
+    layout: list | None = []
+    for method, field in _option_fields(cls):
+        match = _SCALAR_ACCESSOR.search(inspect.getsource(getattr(cls, method)))
+        if match is None or match.group(1) != method or match.group(4) not in _SCALAR_FORMATS:
+            layout = None
+            break
+        try:
+            default = ast.literal_eval(match.group(5))
+        except (ValueError, SyntaxError):
+            layout = None
+            break
+        unpack = struct.Struct(_SCALAR_FORMATS[match.group(4)])
+        layout.append((field, int(match.group(2)), unpack.unpack_from, unpack.size,
+                       match.group(3) is not None, default))
+    _layout_cache[cls] = None if layout is None else tuple(layout)
+    return _layout_cache[cls]
+
+
+def _scalars(data: bytes, table: int, layout: tuple) -> dict[str, object] | None:
+    """The fields of an all-scalar options table, read as the generated accessors read them;
+    None when any read would leave the file (the generated accessors then fail as they do)."""
+    size = len(data)
+    if not 0 <= table <= size - 4:
+        return None
+    vtable = table - _I32(data, table)[0]
+    if not 0 <= vtable <= size - 2:
+        return None
+    vtable_size = _U16(data, vtable)[0]
+    out: dict[str, object] = {}
+    for field, slot, unpack, width, as_bool, default in layout:
+        rel = 0
+        if slot < vtable_size:
+            if vtable + slot > size - 2:
+                return None
+            rel = _U16(data, vtable + slot)[0]
+        if not rel:
+            out[field] = default
+            continue
+        if table + rel > size - width:
+            return None
+        value = unpack(data, table + rel)[0]
+        out[field] = bool(value) if as_bool else value
+    return out
