@@ -15,6 +15,8 @@ shrink below the bounds and lifetimes do not depend on sizes).
 
 from __future__ import annotations
 
+import math
+
 import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
@@ -166,7 +168,8 @@ def _analyse(model: Model, subgraph: int, renames: dict[str, str]) -> DynamicSha
                 v = None
             if v is not None and len(v) <= MAX_VALUE_ELEMENTS:
                 ctx.values[op.outputs[0]] = v
-        symbolic_inputs = any(symbols(d) for t in op.inputs if t >= 0 for d in ctx.shape(t))
+        # No symbol yet (only new_symbol makes one): every shape so far is numbers.
+        symbolic_inputs = bool(syms) and any(symbols(d) for t in op.inputs if t >= 0 for d in ctx.shape(t))
         shapes = None
         if op.name in RULES:
             try:
@@ -179,7 +182,8 @@ def _analyse(model: Model, subgraph: int, renames: dict[str, str]) -> DynamicSha
             for t, s in zip(op.outputs, shapes):
                 if t >= 0:
                     ctx.shapes[t] = tuple(s)
-            constraints += _constraints_of(op, ctx, data_dependent={x.name for x in syms if x.data_dependent})
+            if syms:  # without a symbol no dimension can be constrained
+                constraints += _constraints_of(op, ctx, data_dependent={x.name for x in syms if x.data_dependent})
             continue
         outputs = [t for t in op.outputs if t >= 0]
         resizable = [t for t in outputs if sg.tensors[t].is_dynamic_shape]
@@ -212,10 +216,15 @@ def _analyse(model: Model, subgraph: int, renames: dict[str, str]) -> DynamicSha
         bits = ELEMENT_BITS[tensor.type]
         if bits is None:
             continue
-        size = ceildiv(mul(product(list(shape)), bits), 8) if bits % 8 else mul(product(list(shape)), bits // 8)
+        if syms:
+            size = ceildiv(mul(product(list(shape)), bits), 8) if bits % 8 else mul(product(list(shape)), bits // 8)
+            passes[tensor.index] = max((pass_of[n] for n in symbols(size)), default=0)
+        else:  # numbers only: the same size in plain integers (mul and ceildiv of numbers)
+            count = math.prod(shape)
+            size = -(-(count * bits) // 8) if bits % 8 else count * (bits // 8)
+            passes[tensor.index] = 0
         shapes[tensor.index] = shape
         sizes[tensor.index] = size
-        passes[tensor.index] = max((pass_of[n] for n in symbols(size)), default=0)
     return DynamicShapes(subgraph=subgraph, symbols=tuple(syms), shapes=shapes, sizes=sizes, passes=passes,
                          constraints=tuple(constraints), names={t: sg.tensors[t].name for t in sizes})
 
