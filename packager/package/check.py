@@ -7,6 +7,7 @@ plan file edited by hand (or damaged) is refused even when its own numbers look 
 
 from __future__ import annotations
 
+from itertools import chain
 from operator import attrgetter
 
 import numpy as np
@@ -19,7 +20,7 @@ from packager.lifetimes import PERSISTENT
 from packager.model import Model
 from packager.package.assemble import symbol_entries
 from packager.package.columns import tensor_columns
-from packager.package.sidecar import TENSOR, ArenaSection, PackagePlan, object_plan_of, offset_plan_of
+from packager.package.sidecar import TENSOR, ArenaSection, PackagePlan, offset_plan_of
 from packager.plan.offsets.exact_search import check_optimal_claim
 from packager.plan.portfolio import validate
 from packager.plan.registry import EXACT_NODES
@@ -104,11 +105,12 @@ def _check_dynamic(section: ArenaSection, arena: ArenaToPlan, expected: Problem,
     """Each tensor's pass and size expression are the model's, and the multi-pass plan is a valid
     plan of the same records (nothing of it for a static model)."""
     sizes = arena.sizes
-    for t in section.offsets.tensors:
-        want = (0, None) if sizes is None else (sizes.passes[t.index], str(sizes.expressions[t.index]))
-        if (t.pass_, t.size_expr) != want:
-            raise _mismatch(f"tensor {t.index} is stated in pass {t.pass_} with size {t.size_expr}, "
-                            f"the model gives pass {want[0]} with size {want[1]}")
+    if sizes is not None or not _static_entries(section):  # entry by entry, to name a difference
+        for t in section.offsets.tensors:
+            want = (0, None) if sizes is None else (sizes.passes[t.index], str(sizes.expressions[t.index]))
+            if (t.pass_, t.size_expr) != want:
+                raise _mismatch(f"tensor {t.index} is stated in pass {t.pass_} with size {t.size_expr}, "
+                                f"the model gives pass {want[0]} with size {want[1]}")
     if (sizes is None) != (section.passes is None):
         raise _mismatch("a multi-pass plan is stated for a static model, or missing for a dynamic one")
     if section.passes is None:
@@ -126,13 +128,22 @@ def _check_dynamic(section: ArenaSection, arena: ArenaToPlan, expected: Problem,
                         f"need {arena_of(expected.records, offsets)} B")
 
 
+def _static_entries(section: ArenaSection) -> bool:
+    """Every entry in pass 0 without a size expression, as a static model gives them (columns)."""
+    try:
+        columns = tensor_columns(section.offsets)
+    except (OverflowError, TypeError, ValueError):
+        return False
+    return not columns["pass_"].any() and columns.size_expr.count(None) == columns.count
+
+
 def _check_arena(section: ArenaSection, expected: Problem, alignment: int) -> None:
     offsets = _matching_offsets(section, expected)
     if offsets is None:  # something differs: the entry-by-entry check finds it and says what
         offsets = _stated_offsets(section, expected, alignment)
     plan = OffsetPlan(section.offsets.strategy, offsets, section.offsets.arena_bytes, alignment)
     validate(expected, plan)
-    if plan.arena != arena_of(expected.records, offsets):
+    if plan.arena != _arena_of(expected.records, offsets):
         raise PlanError(f"arena of {plan.arena} B stated, the offsets need {arena_of(expected.records, offsets)} B")
     if section.offsets.lower_bound != expected.offset_lower_bound:
         raise PlanError(f"lower bound {section.offsets.lower_bound} stated, it is {expected.offset_lower_bound}")
@@ -150,10 +161,13 @@ def _matching_offsets(section: ArenaSection, expected: Problem) -> tuple[int, ..
         planned = columns.planned
         ids = columns["index"][planned]
         want = _record_columns(expected.records)
-        if len(ids) != len(want["tensor"]) or len(np.unique(ids)) != len(ids):
+        if len(ids) != len(want["tensor"]):
             return None
         order, want_order = np.argsort(ids, kind="stable"), np.argsort(want["tensor"], kind="stable")
-        if not np.array_equal(ids[order], want["tensor"][want_order]):
+        in_order = ids[order]
+        if np.any(in_order[1:] == in_order[:-1]):  # a tensor listed twice
+            return None
+        if not np.array_equal(in_order, want["tensor"][want_order]):
             return None
         for field in ("first_op", "last_op", "size"):
             if not np.array_equal(columns[field][planned][order], want[field][want_order]):
@@ -185,6 +199,17 @@ def _aliases_match(section: ArenaSection, expected: Problem, sorted_ids: np.ndar
         if k == len(sorted_ids) or sorted_ids[k] != owner or stated != {int(their_offsets[k])}:
             return False
     return True
+
+
+def _arena_of(records: tuple[UsageRecord, ...], offsets: tuple[int, ...]) -> int:
+    """arena_of, over the records' columns where the numbers fit int64 (a valid plan's do)."""
+    try:
+        ends = np.fromiter(offsets, dtype=np.int64, count=len(offsets)) + _record_columns(records)["size"]
+    except (OverflowError, TypeError, ValueError):
+        return arena_of(records, offsets)
+    if len(ends) != len(records) or (len(ends) and int(np.abs(ends).max()) >= 1 << 62):
+        return arena_of(records, offsets)
+    return int(ends.max()) if len(ends) else 0
 
 
 _last_records: list = [None, None]  # the last records tuple asked for, and its columns
@@ -226,18 +251,41 @@ def _stated_offsets(section: ArenaSection, expected: Problem, alignment: int) ->
 
 
 def _check_objects(section: ArenaSection, expected: Problem) -> None:
-    want = {r.tensor for r in expected.records}
-    objects = object_plan_of(section)
-    assigned = dict(section.objects.assignment)
-    if assigned.keys() != want or len(assigned) != len(section.objects.assignment):
-        raise _mismatch("the shared-object plan does not cover exactly the planned tensors")
-    validate(expected, ObjectPlan(objects.strategy, tuple(assigned[r.tensor] for r in expected.records),
-                                  objects.object_sizes))
+    in_order = _objects_in_record_order(section, expected)
+    if in_order is None:  # something differs or does not fit the columns: entry by entry
+        want = {r.tensor for r in expected.records}
+        assigned = dict(section.objects.assignment)
+        if assigned.keys() != want or len(assigned) != len(section.objects.assignment):
+            raise _mismatch("the shared-object plan does not cover exactly the planned tensors")
+        in_order = tuple(assigned[r.tensor] for r in expected.records)
+    objects = section.objects
+    validate(expected, ObjectPlan(objects.strategy, in_order, objects.object_sizes))
     if section.objects.total_bytes != sum(objects.object_sizes):
         raise PlanError("shared-object total differs from the sum of the object sizes")
     if section.objects.lower_bound != expected.object_lower_bound:
         raise PlanError(f"shared-object lower bound {section.objects.lower_bound} stated, "
                         f"it is {expected.object_lower_bound}")
+
+
+def _objects_in_record_order(section: ArenaSection, expected: Problem) -> tuple[int, ...] | None:
+    """Each record's object when the assignment covers exactly the records, each once (whole
+    columns at once); None otherwise."""
+    pairs = section.objects.assignment
+    ids = _record_columns(expected.records)["tensor"]
+    if len(pairs) != len(ids):
+        return None
+    try:
+        flat = np.fromiter(chain.from_iterable(pairs), dtype=np.int64, count=2 * len(pairs))
+    except (OverflowError, TypeError, ValueError):
+        return None
+    tensors, objects = flat[0::2], flat[1::2]
+    order, want_order = np.argsort(tensors, kind="stable"), np.argsort(ids, kind="stable")
+    by_tensor = tensors[order]
+    if np.any(by_tensor[1:] == by_tensor[:-1]) or not np.array_equal(by_tensor, ids[want_order]):
+        return None
+    in_order = np.empty(len(ids), dtype=np.int64)
+    in_order[want_order] = objects[order]
+    return tuple(in_order.tolist())
 
 
 def _check_optimal_offsets(expected: Problem, arena: int, alignment: int) -> None:

@@ -109,3 +109,24 @@ def test_names_pass_by_columns_and_a_changed_name_or_place_is_named_entry_by_ent
         assert not check._names_match(changed, model), fields
         with pytest.raises(PlanError, match=message):
             check._check_names(changed, model)
+
+
+@pytest.mark.parametrize("name,semantics", CASES)
+def test_the_object_assignment_is_taken_by_columns_and_a_changed_one_is_refused(name, semantics):
+    plan, model, section, problem = _first_arena(name, semantics)
+    assigned = dict(section.objects.assignment)
+    assert check._objects_in_record_order(section, problem) == tuple(assigned[r.tensor] for r in problem.records)
+    pairs = section.objects.assignment
+    for what, changed in (("a tensor missing", pairs[:-1]), ("a tensor twice", (*pairs[:-1], pairs[0])),
+                          ("a tensor not planned", (*pairs[:-1], (10**6, pairs[-1][1])))):
+        bad_section = replace(section, objects=replace(section.objects, assignment=changed))
+        assert check._objects_in_record_order(bad_section, problem) is None, what
+        bad = replace(plan, arenas=(bad_section, *plan.arenas[1:]))
+        with pytest.raises(PlanError, match="does not cover exactly the planned tensors"):
+            check_package_plan(bad, model)
+    past = len(section.objects.object_sizes)
+    moved = tuple((t, past if i == 0 else k) for i, (t, k) in enumerate(pairs))
+    bad = replace(plan, arenas=(replace(section, objects=replace(section.objects, assignment=moved)),
+                                *plan.arenas[1:]))
+    with pytest.raises(PlanError):  # an object past the stated ones
+        check_package_plan(bad, model)
