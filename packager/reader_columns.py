@@ -75,10 +75,14 @@ class Columns:
         out[present] = at[present] + self.gather(at[present], "<u4")
         return out
 
-    def int32_vectors(self, at: np.ndarray, products: bool = False) -> Int32Vectors:
+    def int32_vectors(self, at: np.ndarray, products: bool = False, shared: bool = False,
+                      ids: list[int] | None = None) -> Int32Vectors:
         """The int32 vector each offset field points to, () where absent. Vectors of one length
         are read as one matrix (a model's shapes and operand lists come in few lengths), so the
-        Python work is one tuple per vector."""
+        Python work is one tuple per vector. `shared`: equal vectors are one tuple (a model has
+        few distinct shapes); `ids`: the numbers -1 .. len(ids) - 2 as one list, whose objects the
+        tuples then hold instead of new ones (operand lists name tensors; each number a model
+        holds costs memory for as long as it runs)."""
         vec = self.refs(at)
         counts = self.scalars(vec, "<u4")
         starts = vec + 4
@@ -96,7 +100,14 @@ class Columns:
             lows[which], highs[which] = values.min(axis=1), values.max(axis=1)
             if prods is not None:  # float: only compared with a limit, never used as a size
                 prods[which] = np.prod(values.astype(np.float64), axis=1)
-            tuples = list(zip(*values.T.tolist()))  # zip makes the tuples: no list per row
+            if ids is not None and int(values.min()) >= -1 and int(values.max()) <= len(ids) - 2:
+                columns = [list(map(ids.__getitem__, (column + 1).tolist())) for column in values.T]
+            else:
+                columns = values.T.tolist()
+            tuples = list(zip(*columns))  # zip makes the tuples: no list per row
+            if shared:
+                known: dict[tuple[int, ...], tuple[int, ...]] = {}
+                tuples = [known.setdefault(t, t) for t in tuples]
             if len(which) == len(vec):
                 rows = tuples
             else:
@@ -142,7 +153,7 @@ def plain_tensors(cols: Columns, tables: np.ndarray, slots: dict[str, int], type
     field = {name: cols.fields(t, vts, slot) for name, slot in slots.items()}
     type_codes = cols.scalars(field["type"], "<i1") + 128  # int8 codes as indexes into the tables
     names_by_code, bits_by_code = types
-    shapes = cols.int32_vectors(field["shape"], products=True)
+    shapes = cols.int32_vectors(field["shape"], products=True, shared=True)
     names = cols.strings(field["name"])
     buffer = cols.scalars(field["buffer"], "<u4")
     inside = (buffer > 0) & (buffer < len(buffer_sizes))  # buffer 0 is the empty sentinel
@@ -179,8 +190,9 @@ def operator_fields(cols: Columns, tables: list[int], slots: dict[str, int], n_t
     options_type = cols.scalars(field["options_type"], "<u1").tolist()
     options = cols.refs(field["options"]).tolist()
     lists = []
+    ids = list(range(-1, n_tensors))  # one object per tensor id, shared by every operand list
     for name, optional in (("inputs", True), ("outputs", True), ("intermediates", False)):
-        vectors = cols.int32_vectors(field[name])
+        vectors = cols.int32_vectors(field[name], ids=ids)
         if len(t) and (int(vectors.highs.max()) >= n_tensors or int(vectors.lows.min()) < (-1 if optional else 0)):
             raise Unusual()
         lists.append(vectors.rows)

@@ -45,3 +45,19 @@ def test_fast_path_takes_plain_subgraphs(monkeypatch):
     monkeypatch.setattr(reader, "plain_tensors", lambda *a, **k: calls.append(1) or real(*a, **k))
     model = reader.parse_model(CATALOG["chain"]())
     assert calls and model.subgraphs[0].operators
+
+
+def test_equal_shapes_are_one_tuple_and_operands_share_their_numbers():
+    """What a model of 100,000 operators holds for the whole run: one tuple per distinct shape,
+    and one number object per tensor id however many operand lists name it."""
+    from benchmarks.synthetic import chain, tflite_bytes
+    model = reader.parse_model(tflite_bytes(chain(300)))
+    sg = model.subgraphs[0]
+    shapes = [t.shape for t in sg.tensors]
+    assert len({id(s) for s in shapes}) == len(set(shapes)) < len(shapes)
+    by_id: dict[int, set[int]] = {}
+    for op in sg.operators:
+        for t in (*op.inputs, *op.outputs):
+            by_id.setdefault(t, set()).add(id(t))
+    assert any(t > 256 for t in by_id)  # past the numbers Python shares anyway
+    assert all(len(objects) == 1 for objects in by_id.values())
