@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import re
 import struct
-from dataclasses import replace
+from dataclasses import fields, replace
+from itertools import repeat
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
@@ -254,6 +255,16 @@ _OPERATOR_SLOTS = {"opcode": _OP_CODE, "options_type": _OP_OPTIONS_TYPE, "option
                    "intermediates": _SLOT["Operator.Intermediates"]}
 
 
+# The column-by-column path passes these fields by position (reader_columns.plain_tensors,
+# _Parser._plain_operators): a change of order in model.py must show here, not as a wrong model.
+_POSITIONAL = {Tensor: ("index", "name", "type", "shape", "shape_signature", "buffer", "has_data",
+                        "quantized", "is_variable", "sparse", "quant_channels", "unknown_axes"),
+               Operator: ("index", "opcode", "inputs", "outputs", "intermediates", "options", "subgraphs")}
+for _cls, _names in _POSITIONAL.items():
+    if tuple(f.name for f in fields(_cls)) != _names:
+        raise RuntimeError(f"model.{_cls.__name__}: fields are not in the order the reader passes them")
+
+
 class _Parser:
     def __init__(self, data: bytes):
         self.data = data
@@ -449,12 +460,12 @@ class _Parser:
             return None
         if any(opcodes[c].name in _SUBGRAPH_FIELDS for c in set(codes)):
             return None
-        lazy = _LazyOptions
-        return [Operator(index=i, opcode=opcodes[c], inputs=ins, outputs=outs, intermediates=inter,
-                         options=lazy(self, _OPTION_TABLES[kind], table) if table and kind in _OPTION_TABLES else {},
-                         subgraphs=())
-                for i, (c, kind, table, ins, outs, inter) in enumerate(zip(codes, kinds, options, inputs, outputs,
-                                                                          intermediates))]
+        lazy, tables_of = _LazyOptions, _OPTION_TABLES
+        n = len(codes)
+        # Operator's fields in order, passed by position column by column.
+        return list(map(Operator, range(n), list(map(opcodes.__getitem__, codes)), inputs, outputs, intermediates,
+                        [lazy(self, tables_of[kind], table) if table and kind in tables_of else {}
+                         for kind, table in zip(kinds, options)], repeat((), n)))
 
     def _options(self, op: int) -> Mapping[str, object]:
         kind = self.tables.u8(op, _OP_OPTIONS_TYPE)

@@ -11,6 +11,7 @@ is the same either way.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -166,11 +167,13 @@ def plain_tensors(cols: Columns, tables: np.ndarray, slots: dict[str, int], type
     unusual = ((field["signature"] != 0) | (field["quantization"] != 0) | (field["sparsity"] != 0)
                | (bits_by_code[type_codes] == 0) | (shapes.lows < 0)
                | (shapes.products * bits_by_code[type_codes] >= float(max_bytes) * 4))
-    out = [make(index=i, name=name.decode("utf-8", "replace") if name else "", type=names_by_code[code],
-                shape=shape, shape_signature=None, buffer=buffer, has_data=data, quantized=False,
-                is_variable=var, sparse=False, quant_channels=0, unknown_axes=())
-           for i, (code, shape, name, buffer, data, var) in enumerate(zip(
-               type_codes.tolist(), shapes.rows, names, buffers, has_data.tolist(), variable))]
+    n = len(t)
+    # make's fields in order (model.Tensor), passed by position column by column: no keyword
+    # parsing per tensor.
+    out = list(map(make, range(n), [name.decode("utf-8", "replace") if name else "" for name in names],
+                   list(map(names_by_code.__getitem__, type_codes.tolist())), shapes.rows, repeat(None, n),
+                   buffers, has_data.tolist(), repeat(False, n), variable, repeat(False, n), repeat(0, n),
+                   repeat((), n)))
     for i in np.flatnonzero(unusual).tolist():  # in order: the first error is the one named
         out[i] = slow(i, int(tables[i]))
     return out
