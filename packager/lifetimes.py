@@ -14,18 +14,17 @@ Two timelines, chosen by the semantics:
 
 from __future__ import annotations
 
-import math
 import operator
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Callable, Iterator, Mapping
+from typing import Iterator, Mapping
 
 import numpy as np
 
 from packager.errors import ModelError
 from packager.gc_pause import collector_paused
-from packager.model import ELEMENT_BITS, Model, Subgraph, Tensor, derived, tensor_bytes
+from packager.model import ELEMENT_BITS, Model, Subgraph, derived, tensor_bytes
 from packager.plan.records import UsageRecord
 from packager.semantics import SEMANTICS, Semantics
 
@@ -197,19 +196,6 @@ def _inputs_owned_by_caller(model: Model, index: int, sem: Semantics) -> bool:
     return False
 
 
-def _sizer(sem: Semantics) -> Callable[[Tensor], int]:
-    """The bytes a tensor takes in the arena under a semantics (Tensor.nbytes, 0 for a variable
-    size, rounded up to the semantics' size rounding): one call per tensor, for every tensor."""
-    rounding = sem.size_rounding
-    bits_of, prod = ELEMENT_BITS, math.prod
-
-    def size(t: Tensor) -> int:
-        bits = bits_of[t.type]
-        nbytes = -(-prod(t.shape) * bits // 8) if bits is not None else 0  # Tensor.nbytes or 0
-        return -(-nbytes // rounding) * rounding if rounding > 1 else nbytes  # align_up
-    return size
-
-
 # -- per-subgraph timeline (TFLite, ideal) ----------------------------------------------------
 
 def subgraph_lifetimes(model: Model, index: int, sem: Semantics, plan_dynamic: bool = False) -> ArenaLifetimes:
@@ -274,7 +260,7 @@ def subgraph_lifetimes(model: Model, index: int, sem: Semantics, plan_dynamic: b
                 if live_refs[r] == 0 and r in alloc:
                     dealloc[r] = i
     end = max(n_ops - 1, 0)
-    size = _sizer(sem)
+    nbytes, rounding = tensor_bytes(model, index), sem.size_rounding
     records, whole_run = [], set()
     for t in sorted(arena_set - set(root)):
         first = alloc[t]
@@ -286,12 +272,12 @@ def subgraph_lifetimes(model: Model, index: int, sem: Semantics, plan_dynamic: b
             last = end if never_freed else dealloc[t]
         if never_freed and first == 0:
             whole_run.add(len(records))
-        records.append(UsageRecord(t, first, last, size(sg.tensors[t])))
+        records.append(UsageRecord(t, first, last, _rounded(nbytes[t] or 0, rounding)))
     for t in arena_set:
         category.setdefault(t, ALIAS if t in root else PLANNED)
     aliases = {t: find(t) for t in root}
     alias_intervals = {t: (alloc[t], max(alloc[t], last_read.get(t, alloc[t]))) for t in root}
-    persistent_bytes = sum(size(sg.tensors[t]) for t, c in category.items() if c == PERSISTENT)
+    persistent_bytes = sum(_rounded(nbytes[t] or 0, rounding) for t, c in category.items() if c == PERSISTENT)
     calls = {op.index: op.subgraphs for op in sg.operators if op.subgraphs}
     return ArenaLifetimes(subgraph=index, semantics=sem.name, num_steps=n_ops,
                           records=tuple(records), whole_run=frozenset(whole_run), aliases=aliases,
@@ -452,7 +438,9 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
 
 
 def _rounded(nbytes: int, rounding: int) -> int:
-    return -(-nbytes // rounding) * rounding if rounding > 1 else nbytes  # align_up, as _sizer
+    """The bytes a tensor takes in the arena under a semantics: Tensor.nbytes (0 for a variable
+    size), rounded up to the semantics' size rounding (align_up)."""
+    return -(-nbytes // rounding) * rounding if rounding > 1 else nbytes
 
 
 def _ends_of(first: Mapping[int, int], last: Mapping[int, int], base: int,
