@@ -405,6 +405,10 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
     records: list[UsageRecord] = []
     persistent = 0
     rounding = sem.size_rounding
+    # The numbers the records and the categories hold, one object each however many hold it
+    # (scopes, tensor ids, sizes): they stay alive for the whole run of a large model.
+    scopes = list(range(scope + 1))
+    sizes_seen: dict[int, int] = {}
     for s, sg in enumerate(model.subgraphs):
         n = len(sg.tensors)
         # (an op's absent optional output, -1, may be classified too: no tensor of the file)
@@ -425,11 +429,16 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
             names[t] = c
             if c == PERSISTENT:
                 persistent += _rounded(nbytes[t] or 0, rounding)
-        category.update(zip(range(offsets[s], offsets[s] + n), names))
+        ids = list(range(offsets[s], offsets[s] + n))
+        category.update(zip(ids, names))
         firsts = starts[planned]
-        records += map(UsageRecord, (planned + offsets[s]).tolist(), firsts.tolist(),
-                       np.maximum(firsts, stops[planned]).tolist(),
-                       [_rounded(nbytes[t] or 0, rounding) for t in planned.tolist()])
+        lasts = np.maximum(firsts, stops[planned])
+        in_scopes = not len(planned) or (int(firsts.min()) >= 0 and int(lasts.max()) <= scope)
+        records += map(UsageRecord, map(ids.__getitem__, planned.tolist()),
+                       map(scopes.__getitem__, firsts.tolist()) if in_scopes else firsts.tolist(),
+                       map(scopes.__getitem__, lasts.tolist()) if in_scopes else lasts.tolist(),
+                       [sizes_seen.setdefault(v, v) for v in
+                        (_rounded(nbytes[t] or 0, rounding) for t in planned.tolist())])
     return ArenaLifetimes(subgraph=0, semantics=sem.name, num_steps=scope + 1,
                           records=tuple(records), whole_run=frozenset(), aliases={},
                           alias_intervals={}, category=category, persistent_bytes=persistent,

@@ -162,9 +162,10 @@ def tensor_bytes(model: Model, subgraph: int) -> list[int | None]:
     def compute() -> list[int | None]:
         bits_of, prod = ELEMENT_BITS, math.prod
         out: list[int | None] = []
+        seen: dict[int, int] = {}  # one object per distinct size: the list lives as long as the model
         for t in model.subgraphs[subgraph].tensors:
             bits = bits_of[t.type]
-            out.append(-(-prod(t.shape) * bits // 8) if bits is not None else None)
+            out.append(seen.setdefault(n := -(-prod(t.shape) * bits // 8), n) if bits is not None else None)
         return out
     return derived(model, ("tensor bytes", subgraph), compute)
 
