@@ -16,8 +16,11 @@ SCAN = 12
 
 def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, group_of,
             gfirst, gkeys, gstart, gend, tree, leaves, longest, per_life, per_size, none,
-            remaining, offsets, begins, stop_of, height_of, left_of):
-    """Offsets into `offsets` for the `remaining` unplaced records.
+            remaining, offsets, begins, stop_of, height_of, left_of, watch, limit):
+    """Offsets into `offsets` for the `remaining` unplaced records; returns how many are left
+    unplaced: 0, or more when `limit` >= 0 stopped the loop right after placing a record i with
+    `offset + watch[i] > limit` (`watch[i]` < 0: record i never stops it). A later call with the
+    same arrays and that count resumes where it stopped.
 
     The unplaced records: group k (records whose first operator is `gfirst[k]`) holds the keys
     `gkeys[gstart[k]:gend[k]]`, sorted best first; a key is (longest - lifetime) * per_life +
@@ -29,8 +32,14 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
     width = n_ops + 1
     span = 2 * leaves
     # Height * width + start per segment; an entry whose start no longer begins a segment of
-    # that height is stale, and dropped when it reaches the top.
+    # that height is stale, and dropped when it reaches the top. Built from the segments, so
+    # that a resumed call starts from the same lowest segment ([0] on the first call).
     heap = [0]
+    heap.pop()
+    for s in range(width):
+        if begins[s]:
+            heap.append(height_of[s] * width + s)
+    heapq.heapify(heap)
     frontier = [0]  # the wide query's tree nodes, key * span + node
     while remaining:
         while True:  # the lowest segment, the leftmost of equal ones
@@ -168,6 +177,8 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
                 gend[k] -= 1
             remaining -= 1
             s = first
+            if limit >= 0 and watch[i] >= 0 and top > limit:
+                remaining = -remaining - 1  # stopped: merge below, then return
         # Adjacent segments never have equal heights: merge s with equal neighbours.
         height = height_of[s]
         right = stop_of[s]
@@ -183,3 +194,6 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
             stop_of[left] = right
             if right < n_ops:
                 left_of[right] = left
+        if remaining < 0:
+            return -remaining - 1
+    return 0

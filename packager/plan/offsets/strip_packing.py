@@ -18,6 +18,7 @@ import numpy as np
 
 from packager.plan.offsets import _skyline
 from packager.plan.offsets._gaps import _INT64_SAFE, COMPILE_FROM, compiled_module, offset_plan
+from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.records import OffsetPlan, UsageRecord, time_columns
 
 NAME = "strip_packing"
@@ -132,14 +133,51 @@ def _ranks(records: Sequence[UsageRecord], points: list[int]) -> tuple[list[int]
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
+    return start(records, alignment)
+
+
+def start(records: Sequence[UsageRecord], alignment: int = 1,
+          stop: StopRule | None = None) -> OffsetPlan | Paused:
+    """The plan, or Paused once a record placed ends above `stop`'s limit."""
     cols = time_columns(records) if len(records) >= COMPILE_FROM else None
-    offsets = _compiled_plan(records, cols, alignment) if cols is not None else None
-    if offsets is None:
-        offsets = _python_plan(records, alignment)
-    return offset_plan(NAME, records, offsets, alignment)
+    loop = _compiled_loop(records, cols, alignment) if cols is not None else None
+    if loop is None:
+        loop = _python_loop(records, alignment)
+    if loop.run(stop):
+        return Paused(NAME, loop.placed, loop.to_place,
+                      lambda: loop.run(None) or offset_plan(NAME, records, loop.offsets(), alignment))
+    return offset_plan(NAME, records, loop.offsets(), alignment)
 
 
-def _python_plan(records: Sequence[UsageRecord], alignment: int) -> list[int]:
+class _Loop:
+    """`_skyline.skyline` with its inputs and state kept: `run(stop)` places records until done
+    (returns 0) or until `stop` stops it (returns how many are left); `run` again resumes."""
+
+    def __init__(self, kernel, records: Sequence[UsageRecord], head: tuple, remaining: int,
+                 tail: tuple, sizes, compiled: bool) -> None:
+        self._kernel, self._records, self._head, self._tail = kernel, records, head, tail
+        self._sizes, self._compiled = sizes, compiled
+        self.to_place = self._remaining = remaining
+
+    @property
+    def placed(self) -> int:
+        return self.to_place - self._remaining
+
+    def offsets(self) -> list[int]:
+        out = self._tail[0]
+        return out.tolist() if self._compiled else out
+
+    def run(self, stop: StopRule | None) -> int:
+        watch, limit = self._sizes, -1  # never read without a limit
+        if stop is not None and not (self._compiled and stop.limit >= _INT64_SAFE):
+            watch, limit = stop.watched_sizes(self._records), stop.limit
+            if self._compiled:
+                watch = np.asarray(watch, dtype=np.int64)
+        self._remaining = int(self._kernel(*self._head, self._remaining, *self._tail, watch, limit))
+        return self._remaining
+
+
+def _python_loop(records: Sequence[UsageRecord], alignment: int) -> _Loop:
     """The skyline loop as Python over lists (any integers)."""
     n = len(records)
     todo = [i for i, r in enumerate(records) if r.size > 0]  # empty records stay at 0
@@ -159,17 +197,17 @@ def _python_plan(records: Sequence[UsageRecord], alignment: int) -> list[int]:
     begins, stop_of, left_of = [False] * width, [0] * width, [-1] * width
     begins[0], stop_of[0] = True, n_ops
     keys, bounds, tree = unplaced._keys, unplaced._bounds, unplaced._tree
-    offsets = [0] * n
-    _skyline.skyline(n_ops, first_rank, end_rank, [r.size for r in records], alignment, points,
-                     group_at, group_of, unplaced.firsts,
-                     keys.tolist() if isinstance(keys, np.ndarray) else keys, bounds[:-1], bounds[1:],
-                     tree.tolist() if isinstance(tree, np.ndarray) else tree, unplaced._size,
-                     unplaced._longest, unplaced._per_life, unplaced.per_size, unplaced._none,
-                     len(todo), offsets, begins, stop_of, [0] * width, left_of)
-    return offsets
+    sizes = [r.size for r in records]
+    head = (n_ops, first_rank, end_rank, sizes, alignment, points,
+            group_at, group_of, unplaced.firsts,
+            keys.tolist() if isinstance(keys, np.ndarray) else keys, bounds[:-1], bounds[1:],
+            tree.tolist() if isinstance(tree, np.ndarray) else tree, unplaced._size,
+            unplaced._longest, unplaced._per_life, unplaced.per_size, unplaced._none)
+    tail = ([0] * n, begins, stop_of, [0] * width, left_of)
+    return _Loop(_skyline.skyline, records, head, len(todo), tail, sizes, compiled=False)
 
 
-def _compiled_plan(records: Sequence[UsageRecord], cols, alignment: int) -> list[int] | None:
+def _compiled_loop(records: Sequence[UsageRecord], cols, alignment: int) -> _Loop | None:
     """The same loop compiled, its inputs built from the records' int64 columns; None when a key,
     a height or a heap entry would not fit in int64 (or numba is missing)."""
     n = len(records)
@@ -197,10 +235,9 @@ def _compiled_plan(records: Sequence[UsageRecord], cols, alignment: int) -> list
     left_of = np.full(width, -1, dtype=np.int64)
     begins[0], stop_of[0] = True, n_ops
     bounds = np.asarray(unplaced._bounds, dtype=np.int64)
-    offsets = np.zeros(n, dtype=np.int64)
-    compiled.skyline(n_ops, first_rank, end_rank, cols.size, alignment, points, group_at, group_of,
-                     np.asarray(unplaced.firsts, dtype=np.int64), unplaced._keys, bounds[:-1].copy(),
-                     bounds[1:].copy(), unplaced._tree, unplaced._size, unplaced._longest,
-                     unplaced._per_life, unplaced.per_size, unplaced._none, len(todo), offsets,
-                     begins, stop_of, np.zeros(width, dtype=np.int64), left_of)
-    return offsets.tolist()
+    head = (n_ops, first_rank, end_rank, cols.size, alignment, points, group_at, group_of,
+            np.asarray(unplaced.firsts, dtype=np.int64), unplaced._keys, bounds[:-1].copy(),
+            bounds[1:].copy(), unplaced._tree, unplaced._size, unplaced._longest,
+            unplaced._per_life, unplaced.per_size, unplaced._none)
+    tail = (np.zeros(n, dtype=np.int64), begins, stop_of, np.zeros(width, dtype=np.int64), left_of)
+    return _Loop(compiled.skyline, records, head, len(todo), tail, cols.size, compiled=True)
