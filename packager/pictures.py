@@ -161,7 +161,8 @@ def arena_picture(model: Model, planned: PlannedArena, strategy: str = "best", l
         dynamic_bounds=_dynamic_bounds(planned),
         placed_total=len(records) if left_out and layout else None,
         object_members_total=len(records) if left_out and objects_outcome else None,
-        not_needed=result.not_needed)
+        not_needed=result.not_needed,
+        stopped_above=tuple((s.strategy, s.placed, s.steps) for s in result.stopped_above))
 
 
 def _dynamic_bounds(planned: PlannedArena) -> tuple[tuple[str, int, int], ...]:

@@ -91,6 +91,12 @@ def _strategy_table(picture: ArenaPicture, include_times: bool) -> str:
                           for kind in dict.fromkeys(k for k, _ in picture.not_needed))
         note += (" Not run, because a plan above already meets the lower bound and none can be "
                  f"smaller: {names}.")
+    if picture.stopped_above:
+        names = ", ".join(f"{name} (after {placed:,} of {steps:,} steps)"
+                          for name, placed, steps in picture.stopped_above)
+        note += (" Stopped above the lower bound, not finished (no arena to show): a tensor each had "
+                 f"placed already ended above the bound, so its plan could not be chosen over the "
+                 f"one that meets it: {names}.")
     return _table(header, rows, numeric, classes) + f'<p class="note">{escape(note)}</p>'
 
 
