@@ -100,13 +100,18 @@ class PlacementLoop:
 
     def __init__(self, records: Sequence[UsageRecord], order: Sequence[int], alignment: int, *,
                  best_fit: bool, remember_unaligned: bool = False, skip_empty: bool = True,
-                 sizes: Sequence[int] | None = None, fixed: Mapping[int, int] | None = None) -> None:
+                 sizes: Sequence[int] | None = None, fixed: Mapping[int, int] | None = None,
+                 plain_first: bool = False) -> None:
+        """`plain_first`: start as Python even on a large input, and compile only if a stopped run
+        is resumed (a run that stops early rarely repays numba's import)."""
         n = len(records)
         self.steps = len(order)
         self._records = records
+        self._sizes, self._fixed = sizes, fixed
         align = alignment if alignment > 1 else 1
         width, n_buckets = _bucket_width(records)
-        kernel = _compiled_kernel(records, sizes, fixed) if n >= COMPILE_FROM else None
+        self._may_compile = n >= COMPILE_FROM
+        kernel = _compiled_kernel(records, sizes, fixed) if self._may_compile and not plain_first else None
         if kernel is not None:
             cols = time_columns(records)
             first, last = cols.first, cols.last
@@ -148,8 +153,25 @@ class PlacementLoop:
         """Placement steps done so far."""
         return int(self._state[0])
 
+    def _compile(self) -> None:
+        """Go on compiled from where the Python loop stopped: the same state as int64 arrays."""
+        kernel = _compiled_kernel(self._records, self._sizes, self._fixed)
+        if kernel is None:
+            return
+        cols = time_columns(self._records)
+        size = cols.size if self._sizes is None else np.asarray(self._sizes, dtype=np.int64)
+        as_array = lambda values: np.asarray(values, dtype=np.int64)
+        args = self._args
+        self._out = as_array(self._out)
+        self._args = (cols.first, cols.last, size, as_array(args[3]), as_array(args[4]), *args[5:10],
+                      *(as_array(a) for a in args[10:17]), self._out)
+        self._state = as_array(self._state)
+        self._kernel, self._compiled = kernel, True
+
     def run(self, stop: StopRule | None = None) -> tuple[list[int], int] | None:
         """Run (or resume) the loop: (offsets, clash) at its end, None if `stop` stopped it."""
+        if stop is None and not self._compiled and self._may_compile and self.done:
+            self._compile()
         if stop is None:
             watch, limit = self._args[2], -1  # never read without a limit
         else:
@@ -170,7 +192,8 @@ def placed_until(strategy: str, records: Sequence[UsageRecord], order: Sequence[
                  remember_unaligned: bool = False) -> OffsetPlan | Paused:
     """`place_in_order`'s plan, or Paused once a record placed ends above `stop`'s limit."""
     loop = PlacementLoop(records, order, alignment, best_fit=best_fit,
-                         remember_unaligned=remember_unaligned, skip_empty=True)
+                         remember_unaligned=remember_unaligned, skip_empty=True,
+                         plain_first=stop is not None)
     got = loop.run(stop)
     if got is None:
         return Paused(strategy, loop.done, loop.steps,

@@ -16,11 +16,14 @@ SCAN = 12
 
 def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, group_of,
             gfirst, gkeys, gstart, gend, tree, leaves, longest, per_life, per_size, none,
-            remaining, offsets, begins, stop_of, height_of, left_of, watch, limit):
+            remaining, offsets, begins, stop_of, height_of, left_of, placed, watch, limit, by_watch):
     """Offsets into `offsets` for the `remaining` unplaced records; returns how many are left
-    unplaced: 0, or more when `limit` >= 0 stopped the loop right after placing a record i with
-    `offset + watch[i] > limit` (`watch[i]` < 0: record i never stops it). A later call with the
-    same arrays and that count resumes where it stopped.
+    unplaced: 0, or more when `limit` >= 0 stopped the loop because a record i will end above it
+    (`watch[i]` < 0: record i never stops it): right after placing one with
+    `offset + watch[i] > limit`, or before a step when the lowest segment (which never gets
+    lower) leaves no room under the limit for the largest unplaced one (`by_watch`: the watched
+    records, largest first; `placed[i]` marks those placed). A later call with the same arrays
+    and that count resumes where it stopped.
 
     The unplaced records: group k (records whose first operator is `gfirst[k]`) holds the keys
     `gkeys[gstart[k]:gend[k]]`, sorted best first; a key is (longest - lifetime) * per_life +
@@ -41,6 +44,7 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
             heap.append(height_of[s] * width + s)
     heapq.heapify(heap)
     frontier = [0]  # the wide query's tree nodes, key * span + node
+    largest = 0  # the first record of `by_watch` not placed yet
     while remaining:
         while True:  # the lowest segment, the leftmost of equal ones
             height = heap[0] // width
@@ -48,6 +52,12 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
             if begins[start] and height_of[start] == height:
                 break
             heapq.heappop(heap)
+        if limit >= 0:
+            while largest < len(by_watch) and placed[by_watch[largest]]:
+                largest += 1
+            lowest = -(-height // alignment) * alignment if alignment > 1 else height
+            if largest < len(by_watch) and lowest + watch[by_watch[largest]] > limit:
+                return remaining
         stop = stop_of[start]
         lo = group_at[start]
         hi = group_at[stop]
@@ -129,6 +139,7 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
             end = end_rank[i]
             offset = -(-height // alignment) * alignment if alignment > 1 else height
             offsets[i] = offset
+            placed[i] = True
             top = offset + sizes[i]
             # Cover [first, end) of the segment with `top`: what is left of it keeps its height.
             if start < first:

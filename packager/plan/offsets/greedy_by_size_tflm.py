@@ -93,7 +93,8 @@ def start(records: Sequence[UsageRecord], alignment: int = 1, fixed: Mapping[int
     sizes = (-(-cols.size // align) * align if cols is not None
              else [-(-r.size // align) * align for r in records])
     loop = PlacementLoop(records, placement_order(records, fixed, alignment), 1,
-                         best_fit=False, skip_empty=False, sizes=sizes, fixed=fixed)
+                         best_fit=False, skip_empty=False, sizes=sizes, fixed=fixed,
+                         plain_first=stop is not None and not fixed)
     # With given offsets, the whole loop runs: a clash among them is an error to report now.
     got = loop.run(None if fixed else stop)
     if got is None:

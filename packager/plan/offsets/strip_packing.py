@@ -140,9 +140,10 @@ def start(records: Sequence[UsageRecord], alignment: int = 1,
           stop: StopRule | None = None) -> OffsetPlan | Paused:
     """The plan, or Paused once a record placed ends above `stop`'s limit."""
     cols = time_columns(records) if len(records) >= COMPILE_FROM else None
-    loop = _compiled_loop(records, cols, alignment) if cols is not None else None
+    # Under a StopRule the loop starts as Python: compiled only if resumed (see `_Loop.run`).
+    loop = _compiled_loop(records, cols, alignment) if cols is not None and stop is None else None
     if loop is None:
-        loop = _python_loop(records, alignment)
+        loop = _python_loop(records, alignment, cols)
     if loop.run(stop):
         return Paused(NAME, loop.placed, loop.to_place,
                       lambda: loop.run(None) or offset_plan(NAME, records, loop.offsets(), alignment))
@@ -154,10 +155,29 @@ class _Loop:
     (returns 0) or until `stop` stops it (returns how many are left); `run` again resumes."""
 
     def __init__(self, kernel, records: Sequence[UsageRecord], head: tuple, remaining: int,
-                 tail: tuple, sizes, compiled: bool) -> None:
+                 tail: tuple, sizes, compiled: bool, cols=None) -> None:
         self._kernel, self._records, self._head, self._tail = kernel, records, head, tail
         self._sizes, self._compiled = sizes, compiled
         self.to_place = self._remaining = remaining
+        self._cols = cols  # a Python loop's int64 columns: it may go on compiled
+
+    def _compile(self) -> None:
+        """Go on compiled from where the Python loop stopped (the same state as arrays), where
+        `_compiled_loop` would have run it compiled from the start."""
+        head, tail, cols = self._head, self._tail, self._cols
+        highest = int(cols.size.sum()) + len(self._records) * max(head[4], 1)
+        if (not isinstance(head[9], list) or highest * (head[0] + 1) >= _INT64_SAFE
+                or head[17] * 2 * head[13] >= _INT64_SAFE):
+            return
+        compiled = compiled_module()
+        if compiled is None:
+            return
+        ints = lambda values: np.asarray(values, dtype=np.int64)
+        self._head = (head[0], ints(head[1]), ints(head[2]), cols.size, head[4],
+                      *(ints(a) for a in head[5:13]), *head[13:])
+        self._tail = (ints(tail[0]), np.asarray(tail[1], dtype=np.bool_), ints(tail[2]), ints(tail[3]),
+                      ints(tail[4]), np.asarray(tail[5], dtype=np.bool_))
+        self._kernel, self._sizes, self._compiled = compiled.skyline, cols.size, True
 
     @property
     def placed(self) -> int:
@@ -168,17 +188,24 @@ class _Loop:
         return out.tolist() if self._compiled else out
 
     def run(self, stop: StopRule | None) -> int:
-        watch, limit = self._sizes, -1  # never read without a limit
+        if stop is None and self._cols is not None and not self._compiled and self.placed:
+            self._compile()
+        watch, limit, by_watch = self._sizes, -1, self._sizes[:0]  # never read without a limit
         if stop is not None and not (self._compiled and stop.limit >= _INT64_SAFE):
             watch, limit = stop.watched_sizes(self._records), stop.limit
+            # The watched records the loop places (not the empty ones), largest first.
+            watched = [i for i, (w, r) in enumerate(zip(watch, self._records)) if w >= 0 and r.size > 0]
+            by_watch = sorted(watched, key=lambda i: -watch[i])
             if self._compiled:
-                watch = np.asarray(watch, dtype=np.int64)
-        self._remaining = int(self._kernel(*self._head, self._remaining, *self._tail, watch, limit))
+                watch, by_watch = np.asarray(watch, dtype=np.int64), np.asarray(by_watch, dtype=np.int64)
+        self._remaining = int(self._kernel(*self._head, self._remaining, *self._tail, watch, limit,
+                                           by_watch))
         return self._remaining
 
 
-def _python_loop(records: Sequence[UsageRecord], alignment: int) -> _Loop:
-    """The skyline loop as Python over lists (any integers)."""
+def _python_loop(records: Sequence[UsageRecord], alignment: int, cols=None) -> _Loop:
+    """The skyline loop as Python over lists (any integers); `cols`: the records' int64 columns
+    when the input is large enough to go on compiled if resumed."""
     n = len(records)
     todo = [i for i, r in enumerate(records) if r.size > 0]  # empty records stay at 0
     unplaced = _Unplaced(records, todo)
@@ -203,8 +230,10 @@ def _python_loop(records: Sequence[UsageRecord], alignment: int) -> _Loop:
             keys.tolist() if isinstance(keys, np.ndarray) else keys, bounds[:-1], bounds[1:],
             tree.tolist() if isinstance(tree, np.ndarray) else tree, unplaced._size,
             unplaced._longest, unplaced._per_life, unplaced.per_size, unplaced._none)
-    tail = ([0] * n, begins, stop_of, [0] * width, left_of)
-    return _Loop(_skyline.skyline, records, head, len(todo), tail, sizes, compiled=False)
+    tail = ([0] * n, begins, stop_of, [0] * width, left_of, [False] * n)
+    in_columns = cols is not None and isinstance(tree, np.ndarray) and bool(todo)
+    return _Loop(_skyline.skyline, records, head, len(todo), tail, sizes, compiled=False,
+                 cols=cols if in_columns else None)
 
 
 def _compiled_loop(records: Sequence[UsageRecord], cols, alignment: int) -> _Loop | None:
@@ -239,5 +268,6 @@ def _compiled_loop(records: Sequence[UsageRecord], cols, alignment: int) -> _Loo
             np.asarray(unplaced.firsts, dtype=np.int64), unplaced._keys, bounds[:-1].copy(),
             bounds[1:].copy(), unplaced._tree, unplaced._size, unplaced._longest,
             unplaced._per_life, unplaced.per_size, unplaced._none)
-    tail = (np.zeros(n, dtype=np.int64), begins, stop_of, np.zeros(width, dtype=np.int64), left_of)
+    tail = (np.zeros(n, dtype=np.int64), begins, stop_of, np.zeros(width, dtype=np.int64), left_of,
+            np.zeros(n, dtype=np.bool_))
     return _Loop(compiled.skyline, records, head, len(todo), tail, cols.size, compiled=True)
