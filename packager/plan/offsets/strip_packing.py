@@ -22,6 +22,9 @@ from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.records import OffsetPlan, UsageRecord, time_columns
 
 NAME = "strip_packing"
+# Under a StopRule, the records living at most this many ranks (and the segments at most this
+# wide) are counted in the "still to place here" test: its cost per step stays bounded.
+NEAR = 64
 
 
 class _Unplaced:
@@ -191,16 +194,35 @@ class _Loop:
         if stop is None and self._cols is not None and not self._compiled and self.placed:
             self._compile()
         watch, limit, by_watch = self._sizes, -1, self._sizes[:0]  # never read without a limit
+        pending = by_watch
         if stop is not None and not (self._compiled and stop.limit >= _INT64_SAFE):
             watch, limit = stop.watched_sizes(self._records), stop.limit
             # The watched records the loop places (not the empty ones), largest first.
             watched = [i for i, (w, r) in enumerate(zip(watch, self._records)) if w >= 0 and r.size > 0]
             by_watch = sorted(watched, key=lambda i: -watch[i])
+            pending = self._pending(watch, watched)
             if self._compiled:
                 watch, by_watch = np.asarray(watch, dtype=np.int64), np.asarray(by_watch, dtype=np.int64)
+                pending = np.asarray(pending, dtype=np.int64)
         self._remaining = int(self._kernel(*self._head, self._remaining, *self._tail, watch, limit,
-                                           by_watch))
+                                           by_watch, pending, NEAR))
         return self._remaining
+
+    def _pending(self, watch: list[int], watched: list[int]) -> list[int]:
+        """Per rank, the bytes of the watched records not placed yet that live there, counting
+        those living at most NEAR ranks (as the loop counts them down)."""
+        first_rank, end_rank, placed = self._head[1], self._head[2], self._tail[5]
+        delta = [0] * (self._head[0] + 2)
+        for i in watched:
+            f, e = int(first_rank[i]), int(end_rank[i])
+            if not placed[i] and e - f <= NEAR:
+                delta[f] += watch[i]
+                delta[e] -= watch[i]
+        out, running = [], 0
+        for d in delta[:-1]:
+            running += d
+            out.append(running)
+        return out
 
 
 def _python_loop(records: Sequence[UsageRecord], alignment: int, cols=None) -> _Loop:
