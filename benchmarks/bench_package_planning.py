@@ -11,7 +11,7 @@ its row says so. `--no-plan-meets-the-bound` measures what stopping costs where 
 every stopped strategy is then resumed to its end.
 
     python -m benchmarks.bench_package_planning [model.tflite] [--semantics tflm] [--plain]
-                                                [--no-plan-meets-the-bound]
+                                                [--no-plan-meets-the-bound] [--no-stop]
 
 Times are CPU seconds of this process (time.process_time): other load on the machine slows them
 less than wall-clock time would; they still vary by several percent from run to run.
@@ -46,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-plan-meets-the-bound", action="store_true",
                         help="as if no plan met the lower bound: every strategy runs, the stopped "
                              "ones resumed to their end (the cost of stopping where it does not pay)")
+    parser.add_argument("--no-stop", action="store_true",
+                        help="no strategy stops above the bound (as before stopping was added)")
     args = parser.parse_args(argv)
     if args.plain:
         _gaps.COMPILE_FROM = strip_packing.COMPILE_FROM = 10 ** 12
@@ -110,22 +112,25 @@ def main(argv: list[str] | None = None) -> int:
     run, portfolio._run = portfolio._run, run_and_validate  # each strategy timed as it runs
     start_stoppable, portfolio._started = portfolio._started, started
     finish, portfolio._finished = portfolio._finished, finished
-    optimal = arenas._optimal_to_ship
+    optimal, above = arenas._optimal_to_ship, arenas._above_the_bound
     if args.no_plan_meets_the_bound:
         arenas._optimal_to_ship = lambda *_: (lambda outcome: False)
+    if args.no_stop:
+        arenas._above_the_bound = lambda *_: None
     try:
         start = clock()
         arenas.plan_arenas(model, args.semantics, to_ship=True)
         planning = clock() - start
     finally:
         portfolio._run, portfolio._started, portfolio._finished = run, start_stoppable, finish
-        arenas._optimal_to_ship = optimal
+        arenas._optimal_to_ship, arenas._above_the_bound = optimal, above
     rows.append(["plan_arenas (strategies, validation, choice)", f"{planning:.3f}", "", ""])
     rows.append(["planning in all (records, bounds, plan_arenas)", f"{records_seconds + planning:.3f}", "", ""])
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     print(f"{Path(args.model).name}, semantics {args.semantics}"
           f"{', loops never compiled' if args.plain else ''}"
-          f"{', as if no plan met the bound' if args.no_plan_meets_the_bound else ''}: CPU seconds; "
+          f"{', as if no plan met the bound' if args.no_plan_meets_the_bound else ''}"
+          f"{', no strategy stops above the bound' if args.no_stop else ''}: CPU seconds; "
           f"peak memory {peak} MB; numba {'imported' if 'numba' in sys.modules else 'not imported'}")
     print(render(["phase", "run", "validate", "arena / total"], rows))
     return 0

@@ -74,7 +74,9 @@ def place_in_order(
 
 # From this many records on, the placement and skyline loops run compiled: numba's import and
 # the first load of the cached code (about 0.6 s of CPU) then cost less than the loops save
-# (about 0.3 s per offset strategy at 100,000 records, 1 s for strip packing).
+# (about 0.3 s per offset strategy at 100,000 records, 1 s for strip packing). Under a StopRule
+# (`package`, which needs only the best plan) the loops start as Python whatever the size and go
+# on compiled only if resumed: stopped early, they never repay numba's import and its memory.
 COMPILE_FROM = 20_000
 # Offsets and sizes the compiled loop takes: their sums stay inside int64.
 _INT64_SAFE = 1 << 61
