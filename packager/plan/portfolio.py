@@ -222,7 +222,9 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
         offsets.append(got)
         stopped = stop_at is not None and stop_at(offsets[-1])
     stopped_above = tuple(StoppedAbove(p.strategy, p.placed, p.steps, seconds) for _, p, seconds in paused)
-    if not stopped:  # no plan met the bound: every plan is needed, in the registry's order
+    if stopped:
+        paused.clear()  # their loops' state is not needed: let it go before the next strategies
+    else:  # no plan met the bound: every plan is needed, in the registry's order
         for at, p, seconds in reversed(paused):
             offsets.insert(at, _finished(problem, p, seconds))
         stopped_above = ()
