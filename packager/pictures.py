@@ -111,6 +111,9 @@ def _strategy_rows(result: PortfolioResult, chosen: Sequence[Outcome | None]) ->
         is_chosen = any(c is not None and (o.kind, o.strategy) == (c.kind, c.strategy) for c in chosen)
         rows.append(StrategyRow(o.kind, o.strategy, o.total, bound, overhead_pct(o.total, bound),
                                 o.seconds, is_chosen))
+    for s in result.stopped_above:  # where its plan would be: no arena, it was not finished
+        rows.insert(s.position, StrategyRow("offsets", s.strategy, None, p.offset_lower_bound, 0.0,
+                                            s.seconds, False))
     return tuple(rows)
 
 

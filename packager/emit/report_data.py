@@ -46,7 +46,7 @@ class ObjectRow:
 class StrategyRow:
     kind: str  # offsets | objects | baseline
     name: str
-    total: int
+    total: int | None  # None: stopped above the bound before its plan was finished (package)
     bound: int
     over_bound_pct: float
     seconds: float

@@ -33,11 +33,12 @@ class Outcome:
 @dataclass(frozen=True)
 class StoppedAbove:
     """An offset strategy stopped above the lower bound: `placed` of its `steps` placement
-    steps done when a record it placed ended above the bound."""
+    steps done when its plan could no longer meet the bound (see `offsets/_stop.py`)."""
     strategy: str
     placed: int
     steps: int
     seconds: float
+    position: int = 0  # where among `offsets` its outcome would be (the registry's order)
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,8 @@ class PortfolioResult:
     # Strategies not run because a plan already met the lower bound (optimal: none could beat
     # it, and ties go to the earlier strategy); only when the caller asked to stop there.
     not_needed: tuple[tuple[str, str], ...] = ()  # (kind, name): offsets or objects
-    # Offset strategies stopped once a record they placed ended above the lower bound (so their
-    # arena could not meet it), not finished because a later one met it: no arena of theirs.
+    # Offset strategies stopped once their arena could no longer meet the lower bound, not
+    # finished because a later one met it: no arena of theirs.
     stopped_above: tuple[StoppedAbove, ...] = ()
 
     @property
@@ -192,8 +193,8 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
     earlier strategy); the strategies not run are listed in `not_needed`, never as run.
 
     `stop_above` (with `stop_at`, whose plans must meet its limit): the strategies that can stop
-    (`stoppable.STOPPABLE`) stop once a record they placed ends above its limit, since stop_at
-    can no longer hold for them. If a later plan meets stop_at, they are listed in
+    (`stoppable.STOPPABLE`) stop once their arena can no longer meet its limit (a record placed
+    ends above it), since stop_at can no longer hold for them. If a later plan meets stop_at, they are listed in
     `stopped_above`; if none does, they are resumed to their end, so the result is the same as
     without `stop_above`."""
     n, skipped, not_needed = len(problem.records), [], []
@@ -221,7 +222,8 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
             continue
         offsets.append(got)
         stopped = stop_at is not None and stop_at(offsets[-1])
-    stopped_above = tuple(StoppedAbove(p.strategy, p.placed, p.steps, seconds) for _, p, seconds in paused)
+    stopped_above = tuple(StoppedAbove(p.strategy, p.placed, p.steps, seconds, at + k)
+                          for k, (at, p, seconds) in enumerate(paused))
     if stopped:
         paused.clear()  # their loops' state is not needed: let it go before the next strategies
     else:  # no plan met the bound: every plan is needed, in the registry's order

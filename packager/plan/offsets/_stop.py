@@ -3,8 +3,10 @@ after all.
 
 The strategies that place records one at a time and never move them (naive, the greedy
 placements, path cover, strip packing) know their arena can no longer meet `limit` as soon as
-a record they placed ends above it. A package needs only the best plan: once one meets the
-lower bound, such a strategy could never have been chosen. If none meets it, the stopped
+a record they placed ends above it (strip packing, which fills its skyline from the lowest
+segment up, also knows it once the records left over some point can no longer fit under the
+limit there). A package needs only the best plan: once one meets the lower bound, such a
+strategy could never have been chosen. If none meets it, the stopped
 strategies finish where they stopped (the same loop, its state kept), so the plans are exactly
 those of uninterrupted runs.
 """
@@ -36,7 +38,7 @@ class StopRule:
 
 class Paused:
     """A strategy a StopRule stopped: `placed` of its `steps` placement steps were done (one per
-    record it places) when a record ended above the limit. `finish()` resumes it and returns the
+    record it places) when its arena could no longer meet the limit. `finish()` resumes it and returns the
     plan an uninterrupted run gives (once: the loop's state is used up)."""
 
     def __init__(self, strategy: str, placed: int, steps: int, finish: Callable[[], OffsetPlan]) -> None:
