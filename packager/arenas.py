@@ -26,6 +26,7 @@ from packager.kernels.tflm_scratch import scratch_records
 from packager.lifetimes import ArenaLifetimes, model_lifetimes
 from packager.model import Model, derived
 from packager.plan.offsets import greedy_by_size_tflm
+from packager.plan.offsets._stop import StopRule
 from packager.plan.portfolio import Outcome, PortfolioResult, run_portfolio, validate
 from packager.plan.problem import Problem
 from packager.plan.records import UsageRecord
@@ -214,7 +215,8 @@ def plan_arenas(model: Model, semantics: str, bindings: Bindings | None = None, 
         memo: dict[int, Outcome] = {}  # id(outcome) -> its plan with the scratch placed, once
         result = run_portfolio(problem, offset_names=choice.offsets, object_names=choice.objects,
                                baselines=choice.baselines,
-                               stop_at=_optimal_to_ship(problem, arena.scratch, memo) if to_ship else None)
+                               stop_at=_optimal_to_ship(problem, arena.scratch, memo) if to_ship else None,
+                               stop_above=_above_the_bound(problem, arena.scratch) if to_ship else None)
         if to_ship and (result.best_offsets is None or result.best_objects is None):
             raise PlanError(f"strategy '{strategy}' gave no plan")
         offsets = (_with_runtime_scratch_placement(result, arena.scratch, memo) if arena.scratch
@@ -235,6 +237,14 @@ def _optimal_to_ship(problem: Problem, scratch: Mapping[int, str], memo: dict[in
             return outcome.total <= bound
         return _runtime_scratch_placed(problem, outcome, scratch, memo).plan.arena <= bound
     return optimal
+
+
+def _above_the_bound(problem: Problem, scratch: Mapping[int, str]) -> StopRule:
+    """When a strategy can stop: once a record it placed ends above the lower bound, its plan can
+    no longer be the one to ship. TFLite Micro's scratch buffers never decide that: they are moved
+    where the runtime puts them afterwards, and only the tensors keep the strategy's offsets."""
+    ignored = frozenset(i for i, r in enumerate(problem.records) if r.tensor in scratch) if scratch else frozenset()
+    return StopRule(problem.offset_lower_bound, ignored)
 
 
 def _multi_pass_plan(arena: ArenaToPlan, bindings: Bindings) -> PassPlan:

@@ -111,6 +111,9 @@ def _strategy_rows(result: PortfolioResult, chosen: Sequence[Outcome | None]) ->
         is_chosen = any(c is not None and (o.kind, o.strategy) == (c.kind, c.strategy) for c in chosen)
         rows.append(StrategyRow(o.kind, o.strategy, o.total, bound, overhead_pct(o.total, bound),
                                 o.seconds, is_chosen))
+    for s in result.stopped_above:  # where its plan would be: no arena, it was not finished
+        rows.insert(s.position, StrategyRow("offsets", s.strategy, None, p.offset_lower_bound, 0.0,
+                                            s.seconds, False))
     return tuple(rows)
 
 
@@ -161,7 +164,8 @@ def arena_picture(model: Model, planned: PlannedArena, strategy: str = "best", l
         dynamic_bounds=_dynamic_bounds(planned),
         placed_total=len(records) if left_out and layout else None,
         object_members_total=len(records) if left_out and objects_outcome else None,
-        not_needed=result.not_needed)
+        not_needed=result.not_needed,
+        stopped_above=tuple((s.strategy, s.placed, s.steps) for s in result.stopped_above))
 
 
 def _dynamic_bounds(planned: PlannedArena) -> tuple[tuple[str, int, int], ...]:

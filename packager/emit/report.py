@@ -76,8 +76,9 @@ def _strategy_table(picture: ArenaPicture, include_times: bool) -> str:
     header = ["plan", "strategy", "bytes", "lower bound", "over bound"] + (["time"] if include_times else [])
     rows, classes = [], []
     for s in picture.strategies:
-        row = [s.kind, ("● " if s.chosen else "") + s.name, f"{s.total:,}", f"{s.bound:,}",
-               f"{s.over_bound_pct:.1f}%"]
+        row = ([s.kind, ("● " if s.chosen else "") + s.name, f"{s.total:,}", f"{s.bound:,}",
+                f"{s.over_bound_pct:.1f}%"] if s.total is not None
+               else [s.kind, s.name, "stopped above", f"{s.bound:,}", "—"])
         if include_times:
             row.append(f"{s.seconds * 1000:.1f} ms")
         rows.append(row)
@@ -86,6 +87,13 @@ def _strategy_table(picture: ArenaPicture, include_times: bool) -> str:
     note = ("● marks the plans drawn above. Baselines are what a dynamic allocator would need, not "
             "plans to ship." + ("" if include_times else " Planning times left out (--no-times) so "
                                 "that the page is byte-identical from run to run."))
+    if picture.stopped_above:
+        names = ", ".join(f"{name} (after {placed:,} of {steps:,} steps)"
+                          for name, placed, steps in picture.stopped_above)
+        note += (" Stopped above the lower bound, not finished (no arena to show): each stopped once "
+                 "its plan could no longer meet the bound (a tensor it placed ended above it, or the "
+                 "tensors it had left could not all fit under it), so its plan could not be chosen "
+                 f"over the one that meets it: {names}.")
     if picture.not_needed:
         names = "; ".join(f"{kind}: {', '.join(n for k, n in picture.not_needed if k == kind)}"
                           for kind in dict.fromkeys(k for k, _ in picture.not_needed))

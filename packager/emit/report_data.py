@@ -46,7 +46,7 @@ class ObjectRow:
 class StrategyRow:
     kind: str  # offsets | objects | baseline
     name: str
-    total: int
+    total: int | None  # None: stopped above the bound before its plan was finished (package)
     bound: int
     over_bound_pct: float
     seconds: float
@@ -78,6 +78,9 @@ class ArenaPicture:
     object_members_total: int | None = None
     # (kind, name) of strategies not run because a plan already met the lower bound (package).
     not_needed: tuple[tuple[str, str], ...] = ()
+    # (name, steps done, steps) of offset strategies stopped once a tensor they placed ended
+    # above the lower bound, not finished since a later plan met it (package): no arena to show.
+    stopped_above: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass(frozen=True)

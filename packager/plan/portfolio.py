@@ -8,10 +8,12 @@ from dataclasses import dataclass, replace
 from typing import Callable, Sequence, Union
 
 from packager.errors import PlanError, SolverLimitError
+from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan
 from packager.plan.registry import (BASELINES, OBJECT_STRATEGIES, OFFSET_STRATEGIES,
                                     SEARCH_STRATEGIES, SEARCHES, Strategy, offset_strategy)
+from packager.plan.stoppable import STOPPABLE
 from packager.plan.validate import check_object_plan, check_offset_plan
 
 Plan = Union[OffsetPlan, ObjectPlan]
@@ -29,6 +31,17 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class StoppedAbove:
+    """An offset strategy stopped above the lower bound: `placed` of its `steps` placement
+    steps done when its plan could no longer meet the bound (see `offsets/_stop.py`)."""
+    strategy: str
+    placed: int
+    steps: int
+    seconds: float
+    position: int = 0  # where among `offsets` its outcome would be (the registry's order)
+
+
+@dataclass(frozen=True)
 class PortfolioResult:
     problem: Problem
     offsets: tuple[Outcome, ...]
@@ -38,6 +51,9 @@ class PortfolioResult:
     # Strategies not run because a plan already met the lower bound (optimal: none could beat
     # it, and ties go to the earlier strategy); only when the caller asked to stop there.
     not_needed: tuple[tuple[str, str], ...] = ()  # (kind, name): offsets or objects
+    # Offset strategies stopped once their arena could no longer meet the lower bound, not
+    # finished because a later one met it: no arena of theirs.
+    stopped_above: tuple[StoppedAbove, ...] = ()
 
     @property
     def best_offsets(self) -> Outcome | None:
@@ -139,10 +155,34 @@ def improve(problem: Problem, best: Outcome, time_cap: float | None = None,
     return out
 
 
+def _started(strategy: Strategy, problem: Problem, stop: StopRule | None) -> Outcome | tuple[Paused, float]:
+    """`_run`, or for a strategy that can stop (`stoppable.STOPPABLE`), its plan under `stop`:
+    (Paused, seconds) when a record it placed ended above the limit."""
+    if stop is None or strategy.name not in STOPPABLE:
+        return _run(strategy, problem)
+    start = time.perf_counter()
+    got = STOPPABLE[strategy.name](problem, stop)
+    seconds = time.perf_counter() - start
+    if isinstance(got, Paused):
+        return got, seconds
+    validate(problem, got)
+    return Outcome(strategy.name, "offsets", got, seconds)
+
+
+def _finished(problem: Problem, paused: Paused, seconds: float) -> Outcome:
+    """A stopped strategy resumed to the end: the plan an uninterrupted run gives, validated."""
+    start = time.perf_counter()
+    plan = paused.finish()
+    seconds += time.perf_counter() - start
+    validate(problem, plan)
+    return Outcome(paused.strategy, "offsets", plan, seconds)
+
+
 def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
                   object_names: Sequence[str] | None = None, local: bool = True,
                   baselines: bool = True,
-                  stop_at: Callable[[Outcome], bool] | None = None) -> PortfolioResult:
+                  stop_at: Callable[[Outcome], bool] | None = None,
+                  stop_above: StopRule | None = None) -> PortfolioResult:
     """Run the named strategies (all when None, leaving out those too slow for the input's size),
     validated, plus the searches from the best offset plan.
 
@@ -150,7 +190,13 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
     table of strategies): the offset strategies stop at the first plan for which `stop_at` holds,
     the shared-object strategies at the first plan that meets their lower bound. Such a plan is
     the one the whole portfolio would choose (nothing is below the bound, and ties go to the
-    earlier strategy); the strategies not run are listed in `not_needed`, never as run."""
+    earlier strategy); the strategies not run are listed in `not_needed`, never as run.
+
+    `stop_above` (with `stop_at`, whose plans must meet its limit): the strategies that can stop
+    (`stoppable.STOPPABLE`) stop once their arena can no longer meet its limit (a record placed
+    ends above it), since stop_at can no longer hold for them. If a later plan meets stop_at, they are listed in
+    `stopped_above`; if none does, they are resumed to their end, so the result is the same as
+    without `stop_above`."""
     n, skipped, not_needed = len(problem.records), [], []
 
     def wanted(name: str, limit: int | None, names: Sequence[str] | None) -> bool:
@@ -162,6 +208,7 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
         return True
 
     offsets: list[Outcome] = []
+    paused: list[tuple[int, Paused, float]] = []  # (its place among `offsets`, its loop, seconds)
     stopped = False
     for s in OFFSET_STRATEGIES:
         if not wanted(s.name, s.max_records, offset_names):
@@ -169,8 +216,20 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
         if stopped:
             not_needed.append(("offsets", s.name))
             continue
-        offsets.append(_run(s, problem))
+        got = _started(s, problem, stop_above if stop_at is not None else None)
+        if isinstance(got, tuple):
+            paused.append((len(offsets), *got))
+            continue
+        offsets.append(got)
         stopped = stop_at is not None and stop_at(offsets[-1])
+    stopped_above = tuple(StoppedAbove(p.strategy, p.placed, p.steps, seconds, at + k)
+                          for k, (at, p, seconds) in enumerate(paused))
+    if stopped:
+        paused.clear()  # their loops' state is not needed: let it go before the next strategies
+    else:  # no plan met the bound: every plan is needed, in the registry's order
+        for at, p, seconds in reversed(paused):
+            offsets.insert(at, _finished(problem, p, seconds))
+        stopped_above = ()
     searches = [s.name for s in SEARCH_STRATEGIES if wanted(s.name, s.max_records, offset_names)]
     if stopped:
         not_needed += [("offsets", name) for name in searches]
@@ -198,4 +257,4 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
             skipped.append(s.name)
     base = [_run(s, problem) for s in BASELINES] if baselines else []
     return PortfolioResult(problem, tuple(offsets), tuple(objects), tuple(base), tuple(skipped),
-                           tuple(not_needed))
+                           tuple(not_needed), stopped_above)

@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from packager.plan.offsets import _placement
+from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of, time_columns
 
 # A placed record as the gap searches see it: (offset, end, first_op, last_op); it occupies the
@@ -73,7 +74,9 @@ def place_in_order(
 
 # From this many records on, the placement and skyline loops run compiled: numba's import and
 # the first load of the cached code (about 0.6 s of CPU) then cost less than the loops save
-# (about 0.3 s per offset strategy at 100,000 records, 1 s for strip packing).
+# (about 0.3 s per offset strategy at 100,000 records, 1 s for strip packing). Under a StopRule
+# (`package`, which needs only the best plan) the loops start as Python whatever the size and go
+# on compiled only if resumed: stopped early, they never repay numba's import and its memory.
 COMPILE_FROM = 20_000
 # Offsets and sizes the compiled loop takes: their sums stay inside int64.
 _INT64_SAFE = 1 << 61
@@ -86,42 +89,118 @@ def placement(records: Sequence[UsageRecord], order: Sequence[int], alignment: i
     """`_placement.place` on the records: (offsets, -1) or (offsets so far, the position of a
     fixed record that overlaps one placed before it). `sizes` replaces the records' sizes (as
     placed, e.g. rounded); `fixed` gives some positions their offset."""
-    n = len(records)
-    align = alignment if alignment > 1 else 1
-    width, n_buckets = _bucket_width(records)
-    kernel = _compiled_kernel(records, sizes, fixed) if n >= COMPILE_FROM else None
-    if kernel is not None:
-        cols = time_columns(records)
-        first, last = cols.first, cols.last
-        size = cols.size if sizes is None else np.asarray(sizes, dtype=np.int64)
-        at = np.asarray(order, dtype=np.int64)
-        fixed_at = np.full(n, -1, dtype=np.int64)
-        if fixed:
-            fixed_at[np.fromiter(fixed.keys(), dtype=np.int64)] = np.fromiter(fixed.values(), dtype=np.int64)
-        placed = at[size[at] > 0] if skip_empty else at
-        entries = int((last[placed] // width - first[placed] // width + 1).sum())
-        buffers = (np.full(n_buckets, -1, dtype=np.int64), np.empty(entries, dtype=np.int64),
-                   np.empty(entries, dtype=np.int64), np.zeros(n, dtype=np.int64),
-                   np.zeros(n, dtype=np.int64), np.empty(n, dtype=np.int64),
-                   np.empty(n, dtype=np.int64))
-        out = np.zeros(n, dtype=np.int64)
-        clash = kernel(first, last, size, at, fixed_at, align, best_fit, remember_unaligned,
-                       skip_empty, width, *buffers, out)
-        return out.tolist(), int(clash)
-    first = [r.first_op for r in records]
-    last = [r.last_op for r in records]
-    size = ([r.size for r in records] if sizes is None
-            else sizes.tolist() if isinstance(sizes, np.ndarray) else list(sizes))
-    fixed_at = [-1] * n
-    for i, o in (fixed or {}).items():
-        fixed_at[i] = o
-    entries = sum(last[i] // width - first[i] // width + 1 for i in order
-                  if not (skip_empty and size[i] == 0))
-    out = [0] * n
-    clash = _placement.place(first, last, size, list(order), fixed_at, align, best_fit,
-                             remember_unaligned, skip_empty, width, [-1] * n_buckets,
-                             [0] * entries, [0] * entries, [0] * n, [0] * n, [0] * n, [0] * n, out)
-    return out, clash
+    loop = PlacementLoop(records, order, alignment, best_fit=best_fit,
+                         remember_unaligned=remember_unaligned, skip_empty=skip_empty, sizes=sizes,
+                         fixed=fixed)
+    return loop.run()
+
+
+class PlacementLoop:
+    """`_placement.place` with its inputs and state kept, so that a run stopped by a StopRule
+    (a record ended above its limit) can resume where it stopped: `run(stop)` returns
+    (offsets, clash) as `placement` does, or None when stopped; `run()` again finishes it."""
+
+    def __init__(self, records: Sequence[UsageRecord], order: Sequence[int], alignment: int, *,
+                 best_fit: bool, remember_unaligned: bool = False, skip_empty: bool = True,
+                 sizes: Sequence[int] | None = None, fixed: Mapping[int, int] | None = None,
+                 plain_first: bool = False) -> None:
+        """`plain_first`: start as Python even on a large input, and compile only if a stopped run
+        is resumed (a run that stops early rarely repays numba's import)."""
+        n = len(records)
+        self.steps = len(order)
+        self._records = records
+        self._sizes, self._fixed = sizes, fixed
+        align = alignment if alignment > 1 else 1
+        width, n_buckets = _bucket_width(records)
+        self._may_compile = n >= COMPILE_FROM
+        kernel = _compiled_kernel(records, sizes, fixed) if self._may_compile and not plain_first else None
+        if kernel is not None:
+            cols = time_columns(records)
+            first, last = cols.first, cols.last
+            size = cols.size if sizes is None else np.asarray(sizes, dtype=np.int64)
+            at = np.asarray(order, dtype=np.int64)
+            fixed_at = np.full(n, -1, dtype=np.int64)
+            if fixed:
+                fixed_at[np.fromiter(fixed.keys(), dtype=np.int64)] = np.fromiter(fixed.values(), dtype=np.int64)
+            placed = at[size[at] > 0] if skip_empty else at
+            entries = int((last[placed] // width - first[placed] // width + 1).sum())
+            buffers = (np.full(n_buckets, -1, dtype=np.int64), np.empty(entries, dtype=np.int64),
+                       np.empty(entries, dtype=np.int64), np.zeros(n, dtype=np.int64),
+                       np.zeros(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+                       np.empty(n, dtype=np.int64))
+            self._out = np.zeros(n, dtype=np.int64)
+            self._state = np.zeros(2, dtype=np.int64)
+            self._kernel, self._compiled = kernel, True
+            self._args = (first, last, size, at, fixed_at, align, best_fit, remember_unaligned,
+                          skip_empty, width, *buffers, self._out)
+            return
+        first = [r.first_op for r in records]
+        last = [r.last_op for r in records]
+        size = ([r.size for r in records] if sizes is None
+                else sizes.tolist() if isinstance(sizes, np.ndarray) else list(sizes))
+        fixed_at = [-1] * n
+        for i, o in (fixed or {}).items():
+            fixed_at[i] = o
+        entries = sum(last[i] // width - first[i] // width + 1 for i in order
+                      if not (skip_empty and size[i] == 0))
+        self._out = [0] * n
+        self._state = [0, 0]
+        self._kernel, self._compiled = _placement.place, False
+        self._args = (first, last, size, list(order), fixed_at, align, best_fit,
+                      remember_unaligned, skip_empty, width, [-1] * n_buckets,
+                      [0] * entries, [0] * entries, [0] * n, [0] * n, [0] * n, [0] * n, self._out)
+
+    @property
+    def done(self) -> int:
+        """Placement steps done so far."""
+        return int(self._state[0])
+
+    def _compile(self) -> None:
+        """Go on compiled from where the Python loop stopped: the same state as int64 arrays."""
+        kernel = _compiled_kernel(self._records, self._sizes, self._fixed)
+        if kernel is None:
+            return
+        cols = time_columns(self._records)
+        size = cols.size if self._sizes is None else np.asarray(self._sizes, dtype=np.int64)
+        as_array = lambda values: np.asarray(values, dtype=np.int64)
+        args = self._args
+        self._out = as_array(self._out)
+        self._args = (cols.first, cols.last, size, as_array(args[3]), as_array(args[4]), *args[5:10],
+                      *(as_array(a) for a in args[10:17]), self._out)
+        self._state = as_array(self._state)
+        self._kernel, self._compiled = kernel, True
+
+    def run(self, stop: StopRule | None = None) -> tuple[list[int], int] | None:
+        """Run (or resume) the loop: (offsets, clash) at its end, None if `stop` stopped it."""
+        if stop is None and not self._compiled and self._may_compile and self.done:
+            self._compile()
+        if stop is None:
+            watch, limit = self._args[2], -1  # never read without a limit
+        else:
+            watch, limit = stop.watched_sizes(self._records), stop.limit
+            if self._compiled:
+                watch = np.asarray(watch, dtype=np.int64)
+                if limit >= _INT64_SAFE:
+                    watch, limit = self._args[2], -1  # no record of int64 size can end above it
+        clash = self._kernel(*self._args, watch, limit, self._state)
+        if clash == -2:
+            return None
+        out = self._out.tolist() if self._compiled else self._out
+        return out, int(clash)
+
+
+def placed_until(strategy: str, records: Sequence[UsageRecord], order: Sequence[int], alignment: int,
+                 stop: StopRule | None, best_fit: bool = True,
+                 remember_unaligned: bool = False) -> OffsetPlan | Paused:
+    """`place_in_order`'s plan, or Paused once a record placed ends above `stop`'s limit."""
+    loop = PlacementLoop(records, order, alignment, best_fit=best_fit,
+                         remember_unaligned=remember_unaligned, skip_empty=True,
+                         plain_first=stop is not None)
+    got = loop.run(stop)
+    if got is None:
+        return Paused(strategy, loop.done, loop.steps,
+                      lambda: offset_plan(strategy, records, loop.run()[0], alignment))
+    return offset_plan(strategy, records, got[0], alignment)
 
 
 def _bucket_width(records: Sequence[UsageRecord]) -> tuple[int, int]:

@@ -20,7 +20,7 @@ _INSERTION = 24
 
 
 def place(first, last, size, order, fixed, align, best_fit, remember_unaligned, skip_empty,
-          width, head, nxt, who, start_of, end_of, found, spare, offsets):
+          width, head, nxt, who, start_of, end_of, found, spare, offsets, watch, limit, state):
     """Offsets into `offsets` for the records in `order` (positions). `size` holds the sizes to
     place (rounded already where the runtime rounds); `fixed[i]` >= 0 places record i at that
     offset (checked against the records placed before it); `align` aligns the gap starts;
@@ -28,9 +28,13 @@ def place(first, last, size, order, fixed, align, best_fit, remember_unaligned, 
     `remember_unaligned` keeps TFLite's way of remembering the best gap; `skip_empty` leaves
     empty records at 0 and out of the buckets. Buffers: `head` (one per bucket, all -1), `nxt`
     and `who` (one per bucket entry), `start_of`/`end_of`/`found`/`spare` (one per record).
-    Returns -1, or the position of a fixed record that overlaps one placed before it."""
-    used = 0
-    for t in range(len(order)):
+    `limit` >= 0 stops the loop right after placing a record i with `offset + watch[i] > limit`
+    (`watch[i]` < 0: record i never stops it); `state` ([next step, bucket entries used], [0, 0]
+    to begin with) then says where a later call with the same buffers resumes.
+    Returns -1, the position of a fixed record that overlaps one placed before it, or -2 when
+    stopped by `limit`."""
+    used = state[1]
+    for t in range(state[0], len(order)):
         i = order[t]
         s = size[i]
         if skip_empty and s == 0:
@@ -133,4 +137,10 @@ def place(first, last, size, order, fixed, align, best_fit, remember_unaligned, 
             nxt[used] = head[b]
             head[b] = used
             used += 1
+        if limit >= 0 and watch[i] >= 0 and offset + watch[i] > limit:
+            state[0] = t + 1
+            state[1] = used
+            return -2
+    state[0] = len(order)
+    state[1] = used
     return -1

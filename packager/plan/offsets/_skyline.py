@@ -16,8 +16,19 @@ SCAN = 12
 
 def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, group_of,
             gfirst, gkeys, gstart, gend, tree, leaves, longest, per_life, per_size, none,
-            remaining, offsets, begins, stop_of, height_of, left_of):
-    """Offsets into `offsets` for the `remaining` unplaced records.
+            remaining, offsets, begins, stop_of, height_of, left_of, placed, watch, limit, by_watch,
+            pending, near):
+    """Offsets into `offsets` for the `remaining` unplaced records; returns how many are left
+    unplaced: 0, or more when `limit` >= 0 stopped the loop because a record i will end above it
+    (`watch[i]` < 0: record i never stops it): right after placing one with
+    `offset + watch[i] > limit`, or before a step when the lowest segment (which never gets
+    lower) leaves no room under the limit for the largest unplaced one (`by_watch`: the watched
+    records, largest first; `placed[i]` marks those placed). A later call with the same arrays
+    and that count resumes where it stopped. It also stops when a segment is raised so high that
+    the watched records still to place over one of its points cannot all fit under the limit:
+    they will be stacked there above its height (if any). `pending[rank]` sums those records' sizes,
+    counting only the records living at most `near` ranks, and only segments at most `near`
+    ranks wide are checked (an undercount, so the stop stays sound, at a bounded cost per step).
 
     The unplaced records: group k (records whose first operator is `gfirst[k]`) holds the keys
     `gkeys[gstart[k]:gend[k]]`, sorted best first; a key is (longest - lifetime) * per_life +
@@ -29,9 +40,16 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
     width = n_ops + 1
     span = 2 * leaves
     # Height * width + start per segment; an entry whose start no longer begins a segment of
-    # that height is stale, and dropped when it reaches the top.
+    # that height is stale, and dropped when it reaches the top. Built from the segments, so
+    # that a resumed call starts from the same lowest segment ([0] on the first call).
     heap = [0]
+    heap.pop()
+    for s in range(width):
+        if begins[s]:
+            heap.append(height_of[s] * width + s)
+    heapq.heapify(heap)
     frontier = [0]  # the wide query's tree nodes, key * span + node
+    largest = 0  # the first record of `by_watch` not placed yet
     while remaining:
         while True:  # the lowest segment, the leftmost of equal ones
             height = heap[0] // width
@@ -39,6 +57,12 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
             if begins[start] and height_of[start] == height:
                 break
             heapq.heappop(heap)
+        if limit >= 0:
+            while largest < len(by_watch) and placed[by_watch[largest]]:
+                largest += 1
+            lowest = -(-height // alignment) * alignment if alignment > 1 else height
+            if largest < len(by_watch) and lowest + watch[by_watch[largest]] > limit:
+                return remaining
         stop = stop_of[start]
         lo = group_at[start]
         hi = group_at[stop]
@@ -113,6 +137,11 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
                 raised = height_of[left]
             height_of[start] = raised
             heapq.heappush(heap, raised * width + start)
+            if limit >= 0 and stop - start <= near:
+                for r in range(start, stop):
+                    if pending[r] > 0 and raised + pending[r] > limit:
+                        remaining = -remaining - 1  # stopped: merge below, then return
+                        break
             s = start
         else:
             i = key % per_size
@@ -120,6 +149,10 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
             end = end_rank[i]
             offset = -(-height // alignment) * alignment if alignment > 1 else height
             offsets[i] = offset
+            placed[i] = True
+            if limit >= 0 and watch[i] > 0 and end_rank[i] - first_rank[i] <= near:
+                for r in range(first_rank[i], end_rank[i]):
+                    pending[r] -= watch[i]
             top = offset + sizes[i]
             # Cover [first, end) of the segment with `top`: what is left of it keeps its height.
             if start < first:
@@ -168,6 +201,8 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
                 gend[k] -= 1
             remaining -= 1
             s = first
+            if limit >= 0 and watch[i] >= 0 and top > limit:
+                remaining = -remaining - 1  # stopped: merge below, then return
         # Adjacent segments never have equal heights: merge s with equal neighbours.
         height = height_of[s]
         right = stop_of[s]
@@ -183,3 +218,6 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
             stop_of[left] = right
             if right < n_ops:
                 left_of[right] = left
+        if remaining < 0:
+            return -remaining - 1
+    return 0

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from packager.plan.offsets._gaps import offset_plan, place_in_order
+from packager.plan.offsets._gaps import placed_until
+from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.records import OffsetPlan, UsageRecord, breadth_first_order
 
 NAME = "greedy_by_breadth"
@@ -22,5 +23,10 @@ def placement_order(records: Sequence[UsageRecord]) -> list[int]:
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
-    offsets = place_in_order(records, placement_order(records), alignment)
-    return offset_plan(NAME, records, offsets, alignment)
+    return start(records, alignment)
+
+
+def start(records: Sequence[UsageRecord], alignment: int = 1,
+          stop: StopRule | None = None) -> OffsetPlan | Paused:
+    """The plan, or Paused once a record placed ends above `stop`'s limit."""
+    return placed_until(NAME, records, placement_order(records), alignment, stop)

@@ -16,7 +16,8 @@ from typing import Sequence
 import numpy as np
 
 from packager.errors import PlanError
-from packager.plan.offsets._gaps import Placed, offset_plan, place_in_order, smallest_gap_offset
+from packager.plan.offsets._gaps import Placed, placed_until, smallest_gap_offset
+from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.records import OffsetPlan, UsageRecord, time_columns
 
 NAME = "greedy_by_size"
@@ -58,7 +59,12 @@ def arena_offset(conflicts: Sequence[Placed], size: int, alignment: int) -> int:
 def plan(
     records: Sequence[UsageRecord], alignment: int = 1, whole_run: frozenset[int] = frozenset()
 ) -> OffsetPlan:
+    return start(records, alignment, whole_run)
+
+
+def start(records: Sequence[UsageRecord], alignment: int = 1, whole_run: frozenset[int] = frozenset(),
+          stop: StopRule | None = None) -> OffsetPlan | Paused:
+    """The plan, or Paused once a record placed ends above `stop`'s limit."""
     # Each record in `arena_offset`'s gap among those placed before it (one shared loop).
-    offsets = place_in_order(records, allocation_order(records, whole_run), alignment,
-                             remember_unaligned=True)
-    return offset_plan(NAME, records, offsets, alignment)
+    return placed_until(NAME, records, allocation_order(records, whole_run), alignment, stop,
+                        remember_unaligned=True)

@@ -26,7 +26,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from packager.errors import PlanError
-from packager.plan.offsets._gaps import Placed, offset_plan, placement
+from packager.plan.offsets._gaps import PlacementLoop, Placed, offset_plan
+from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, time_columns
 
 NAME = "greedy_by_size_tflm"
@@ -77,6 +78,13 @@ def _check_fixed(records: Sequence[UsageRecord], fixed: Mapping[int, int], align
 def plan(
     records: Sequence[UsageRecord], alignment: int = 1, fixed: Mapping[int, int] = _NOTHING_FIXED
 ) -> OffsetPlan:
+    return start(records, alignment, fixed)
+
+
+def start(records: Sequence[UsageRecord], alignment: int = 1, fixed: Mapping[int, int] = _NOTHING_FIXED,
+          stop: StopRule | None = None) -> OffsetPlan | Paused:
+    """The plan, or Paused once a record placed ends above `stop`'s limit (by its own size, as
+    the plan's arena counts it, not the rounded size it is placed with)."""
     _check_fixed(records, fixed, alignment)
     align = alignment if alignment > 1 else 1
     # `first_gap_offset` is the lowest gap with no alignment of its start (the rounded sizes and
@@ -84,8 +92,19 @@ def plan(
     cols = time_columns(records)
     sizes = (-(-cols.size // align) * align if cols is not None
              else [-(-r.size // align) * align for r in records])
-    offsets, clash = placement(records, placement_order(records, fixed, alignment), 1,
-                               best_fit=False, skip_empty=False, sizes=sizes, fixed=fixed)
+    loop = PlacementLoop(records, placement_order(records, fixed, alignment), 1,
+                         best_fit=False, skip_empty=False, sizes=sizes, fixed=fixed,
+                         plain_first=stop is not None and not fixed)
+    # With given offsets, the whole loop runs: a clash among them is an error to report now.
+    got = loop.run(None if fixed else stop)
+    if got is None:
+        return Paused(NAME, loop.done, loop.steps, lambda: _finished(records, fixed, alignment, loop.run()))
+    return _finished(records, fixed, alignment, got)
+
+
+def _finished(records: Sequence[UsageRecord], fixed: Mapping[int, int], alignment: int,
+              got: tuple[list[int], int]) -> OffsetPlan:
+    offsets, clash = got
     if clash >= 0:
         # TFLite Micro trusts offline offsets blindly; a clash is an input error, say so now.
         raise PlanError(f"fixed offset {fixed[clash]} of tensor {records[clash].tensor} overlaps "

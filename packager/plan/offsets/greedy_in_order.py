@@ -7,14 +7,21 @@ from typing import Sequence
 
 import numpy as np
 
-from packager.plan.offsets._gaps import offset_plan, place_in_order
+from packager.plan.offsets._gaps import placed_until
+from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.records import OffsetPlan, UsageRecord, time_columns
 
 NAME = "greedy_in_order"
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
+    return start(records, alignment)
+
+
+def start(records: Sequence[UsageRecord], alignment: int = 1,
+          stop: StopRule | None = None) -> OffsetPlan | Paused:
+    """The plan, or Paused once a record placed ends above `stop`'s limit."""
     cols = time_columns(records)
     order = (np.argsort(cols.first, kind="stable").tolist() if cols is not None
              else sorted(range(len(records)), key=lambda i: (records[i].first_op, i)))
-    return offset_plan(NAME, records, place_in_order(records, order, alignment), alignment)
+    return placed_until(NAME, records, order, alignment, stop)

@@ -15,7 +15,8 @@ from typing import Sequence
 
 import numpy as np
 
-from packager.plan.offsets._gaps import offset_plan, place_in_order
+from packager.plan.offsets._gaps import placed_until
+from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.records import OffsetPlan, UsageRecord, time_columns
 
 NAME = "path_cover"
@@ -47,9 +48,14 @@ def groups_of(records: Sequence[UsageRecord]) -> list[list[int]]:
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
+    return start(records, alignment)
+
+
+def start(records: Sequence[UsageRecord], alignment: int = 1,
+          stop: StopRule | None = None) -> OffsetPlan | Paused:
+    """The plan, or Paused once a record placed ends above `stop`'s limit."""
     groups = groups_of(records)
     totals = [sum(records[i].size for i in g) for g in groups]
     ranked = sorted(range(len(groups)), key=lambda g: (-totals[g], g))
     order = [i for g in ranked for i in groups[g]]
-    offsets = place_in_order(records, order, alignment, best_fit=False)
-    return offset_plan(NAME, records, offsets, alignment)
+    return placed_until(NAME, records, order, alignment, stop, best_fit=False)

@@ -18,9 +18,13 @@ import numpy as np
 
 from packager.plan.offsets import _skyline
 from packager.plan.offsets._gaps import _INT64_SAFE, COMPILE_FROM, compiled_module, offset_plan
+from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.records import OffsetPlan, UsageRecord, time_columns
 
 NAME = "strip_packing"
+# Under a StopRule, the records living at most this many ranks (and the segments at most this
+# wide) are counted in the "still to place here" test: its cost per step stays bounded.
+NEAR = 64
 
 
 class _Unplaced:
@@ -132,15 +136,98 @@ def _ranks(records: Sequence[UsageRecord], points: list[int]) -> tuple[list[int]
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
+    return start(records, alignment)
+
+
+def start(records: Sequence[UsageRecord], alignment: int = 1,
+          stop: StopRule | None = None) -> OffsetPlan | Paused:
+    """The plan, or Paused once a record placed ends above `stop`'s limit."""
     cols = time_columns(records) if len(records) >= COMPILE_FROM else None
-    offsets = _compiled_plan(records, cols, alignment) if cols is not None else None
-    if offsets is None:
-        offsets = _python_plan(records, alignment)
-    return offset_plan(NAME, records, offsets, alignment)
+    # Under a StopRule the loop starts as Python: compiled only if resumed (see `_Loop.run`).
+    loop = _compiled_loop(records, cols, alignment) if cols is not None and stop is None else None
+    if loop is None:
+        loop = _python_loop(records, alignment, cols)
+    if loop.run(stop):
+        return Paused(NAME, loop.placed, loop.to_place,
+                      lambda: loop.run(None) or offset_plan(NAME, records, loop.offsets(), alignment))
+    return offset_plan(NAME, records, loop.offsets(), alignment)
 
 
-def _python_plan(records: Sequence[UsageRecord], alignment: int) -> list[int]:
-    """The skyline loop as Python over lists (any integers)."""
+class _Loop:
+    """`_skyline.skyline` with its inputs and state kept: `run(stop)` places records until done
+    (returns 0) or until `stop` stops it (returns how many are left); `run` again resumes."""
+
+    def __init__(self, kernel, records: Sequence[UsageRecord], head: tuple, remaining: int,
+                 tail: tuple, sizes, compiled: bool, cols=None) -> None:
+        self._kernel, self._records, self._head, self._tail = kernel, records, head, tail
+        self._sizes, self._compiled = sizes, compiled
+        self.to_place = self._remaining = remaining
+        self._cols = cols  # a Python loop's int64 columns: it may go on compiled
+
+    def _compile(self) -> None:
+        """Go on compiled from where the Python loop stopped (the same state as arrays), where
+        `_compiled_loop` would have run it compiled from the start."""
+        head, tail, cols = self._head, self._tail, self._cols
+        highest = int(cols.size.sum()) + len(self._records) * max(head[4], 1)
+        if (not isinstance(head[9], list) or highest * (head[0] + 1) >= _INT64_SAFE
+                or head[17] * 2 * head[13] >= _INT64_SAFE):
+            return
+        compiled = compiled_module()
+        if compiled is None:
+            return
+        ints = lambda values: np.asarray(values, dtype=np.int64)
+        self._head = (head[0], ints(head[1]), ints(head[2]), cols.size, head[4],
+                      *(ints(a) for a in head[5:13]), *head[13:])
+        self._tail = (ints(tail[0]), np.asarray(tail[1], dtype=np.bool_), ints(tail[2]), ints(tail[3]),
+                      ints(tail[4]), np.asarray(tail[5], dtype=np.bool_))
+        self._kernel, self._sizes, self._compiled = compiled.skyline, cols.size, True
+
+    @property
+    def placed(self) -> int:
+        return self.to_place - self._remaining
+
+    def offsets(self) -> list[int]:
+        out = self._tail[0]
+        return out.tolist() if self._compiled else out
+
+    def run(self, stop: StopRule | None) -> int:
+        if stop is None and self._cols is not None and not self._compiled and self.placed:
+            self._compile()
+        watch, limit, by_watch = self._sizes, -1, self._sizes[:0]  # never read without a limit
+        pending = by_watch
+        if stop is not None and not (self._compiled and stop.limit >= _INT64_SAFE):
+            watch, limit = stop.watched_sizes(self._records), stop.limit
+            # The watched records the loop places (not the empty ones), largest first.
+            watched = [i for i, (w, r) in enumerate(zip(watch, self._records)) if w >= 0 and r.size > 0]
+            by_watch = sorted(watched, key=lambda i: -watch[i])
+            pending = self._pending(watch, watched)
+            if self._compiled:
+                watch, by_watch = np.asarray(watch, dtype=np.int64), np.asarray(by_watch, dtype=np.int64)
+                pending = np.asarray(pending, dtype=np.int64)
+        self._remaining = int(self._kernel(*self._head, self._remaining, *self._tail, watch, limit,
+                                           by_watch, pending, NEAR))
+        return self._remaining
+
+    def _pending(self, watch: list[int], watched: list[int]) -> list[int]:
+        """Per rank, the bytes of the watched records not placed yet that live there, counting
+        those living at most NEAR ranks (as the loop counts them down)."""
+        first_rank, end_rank, placed = self._head[1], self._head[2], self._tail[5]
+        delta = [0] * (self._head[0] + 2)
+        for i in watched:
+            f, e = int(first_rank[i]), int(end_rank[i])
+            if not placed[i] and e - f <= NEAR:
+                delta[f] += watch[i]
+                delta[e] -= watch[i]
+        out, running = [], 0
+        for d in delta[:-1]:
+            running += d
+            out.append(running)
+        return out
+
+
+def _python_loop(records: Sequence[UsageRecord], alignment: int, cols=None) -> _Loop:
+    """The skyline loop as Python over lists (any integers); `cols`: the records' int64 columns
+    when the input is large enough to go on compiled if resumed."""
     n = len(records)
     todo = [i for i, r in enumerate(records) if r.size > 0]  # empty records stay at 0
     unplaced = _Unplaced(records, todo)
@@ -159,17 +246,19 @@ def _python_plan(records: Sequence[UsageRecord], alignment: int) -> list[int]:
     begins, stop_of, left_of = [False] * width, [0] * width, [-1] * width
     begins[0], stop_of[0] = True, n_ops
     keys, bounds, tree = unplaced._keys, unplaced._bounds, unplaced._tree
-    offsets = [0] * n
-    _skyline.skyline(n_ops, first_rank, end_rank, [r.size for r in records], alignment, points,
-                     group_at, group_of, unplaced.firsts,
-                     keys.tolist() if isinstance(keys, np.ndarray) else keys, bounds[:-1], bounds[1:],
-                     tree.tolist() if isinstance(tree, np.ndarray) else tree, unplaced._size,
-                     unplaced._longest, unplaced._per_life, unplaced.per_size, unplaced._none,
-                     len(todo), offsets, begins, stop_of, [0] * width, left_of)
-    return offsets
+    sizes = [r.size for r in records]
+    head = (n_ops, first_rank, end_rank, sizes, alignment, points,
+            group_at, group_of, unplaced.firsts,
+            keys.tolist() if isinstance(keys, np.ndarray) else keys, bounds[:-1], bounds[1:],
+            tree.tolist() if isinstance(tree, np.ndarray) else tree, unplaced._size,
+            unplaced._longest, unplaced._per_life, unplaced.per_size, unplaced._none)
+    tail = ([0] * n, begins, stop_of, [0] * width, left_of, [False] * n)
+    in_columns = cols is not None and isinstance(tree, np.ndarray) and bool(todo)
+    return _Loop(_skyline.skyline, records, head, len(todo), tail, sizes, compiled=False,
+                 cols=cols if in_columns else None)
 
 
-def _compiled_plan(records: Sequence[UsageRecord], cols, alignment: int) -> list[int] | None:
+def _compiled_loop(records: Sequence[UsageRecord], cols, alignment: int) -> _Loop | None:
     """The same loop compiled, its inputs built from the records' int64 columns; None when a key,
     a height or a heap entry would not fit in int64 (or numba is missing)."""
     n = len(records)
@@ -197,10 +286,10 @@ def _compiled_plan(records: Sequence[UsageRecord], cols, alignment: int) -> list
     left_of = np.full(width, -1, dtype=np.int64)
     begins[0], stop_of[0] = True, n_ops
     bounds = np.asarray(unplaced._bounds, dtype=np.int64)
-    offsets = np.zeros(n, dtype=np.int64)
-    compiled.skyline(n_ops, first_rank, end_rank, cols.size, alignment, points, group_at, group_of,
-                     np.asarray(unplaced.firsts, dtype=np.int64), unplaced._keys, bounds[:-1].copy(),
-                     bounds[1:].copy(), unplaced._tree, unplaced._size, unplaced._longest,
-                     unplaced._per_life, unplaced.per_size, unplaced._none, len(todo), offsets,
-                     begins, stop_of, np.zeros(width, dtype=np.int64), left_of)
-    return offsets.tolist()
+    head = (n_ops, first_rank, end_rank, cols.size, alignment, points, group_at, group_of,
+            np.asarray(unplaced.firsts, dtype=np.int64), unplaced._keys, bounds[:-1].copy(),
+            bounds[1:].copy(), unplaced._tree, unplaced._size, unplaced._longest,
+            unplaced._per_life, unplaced.per_size, unplaced._none)
+    tail = (np.zeros(n, dtype=np.int64), begins, stop_of, np.zeros(width, dtype=np.int64), left_of,
+            np.zeros(n, dtype=np.bool_))
+    return _Loop(compiled.skyline, records, head, len(todo), tail, cols.size, compiled=True)
