@@ -166,7 +166,12 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     size = np.array([r.size for r in records], np.int64)
     unplaced = np.zeros(n, bool)
     unplaced[ids] = True
-    interference = interference_counts(records, ids)
+    # Scalar reads go to Python lists (a numpy element costs several times a list's); the arrays
+    # serve the vector forms. `waiting` mirrors `unplaced`.
+    cols = Columns(first.tolist(), last.tolist(), size.tolist(), unplaced.tolist(),
+                   _Arrays(first, last, size, unplaced))
+    # Counts only go down, one at a time: a list.
+    interference = interference_counts(records, ids).tolist()
     time = TimeIndex(first, last)
     windows = Windows(first, size, ids)
     ranked = RankedByStart(records, ids, interference, unplaced)
@@ -174,7 +179,9 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     cannot_insert = np.zeros(n, bool)
     graph = AllocationGraph(int(last[ids].max()) + 1)
     top = 0  # the buffer's size so far: new slots open here
-    by_size = sorted(ids, key=lambda i: -records[i].size)
+    ids_array = np.asarray(ids, np.int64)
+    # Largest first, ties by position (a stable sort of ascending positions).
+    by_size = ids_array[np.argsort(-size[ids_array], kind="stable")].tolist()
     cursor = 0
     while cursor < len(by_size):
         while cursor < len(by_size) and not unplaced[by_size[cursor]]:
@@ -202,12 +209,12 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
         else:
             before, after = graph.before[edge], graph.after[edge]
             at = align_up(graph.lo[edge], alignment)
-        members = tuple_for(chosen, before, after, first, last, size, unplaced, interference, windows,
-                            ranked)
+        members = tuple_for(chosen, before, after, unplaced, interference, windows, ranked, cols)
         members.sort(key=lambda i: records[i].first_op)
         for i in members:
             offsets[i] = at
             unplaced[i] = False
+            cols.waiting[i] = False
             windows.placed(i, unplaced)
         slot = max(records[i].size for i in members)
         if edge is None:
@@ -223,10 +230,26 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
             graph.shrink(edge, at + slot)  # the rest of the edge stays for others
         rewire(graph, members, before, after, at, records)
         for i in members:
-            for j in interfering(records, i, unplaced, first, last, time):
+            for j in time.waiting_meeting(cols.first[i], cols.last[i], cols):
                 interference[j] -= 1
     arena = max(offsets[i] + records[i].size for i in ids)
     return OffsetPlan(NAME, tuple(offsets), arena, alignment)
+
+
+class _Arrays:
+    def __init__(self, first: np.ndarray, last: np.ndarray, size: np.ndarray,
+                 unplaced: np.ndarray) -> None:
+        self.first, self.last, self.size, self.unplaced = first, last, size, unplaced
+
+
+class Columns:
+    """The records' columns as lists (first and last operator, size, still waiting), and as
+    arrays for the vector forms of the same queries."""
+
+    def __init__(self, first: list[int], last: list[int], size: list[int], waiting: list[bool],
+                 arrays: _Arrays | None = None) -> None:
+        self.first, self.last, self.size, self.waiting = first, last, size, waiting
+        self.arrays = arrays
 
 
 class Candidates:
@@ -237,10 +260,10 @@ class Candidates:
     back), so each try costs a few heap steps instead of a pass over the size class."""
 
     def __init__(self, records: Sequence[UsageRecord], ids: Sequence[int],
-                 interference: np.ndarray, unplaced: np.ndarray) -> None:
+                 interference: Sequence[int], unplaced: np.ndarray) -> None:
         self._size = [r.size for r in records]
         self._interference, self._unplaced = interference, unplaced
-        counts = interference.tolist()
+        counts = list(interference)
         self._heap = [(-self._size[i], -counts[i], i) for i in ids]
         heapq.heapify(self._heap)
 
@@ -282,7 +305,7 @@ class RankedByStart:
     NARROW = 512
 
     def __init__(self, records: Sequence[UsageRecord], ids: Sequence[int],
-                 interference: np.ndarray, unplaced: np.ndarray) -> None:
+                 interference: Sequence[int], unplaced: np.ndarray) -> None:
         n = len(records)
         self._first = [r.first_op for r in records]
         self._last = [r.last_op for r in records]
@@ -298,7 +321,7 @@ class RankedByStart:
             leaves *= 2
         self._leaves = leaves
         tree = [-1] * (2 * leaves)
-        counts = interference.tolist()
+        counts = list(interference)
         for k, i in enumerate(self._order):
             tree[leaves + k] = self._rank(i, counts[i])
         for node in range(leaves - 1, 0, -1):
@@ -339,11 +362,19 @@ class RankedByStart:
         pop, push = heapq.heappop, heapq.heappush
         while frontier:
             stored, node = pop(frontier)
-            if node < leaves:
-                for child in (2 * node, 2 * node + 1):
-                    if tree[child] >= 0:
-                        push(frontier, (-tree[child], child))
-                continue
+            # Down to the leaf of the node's rank: its child of the same rank outranks everything
+            # else waiting (a node's rank is its children's maximum), so it would be popped next;
+            # the other child waits in the frontier.
+            while node < leaves:
+                left, right = tree[2 * node], tree[2 * node + 1]
+                if left > right:
+                    node = 2 * node
+                    if right >= 0:
+                        push(frontier, (-right, node + 1))
+                else:
+                    node = 2 * node + 1
+                    if left >= 0:
+                        push(frontier, (-left, node - 1))
             i = order[node - leaves]
             true = self._rank(i, int(interference[i])) if unplaced[i] else -1
             if true != -stored:
@@ -386,6 +417,30 @@ class TimeIndex:
         for c in np.unique(lifetime_class):
             where = lifetime_class == c
             self.classes.append((self.by_first[where], self.sorted_first[where], int(span[where].max())))
+        # The same classes as lists, for the query of one placed record's neighbours.
+        self._class_lists = [(ids.tolist(), firsts.tolist(), longest)
+                             for ids, firsts, longest in self.classes]
+
+    # A class's slice longer than this is filtered as arrays rather than element by element.
+    SLICE_BY_ARRAY = 96
+
+    def waiting_meeting(self, first: int, last: int, cols: "Columns") -> list[int]:
+        """The unplaced records alive at some operator of [first, last], each once."""
+        out: list[int] = []
+        waiting, firsts_of, lasts_of = cols.waiting, cols.first, cols.last
+        for k, (ids, firsts, longest) in enumerate(self._class_lists):
+            a = bisect.bisect_left(firsts, first - longest)
+            b = bisect.bisect_right(firsts, last)
+            if b - a > self.SLICE_BY_ARRAY:
+                near = self.classes[k][0][a:b]
+                arrays = cols.arrays
+                keep = arrays.unplaced[near] & (arrays.last[near] >= first)
+                out += near[keep].tolist()
+                continue
+            for j in ids[a:b]:
+                if waiting[j] and lasts_of[j] >= first:
+                    out.append(j)
+        return out
 
     def starting_in(self, after: int, before: int) -> np.ndarray:
         """Records with after < first_op < before."""
@@ -406,30 +461,74 @@ class TimeIndex:
         return np.concatenate(parts) if parts else self.by_first[:0]
 
 
-def tuple_for(chosen: int, before: int, after: int, first, last, size, unplaced,
-              interference, windows: "Windows", ranked: "RankedByStart | None" = None) -> list[int]:
+def tuple_for(chosen: int, before: int, after: int, unplaced, interference, windows: "Windows",
+              ranked: "RankedByStart", cols: "Columns") -> list[int]:
     """`chosen` and up to MAX_TUPLE - 1 partners: unplaced, no larger, inside the edge's time
     window, interfering with no member; largest first, then most interfering."""
     members = [chosen]
-    if ranked is not None and ranked.wide(before, after):
+    if ranked.wide(before, after):
         while len(members) < MAX_TUPLE:
             partner = ranked.best(before, after, members)
             if partner is None:
                 break
             members.append(partner)
         return members
+    return _tuple_in_window(members, before, after, unplaced, interference, windows, cols)
+
+
+def _tuple_in_window(members: list[int], before: int, after: int, unplaced, interference,
+                     windows: "Windows", cols: "Columns") -> list[int]:
+    """Partners from a narrow window. Every unplaced record is at most the first member's size:
+    a partner of that size, if any, wins, so its size class (a short list) is searched before
+    every record of the window. A short window is read element by element from lists (numpy's
+    fixed cost per call would be most of the work), a long one as arrays: the same choice."""
     while len(members) < MAX_TUPLE:
-        # Every unplaced record is at most chosen's size: a partner of that size, if any, wins,
-        # so its size class (a short list) is searched before every record of the window.
-        partner = _best_partner(windows.of_class(chosen, before, after), members, after,
-                                first, last, size, unplaced, interference)
-        if partner is None:
-            partner = _best_partner(windows.of_all(before, after), members, after,
-                                    first, last, size, unplaced, interference)
+        partner = None
+        for entry in (windows.class_entry(members[0]), windows.all_entry()):
+            a, b = windows.span(entry, before, after)
+            if b - a > SHORT_WINDOW:
+                partner = _best_partner(entry[0][a:b], members, after, cols.arrays.first,
+                                        cols.arrays.last, cols.arrays.size, unplaced, interference)
+            else:
+                partner = _best_partner_of_list(entry[3][a:b], members, after, interference, cols)
+            if partner is not None:
+                break
         if partner is None:
             break
         members.append(partner)
     return members
+
+
+# A window with more records than this is filtered as arrays.
+SHORT_WINDOW = 48
+
+
+def _best_partner_of_list(window: list[int], members: list[int], after: int, interference,
+                          cols: "Columns") -> int | None:
+    """_best_partner over a list: the greatest (size, interference, -position) among the records
+    that qualify."""
+    waiting, firsts, lasts, sizes = cols.waiting, cols.first, cols.last, cols.size
+    cap = sizes[members[0]]
+    spans = [(firsts[m], lasts[m]) for m in members]
+    best, best_key = None, None
+    for j in window:
+        if not waiting[j]:
+            continue
+        end = lasts[j]
+        if end >= after:
+            continue
+        s = sizes[j]
+        if s > cap:
+            continue
+        start = firsts[j]
+        for m_first, m_last in spans:
+            if end >= m_first and start <= m_last:
+                break
+        else:
+            key = (s, interference[j], -j)
+            if best_key is None or key > best_key:
+                best, best_key = j, key
+    return best
 
 
 def _best_partner(window: np.ndarray, members: list[int], after: int, first, last, size,
@@ -451,7 +550,7 @@ def _best_partner(window: np.ndarray, members: list[int], after: int, first, las
     candidates = candidates[sizes == sizes.max()]
     if candidates.size == 1:
         return int(candidates[0])
-    counts = interference[candidates]
+    counts = np.array([interference[j] for j in candidates.tolist()], np.int64)
     candidates = candidates[counts == counts.max()]
     return int(candidates.min())
 
@@ -463,6 +562,7 @@ class Windows:
 
     def __init__(self, first: np.ndarray, size: np.ndarray, ids: Sequence[int]) -> None:
         self._first, self._size = first, size
+        self._size_list = size.tolist()
         ids = np.asarray(ids, np.int64)
         self._all = self._sorted(ids)
         self._classes: dict[int, list] = {}
@@ -471,26 +571,29 @@ class Windows:
 
     def _sorted(self, positions: np.ndarray) -> list:
         order = positions[np.argsort(self._first[positions], kind="stable")]
-        return [order, self._first[order], len(order)]  # positions, their firsts, live guess
+        return self._entry(order)
+
+    def _entry(self, order: np.ndarray) -> list:
+        # positions, their firsts, live guess; the same positions and firsts as lists
+        firsts = self._first[order]
+        return [order, firsts, len(order), order.tolist(), firsts.tolist()]
 
     def placed(self, i: int, unplaced: np.ndarray) -> None:
-        for entry in (self._all, self._classes[int(self._size[i])]):
+        for entry in (self._all, self._classes[self._size_list[i]]):
             entry[2] -= 1
             if 2 * entry[2] < len(entry[0]):
-                keep = entry[0][unplaced[entry[0]]]
-                entry[:] = [keep, self._first[keep], len(keep)]
+                entry[:] = self._entry(entry[0][unplaced[entry[0]]])
 
-    @staticmethod
-    def _between(entry: list, after: int, before: int) -> np.ndarray:
-        a = entry[1].searchsorted(after, side="right")
-        b = entry[1].searchsorted(before, side="left")
-        return entry[0][a:b]
+    def span(self, entry: list, after: int, before: int) -> tuple[int, int]:
+        """Where the entry's records with after < first_op < before lie."""
+        return bisect.bisect_right(entry[4], after), bisect.bisect_left(entry[4], before)
 
-    def of_all(self, after: int, before: int) -> np.ndarray:
-        return self._between(self._all, after, before)
+    def all_entry(self) -> list:
+        return self._all
 
-    def of_class(self, i: int, after: int, before: int) -> np.ndarray:
-        return self._between(self._classes[int(self._size[i])], after, before)
+    def class_entry(self, i: int) -> list:
+        return self._classes[self._size_list[i]]
+
 
 
 def rewire(graph: AllocationGraph, members: Sequence[int], before: int, after: int, at: int,
@@ -528,10 +631,3 @@ def interference_counts(records: Sequence[UsageRecord], ids: Sequence[int]) -> n
     ended_before = np.searchsorted(lasts, own_first, side="left")
     counts[np.asarray(ids, np.int64)] = started - ended_before - 1
     return counts
-
-
-def interfering(records: Sequence[UsageRecord], i: int, unplaced: np.ndarray, first: np.ndarray,
-                last: np.ndarray, time: TimeIndex) -> np.ndarray:
-    r = records[i]
-    near = time.may_meet(r.first_op, r.last_op)
-    return near[unplaced[near] & (first[near] <= r.last_op) & (last[near] >= r.first_op)]
