@@ -89,8 +89,22 @@ class AllocationGraph:
             self._with_dummy.append(k)
             return
         inner = self._inner
-        for node in self._nodes(before, after):
-            inner.setdefault(node, []).append(k)
+        left, right = before + 1 + self._leaves, after + self._leaves  # as _nodes, inline
+        while left < right:
+            if left & 1:
+                if left in inner:
+                    inner[left].append(k)
+                else:
+                    inner[left] = [k]
+                left += 1
+            if right & 1:
+                right -= 1
+                if right in inner:
+                    inner[right].append(k)
+                else:
+                    inner[right] = [k]
+            left >>= 1
+            right >>= 1
 
     def _nodes(self, before: int, after: int):
         """The segment tree's nodes covering operators before+1..after-1."""
@@ -174,33 +188,36 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     interference = interference_counts(records, ids).tolist()
     time = TimeIndex(first, last)
     windows = Windows(first, size, ids)
-    ranked = RankedByStart(records, ids, interference, unplaced)
-    candidates = Candidates(records, ids, interference, unplaced)
+    ranked = RankedByStart(records, ids, interference, cols.waiting)
+    candidates = Candidates(records, ids, interference, cols.waiting)
     cannot_insert = np.zeros(n, bool)
+    tried = [False] * n  # cannot_insert as a list, for the scalar reads
     graph = AllocationGraph(int(last[ids].max()) + 1)
     top = 0  # the buffer's size so far: new slots open here
     ids_array = np.asarray(ids, np.int64)
     # Largest first, ties by position (a stable sort of ascending positions).
     by_size = ids_array[np.argsort(-size[ids_array], kind="stable")].tolist()
+    waiting, first_of, last_of, size_of = cols.waiting, cols.first, cols.last, cols.size
     cursor = 0
     while cursor < len(by_size):
-        while cursor < len(by_size) and not unplaced[by_size[cursor]]:
+        while cursor < len(by_size) and not waiting[by_size[cursor]]:
             cursor += 1
         if cursor == len(by_size):
             break
-        largest = records[by_size[cursor]].size
+        largest = size_of[by_size[cursor]]
         # The unplaced records of the largest size, most interfering first (ties: position):
         # the first that fits an edge.
         edge = None
         while True:
-            i = candidates.next_to_try(largest, cannot_insert)
+            i = candidates.next_to_try(largest, tried)
             if i is None:
                 break
-            edge = graph.best_edge(records[i].first_op, records[i].last_op, largest, alignment)
+            edge = graph.best_edge(first_of[i], last_of[i], largest, alignment)
             if edge is not None:
                 chosen = i
                 break
             cannot_insert[i] = True
+            tried[i] = True
         if edge is None:  # a new slot on top of the buffer, between source and sink, for the
             # first record of that order, tried or not: the best unplaced record of all
             chosen = ranked.best(SOURCE_LAST, SINK_FIRST, [])
@@ -210,13 +227,13 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
             before, after = graph.before[edge], graph.after[edge]
             at = align_up(graph.lo[edge], alignment)
         members = tuple_for(chosen, before, after, unplaced, interference, windows, ranked, cols)
-        members.sort(key=lambda i: records[i].first_op)
+        members.sort(key=first_of.__getitem__)
         for i in members:
             offsets[i] = at
             unplaced[i] = False
-            cols.waiting[i] = False
+            waiting[i] = False
             windows.placed(i, unplaced)
-        slot = max(records[i].size for i in members)
+        slot = max(size_of[i] for i in members)
         if edge is None:
             top = at + slot
             # New edges appear around the tuple: records that interfere with none of its members
@@ -225,12 +242,14 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
             for i in members:
                 reopen &= (last < first[i]) | (first > last[i])
             candidates.reopen(np.flatnonzero(cannot_insert & reopen & unplaced).tolist())
+            for i in np.flatnonzero(cannot_insert & reopen).tolist():
+                tried[i] = False
             cannot_insert &= ~reopen
         else:
             graph.shrink(edge, at + slot)  # the rest of the edge stays for others
-        rewire(graph, members, before, after, at, records)
+        rewire(graph, members, before, after, at, cols)
         for i in members:
-            for j in time.waiting_meeting(cols.first[i], cols.last[i], cols):
+            for j in time.waiting_meeting(first_of[i], last_of[i], cols):
                 interference[j] -= 1
     arena = max(offsets[i] + records[i].size for i in ids)
     return OffsetPlan(NAME, tuple(offsets), arena, alignment)
@@ -260,32 +279,45 @@ class Candidates:
     back), so each try costs a few heap steps instead of a pass over the size class."""
 
     def __init__(self, records: Sequence[UsageRecord], ids: Sequence[int],
-                 interference: Sequence[int], unplaced: np.ndarray) -> None:
+                 interference: Sequence[int], unplaced: Sequence[bool]) -> None:
         self._size = [r.size for r in records]
         self._interference, self._unplaced = interference, unplaced
-        counts = list(interference)
-        self._heap = [(-self._size[i], -counts[i], i) for i in ids]
+        # An entry is one integer ordered as (-size, -count, position): the size's rank among
+        # the sizes (largest 0), the count below the largest, the position; an integer compares
+        # in one step where a tuple compares field by field. Counts only go down: they stay in
+        # range.
+        sizes = sorted({self._size[i] for i in ids}, reverse=True)
+        self._size_rank = {s: k for k, s in enumerate(sizes)}
+        self._counts = max((interference[i] for i in ids), default=0) + 1
+        self._positions = len(records)
+        self._heap = [self._key(i) for i in ids]
         heapq.heapify(self._heap)
 
-    def next_to_try(self, largest: int, cannot_insert: np.ndarray) -> int | None:
+    def _key(self, i: int) -> int:
+        return ((self._size_rank[self._size[i]] * self._counts + self._counts - 1 - self._interference[i])
+                * self._positions + i)
+
+    def next_to_try(self, largest: int, cannot_insert: Sequence[bool]) -> int | None:
         """The first record of size `largest` to try, or None when every one was tried."""
         heap, unplaced, interference = self._heap, self._unplaced, self._interference
+        positions, counts = self._positions, self._counts
         while heap:
-            size, count, i = heap[0]
+            key = heap[0]
+            i = key % positions
             if not unplaced[i] or cannot_insert[i]:
                 heapq.heappop(heap)
                 continue
-            current = int(interference[i])
-            if -count != current:
-                heapq.heapreplace(heap, (size, -current, i))
+            current = interference[i]
+            if counts - 1 - (key // positions) % counts != current:
+                heapq.heapreplace(heap, self._key(i))
                 continue
-            return i if -size == largest else None
+            return i if self._size[i] == largest else None
         return None
 
     def reopen(self, ids: Sequence[int]) -> None:
         """These records may fit an edge again."""
         for i in ids:
-            heapq.heappush(self._heap, (-self._size[i], -int(self._interference[i]), i))
+            heapq.heappush(self._heap, self._key(i))
 
 
 class RankedByStart:
@@ -338,9 +370,10 @@ class RankedByStart:
         lo, hi = self._range(before, after)
         return hi - lo > self.NARROW
 
-    def best(self, before: int, after: int, members: list[int]) -> int | None:
-        """The best partner of `members` inside (before, after), or None."""
-        lo, hi = self._range(before, after)
+    def best(self, before: int, after: int, members: list[int],
+             span: tuple[int, int] | None = None) -> int | None:
+        """The best partner of `members` inside (before, after) (`span`: its _range), or None."""
+        lo, hi = self._range(before, after) if span is None else span
         tree, leaves = self._tree, self._leaves
         first, last, order = self._first, self._last, self._order
         interference, unplaced = self._interference, self._unplaced
@@ -376,7 +409,7 @@ class RankedByStart:
                     if left >= 0:
                         push(frontier, (-left, node - 1))
             i = order[node - leaves]
-            true = self._rank(i, int(interference[i])) if unplaced[i] else -1
+            true = self._rank(i, interference[i]) if unplaced[i] else -1
             if true != -stored:
                 self._correct(node, true)
                 if true >= 0:
@@ -466,9 +499,10 @@ def tuple_for(chosen: int, before: int, after: int, unplaced, interference, wind
     """`chosen` and up to MAX_TUPLE - 1 partners: unplaced, no larger, inside the edge's time
     window, interfering with no member; largest first, then most interfering."""
     members = [chosen]
-    if ranked.wide(before, after):
+    span = ranked._range(before, after)
+    if span[1] - span[0] > ranked.NARROW:
         while len(members) < MAX_TUPLE:
-            partner = ranked.best(before, after, members)
+            partner = ranked.best(before, after, members, span)
             if partner is None:
                 break
             members.append(partner)
@@ -597,26 +631,27 @@ class Windows:
 
 
 def rewire(graph: AllocationGraph, members: Sequence[int], before: int, after: int, at: int,
-           records: Sequence[UsageRecord]) -> None:
+           cols: "Columns") -> None:
     """Edges around a tuple placed at `at` (members in time order), as libccv inserts them: for
     every byte of the slot, its users in time order are linked by an edge."""
-    sizes = [records[i].size for i in members]
+    firsts, lasts = cols.first, cols.last
+    sizes = [cols.size[i] for i in members]
     taken = 0  # bytes of the slot already fed from the edge's start
     for i, s in zip(members, sizes):
         if s > taken:
-            graph.add(before, records[i].first_op, at + taken, at + s)
+            graph.add(before, firsts[i], at + taken, at + s)
             taken = s
     for k, (i, s) in enumerate(zip(members, sizes)):
         passed = 0  # bytes of member i already handed to a later member
         for j, t in zip(members[k + 1:], sizes[k + 1:]):
             shared = min(s, t)
             if shared > passed:
-                graph.add(records[i].last_op, records[j].first_op, at + passed, at + shared)
+                graph.add(lasts[i], firsts[j], at + passed, at + shared)
                 passed = shared
             if passed == s:
                 break
         if s > passed:
-            graph.add(records[i].last_op, after, at + passed, at + s)
+            graph.add(lasts[i], after, at + passed, at + s)
 
 
 def interference_counts(records: Sequence[UsageRecord], ids: Sequence[int]) -> np.ndarray:
