@@ -377,24 +377,29 @@ class RankedByStart:
         tree, leaves = self._tree, self._leaves
         first, last, order = self._first, self._last, self._order
         interference, unplaced = self._interference, self._unplaced
-        frontier: list[tuple[int, int]] = []  # (-stored rank, node)
+        # Frontier entries are single integers ordered as (-stored rank, node): -rank * nodes + node
+        # (one comparison where a tuple takes several).
+        nodes = 2 * leaves
+        frontier: list[int] = []
         lo += leaves
         hi += leaves
         while lo < hi:
             if lo & 1:
                 if tree[lo] >= 0:
-                    frontier.append((-tree[lo], lo))
+                    frontier.append(lo - tree[lo] * nodes)
                 lo += 1
             if hi & 1:
                 hi -= 1
                 if tree[hi] >= 0:
-                    frontier.append((-tree[hi], hi))
+                    frontier.append(hi - tree[hi] * nodes)
             lo >>= 1
             hi >>= 1
         heapq.heapify(frontier)
         pop, push = heapq.heappop, heapq.heappush
         while frontier:
-            stored, node = pop(frontier)
+            key = pop(frontier)
+            node = key % nodes
+            stored = (node - key) // nodes
             # Down to the leaf of the node's rank: its child of the same rank outranks everything
             # else waiting (a node's rank is its children's maximum), so it would be popped next;
             # the other child waits in the frontier.
@@ -403,17 +408,17 @@ class RankedByStart:
                 if left > right:
                     node = 2 * node
                     if right >= 0:
-                        push(frontier, (-right, node + 1))
+                        push(frontier, node + 1 - right * nodes)
                 else:
                     node = 2 * node + 1
                     if left >= 0:
-                        push(frontier, (-left, node - 1))
+                        push(frontier, node - 1 - left * nodes)
             i = order[node - leaves]
             true = self._rank(i, interference[i]) if unplaced[i] else -1
-            if true != -stored:
+            if true != stored:
                 self._correct(node, true)
                 if true >= 0:
-                    push(frontier, (-true, node))
+                    push(frontier, node - true * nodes)
                 continue
             if last[i] < after and all(last[i] < first[m] or first[i] > last[m] for m in members):
                 return i
