@@ -31,3 +31,19 @@ def test_vector_sorts_give_the_python_sorts_orders(records):
     stage = _Stage(first, last)
     assert stage.by_first == sorted(range(len(first)), key=lambda k: (first[k], k))
     assert stage.by_last == sorted(range(len(last)), key=lambda k: (last[k], -k))
+
+
+@settings(max_examples=60, deadline=None)
+@given(records=records_st, objects=st.lists(st.integers(0, 40), min_size=200, max_size=200))
+def test_conflict_index_per_operator_leaves_give_the_general_answers(records, objects):
+    # One operator index per leaf takes the short form of add and busy: the same bitsets as the
+    # general form (buckets of indices) gives on the same index.
+    from packager.plan.objects._common import ConflictIndex
+    short, general = ConflictIndex(records), ConflictIndex(records)
+    assert short._width == 1
+    for pos, obj in zip(range(len(records)), objects):
+        short.add(obj, pos)
+        ConflictIndex.add(general, obj, pos)
+        if pos % 50 == 0 or pos == len(records) - 1:
+            assert [short.busy(p) for p in range(len(records))] == \
+                [ConflictIndex.busy(general, p) for p in range(len(records))]

@@ -93,6 +93,50 @@ class ConflictIndex:
         bucketed_leaves = n_leaves if self._width > 1 else 0
         self._start_lists: list[list[tuple[int, int]]] = [[] for _ in range(bucketed_leaves)]
         self._partials: list[list[tuple[int, int, int]]] = [[] for _ in range(bucketed_leaves)]
+        if self._width == 1:  # a leaf per operator index: no buckets, every leaf in range is full
+            self.add, self.busy = self._add_per_index, self._busy_per_index
+
+    def _add_per_index(self, obj: int, pos: int) -> None:
+        """`add` when a leaf is one operator index (the same bits, without the bucket steps)."""
+        bit = 1 << obj
+        base = self._base
+        left, right = self._lo[pos] + base, self._hi[pos] + base + 1
+        starts, covers = self._starts, self._covers
+        node = left
+        while node:
+            starts[node] |= bit
+            node >>= 1
+        while left < right:
+            if left & 1:
+                covers[left] |= bit
+                left += 1
+            if right & 1:
+                right -= 1
+                covers[right] |= bit
+            left >>= 1
+            right >>= 1
+
+    def _busy_per_index(self, pos: int) -> int:
+        """`busy` when a leaf is one operator index."""
+        base = self._base
+        left, right = self._lo[pos] + base, self._hi[pos] + base + 1
+        starts, covers = self._starts, self._covers
+        result = 0
+        node = left
+        while node:
+            if covers[node]:
+                result |= covers[node]
+            node >>= 1
+        while left < right:
+            if left & 1:
+                result |= starts[left]
+                left += 1
+            if right & 1:
+                right -= 1
+                result |= starts[right]
+            left >>= 1
+            right >>= 1
+        return result
 
     def add(self, obj: int, pos: int) -> None:
         """Object `obj` now holds record `pos`."""
