@@ -256,6 +256,8 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
 
 
 class _Arrays:
+    """The records' columns as arrays (the vector forms of the queries)."""
+
     def __init__(self, first: np.ndarray, last: np.ndarray, size: np.ndarray,
                  unplaced: np.ndarray) -> None:
         self.first, self.last, self.size, self.unplaced = first, last, size, unplaced
@@ -337,7 +339,7 @@ class RankedByStart:
     NARROW = 512
 
     def __init__(self, records: Sequence[UsageRecord], ids: Sequence[int],
-                 interference: Sequence[int], unplaced: np.ndarray) -> None:
+                 interference: Sequence[int], unplaced: Sequence[bool]) -> None:
         n = len(records)
         self._first = [r.first_op for r in records]
         self._last = [r.last_op for r in records]
@@ -363,12 +365,12 @@ class RankedByStart:
     def _rank(self, i: int, count: int) -> int:
         return (self._base[i] + count) * (self._n + 1) + (self._n - i)
 
+    def span(self, before: int, after: int) -> tuple[int, int]:
+        """Where the records starting inside (before, after) lie in the tree's leaves."""
+        return self._range(before, after)
+
     def _range(self, before: int, after: int) -> tuple[int, int]:
         return bisect.bisect_right(self._starts, before), bisect.bisect_left(self._starts, after)
-
-    def wide(self, before: int, after: int) -> bool:
-        lo, hi = self._range(before, after)
-        return hi - lo > self.NARROW
 
     def best(self, before: int, after: int, members: list[int],
              span: tuple[int, int] | None = None) -> int | None:
@@ -504,8 +506,8 @@ def tuple_for(chosen: int, before: int, after: int, unplaced, interference, wind
     """`chosen` and up to MAX_TUPLE - 1 partners: unplaced, no larger, inside the edge's time
     window, interfering with no member; largest first, then most interfering."""
     members = [chosen]
-    span = ranked._range(before, after)
-    if span[1] - span[0] > ranked.NARROW:
+    span = ranked.span(before, after)
+    if span[1] - span[0] > ranked.NARROW:  # a wide window: the rank tree
         while len(members) < MAX_TUPLE:
             partner = ranked.best(before, after, members, span)
             if partner is None:
