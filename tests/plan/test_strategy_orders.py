@@ -40,7 +40,7 @@ def test_conflict_index_per_operator_leaves_give_the_general_answers(records, ob
     # general form (buckets of indices) gives on the same index.
     from packager.plan.objects._common import ConflictIndex
     short, general = ConflictIndex(records), ConflictIndex(records)
-    assert short._width == 1
+    assert short._width == 1 and type(short).__name__ == "_PerIndexLeaves"
     for pos, obj in zip(range(len(records)), objects):
         short.add(obj, pos)
         ConflictIndex.add(general, obj, pos)
