@@ -4,25 +4,21 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from importlib import metadata
 from pathlib import Path
 from typing import Iterator, Optional
 
 import typer
 from rich.console import Console
 
-from packager.emit.json_stream import write_json
 from packager.errors import PackagerError
-from packager.plan.csv_records import read_records_csv
-from packager.text.inspect_text import print_summary
 from packager.text.plan_text import print_dynamic, print_result
 from packager.text.plan_view import arena_view, passes_view, result_view
 from packager.arenas import plan_model, plan_records
 from packager.reader import read_model
 from packager.semantics import SEMANTICS, TFLITE, TFLM
-from packager.text.inspect_view import model_summary
-from packager.text.tables import print_table
 from packager.package.output_dir import interruption_announced, stop_signals_interrupt
+# What one command alone needs is imported where that command runs (a command pays only for its
+# own modules): inspect's views, the records CSV reader, the JSON writer, the version lookup.
 from packager.size_limits import check_tensor_sizes
 
 
@@ -122,6 +118,7 @@ def _version(value: bool) -> None:
 
 
 def package_version() -> str:
+    from importlib import metadata
     try:
         return metadata.version("tflpack")
     except metadata.PackageNotFoundError:  # run from a checkout that is not installed
@@ -147,6 +144,7 @@ def check_semantics(name: str) -> str:
 
 def print_json(data: object) -> None:
     """json.dumps(data, indent=2, sort_keys=True) + newline, written as it is made (json_stream)."""
+    from packager.emit.json_stream import write_json
     with user_errors():  # Ctrl-C while a long document is written: exit 130, no traceback
         write_json(data, sys.stdout.write)
 
@@ -159,6 +157,8 @@ def inspect(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
             records: bool = typer.Option(False, "--records", help="Also list every usage record.")) -> None:
     """Summarise a model: subgraphs, ops, which tensors are planned, and their lifetimes."""
     with user_errors():
+        from packager.text.inspect_text import print_summary
+        from packager.text.inspect_view import model_summary
         semantics, said = resolve_semantics("inspect", semantics)
         summary = model_summary(read_checked(model), semantics, source=model, dims=tuple(dims))
     if json_out:
@@ -184,6 +184,7 @@ def plan(model: Optional[Path] = typer.Argument(None, metavar="[MODEL]", help="A
         if (model is None) == (records is None):
             raise PackagerError("give a MODEL or --records FILE.csv (one of the two)")
         if records is not None:
+            from packager.plan.csv_records import read_records_csv
             with working(f"planning {records.name}"):
                 result = plan_records(read_records_csv(records), strategy)
             arenas = [(None, False, result, None)]  # (subgraph, inline, result, passes)
@@ -338,6 +339,7 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
         from packager.text.compare_view import (comparison_json, comparison_rows, comparison_table,
                                                 csv_text, markdown_table)
         from packager.emit.atomic_write import write_atomically
+        from packager.text.tables import print_table
         if runtime is not None and runtime not in (*CHOICES, ALL):
             raise PackagerError(f"--runtime {runtime}: choose one of {', '.join(CHOICES)}, or {ALL}")
         tflite_runtimes = tuple(c.name for c in chosen(runtime))  # default: every installed one

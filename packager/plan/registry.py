@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Union
 
+from packager.gc_pause import without_collector_pauses
 from packager.plan.objects import (equality, greedy_by_breadth as obj_greedy_by_breadth,
                                    greedy_by_size as obj_greedy_by_size, greedy_by_size_improved,
                                    greedy_in_order as obj_greedy_in_order, integer_program,
@@ -82,7 +83,25 @@ def _objects(name: str, fn: Callable, summary: str, max_records: int | None = No
     return Strategy(name, "objects", lambda p: fn(p.records), summary, max_records)
 
 
-OFFSET_STRATEGIES: tuple[Strategy, ...] = (
+def _greedy_by_size_objects(p: Problem) -> ObjectPlan:
+    """The shared-object greedy by size, made once per problem: objects_end_to_end lays its
+    objects end to end, and the shared-object strategies list it too (a plan is immutable)."""
+    memo = p.__dict__  # beside the immutable problem, as its cached lower bounds are
+    if "_greedy_by_size_objects" not in memo:
+        memo["_greedy_by_size_objects"] = obj_greedy_by_size.plan(p.records)
+    return memo["_greedy_by_size_objects"]
+
+
+def _collector_paused(s: Strategy) -> Strategy:
+    """A strategy run with Python's cyclic collector paused: it builds many small objects that
+    make no cycles, and each collection walks every object of the process again (the compiled
+    kernels' modules alone hold hundreds of thousands): 0.2-0.3 s of `plan` at 10,000 operators.
+    The searches keep it: they may run for minutes."""
+    improve = None if s.improve is None else without_collector_pauses(s.improve)
+    return replace(s, run=without_collector_pauses(s.run), improve=improve)
+
+
+OFFSET_STRATEGIES: tuple[Strategy, ...] = tuple(map(_collector_paused, (
     _offsets("naive", naive.plan, "every tensor end to end"),
     _offsets("greedy_in_order", greedy_in_order.plan, "by first use, smallest gap"),
     Strategy("greedy_by_size", "offsets",
@@ -96,26 +115,28 @@ OFFSET_STRATEGIES: tuple[Strategy, ...] = (
     _offsets("path_cover", path_cover.plan, "path-cover groups (Efficiera)"),
     _offsets("nnc", nnc.plan, "allocation graph (libccv NNC)"),
     _offsets("simulated_allocator", simulated_allocator.plan, "replayed best-fit allocator (MegEngine)"),
-    _offsets("objects_end_to_end", objects_end_to_end.plan, "shared objects laid end to end"),
-)
+    Strategy("objects_end_to_end", "offsets",
+             lambda p: objects_end_to_end.plan(p.records, p.alignment, objects=_greedy_by_size_objects(p)),
+             "shared objects laid end to end"),
+)))
 
-OBJECT_STRATEGIES: tuple[Strategy, ...] = (
+OBJECT_STRATEGIES: tuple[Strategy, ...] = tuple(map(_collector_paused, (
     _objects("naive", obj_naive.plan, "one object per tensor"),
     _objects("equality", equality.plan, "reuse objects of equal size"),
     _objects("greedy_in_order", obj_greedy_in_order.plan, "by first use, closest size"),
     _objects("min_cost_flow", min_cost_flow.plan, "min-cost flow (Lee et al.)"),
     _objects("greedy_by_breadth", obj_greedy_by_breadth.plan, "widest operator first"),
-    _objects("greedy_by_size", obj_greedy_by_size.plan, "largest first, best object"),
+    Strategy("greedy_by_size", "objects", lambda p: _greedy_by_size_objects(p), "largest first, best object"),
     _objects("greedy_by_size_improved", greedy_by_size_improved.plan,
              "positional-maximum stages, nearest use"),
     Strategy("integer_program", "objects", lambda p: integer_program.plan(p.records),
              "exact integer program (HiGHS)", exact=True,
              improve=lambda p, start, _budget: integer_program.plan(p.records, start)),
-)
+)))
 
-BASELINES: tuple[Strategy, ...] = (
+BASELINES: tuple[Strategy, ...] = tuple(map(_collector_paused, (
     Strategy("bfc", "baseline", lambda p: bfc.replay(p.records), "TensorFlow's BFC allocator replayed"),
-)
+)))
 
 LOCAL_SEARCH = "local_search"
 # The exact search's node budget: every MiniMalloc instance it proves takes under 200,000 nodes

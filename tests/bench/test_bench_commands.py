@@ -38,3 +38,13 @@ def test_unknown_commands_are_refused(capsys):
         main(["--commands", "plan,fly"])
     assert stop.value.code == 2
     assert "unknown command fly" in capsys.readouterr().err
+
+
+def test_repeated_runs_keep_the_least_cpu_time(tmp_path, monkeypatch):
+    import benchmarks.bench_commands as bench
+    model = tmp_path / "chain.tflite"
+    model.write_bytes(tflite_bytes(SHAPES["chain"](30)))
+    seconds = iter([0.9, 0.4, 0.7])
+    monkeypatch.setattr(bench, "run_cli", lambda args, timeout: bench.Run(cpu=next(seconds), peak=1, printed=1))
+    row = measure(["inspect"], [30], model_of=lambda n: model, repeat=3)[0]
+    assert row.runs[30].cpu == 0.4

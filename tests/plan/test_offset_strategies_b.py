@@ -206,6 +206,23 @@ def test_nnc_partners_are_the_same_by_the_rank_tree_and_by_filtering_the_window(
     check_offset_plan(records, by_tree)
 
 
+@settings(max_examples=200, deadline=None)
+@given(records=tied_records_st, alignment=alignment_st)
+def test_nnc_reads_short_windows_from_lists_and_long_ones_from_arrays_alike(records, alignment):
+    # A short window's partner and a placed record's neighbours are read element by element from
+    # lists, a long one's as arrays: both forms must give the same plan.
+    saved = nnc.SHORT_WINDOW, nnc.TimeIndex.SLICE_BY_ARRAY
+    try:
+        nnc.SHORT_WINDOW, nnc.TimeIndex.SLICE_BY_ARRAY = -1, -1  # every window as arrays
+        by_arrays = nnc.plan(records, alignment)
+        nnc.SHORT_WINDOW, nnc.TimeIndex.SLICE_BY_ARRAY = 1 << 40, 1 << 40  # every window as lists
+        by_lists = nnc.plan(records, alignment)
+    finally:
+        nnc.SHORT_WINDOW, nnc.TimeIndex.SLICE_BY_ARRAY = saved
+    assert by_arrays == by_lists
+    check_offset_plan(records, by_arrays)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 300), st.integers(0, 300)), min_size=1, max_size=80),
        st.integers(0, 300), st.integers(0, 300))

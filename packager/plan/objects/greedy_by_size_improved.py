@@ -28,6 +28,8 @@ import bisect
 import heapq
 from typing import Sequence
 
+import numpy as np
+
 from packager.plan.objects._common import by_size_desc, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord, positional_maxima
 
@@ -94,9 +96,13 @@ class _Stage:
     def __init__(self, first: list[int], last: list[int]) -> None:
         n = len(first)
         self.first, self.last = first, last
-        self.by_first = sorted(range(n), key=lambda k: (first[k], k))
+        if n > 64:  # the same orders by vector sorts
+            self.by_first = np.argsort(np.asarray(first, np.int64), kind="stable").tolist()
+            self.by_last = np.lexsort((-np.arange(n), np.asarray(last, np.int64))).tolist()
+        else:
+            self.by_first = sorted(range(n), key=lambda k: (first[k], k))
+            self.by_last = sorted(range(n), key=lambda k: (last[k], -k))
         self.firsts = [first[k] for k in self.by_first]
-        self.by_last = sorted(range(n), key=lambda k: (last[k], -k))
         self.lasts = [last[k] for k in self.by_last]
         self.at_first = [0] * n
         for i, k in enumerate(self.by_first):

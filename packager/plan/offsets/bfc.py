@@ -28,7 +28,9 @@ import bisect
 import math
 from typing import Sequence
 
-from packager.plan.records import OffsetPlan, UsageRecord
+import numpy as np
+
+from packager.plan.records import OffsetPlan, UsageRecord, time_columns
 
 NAME = "bfc"
 MIN_ALLOCATION = 256  # kMinAllocationSize
@@ -96,6 +98,19 @@ class Region:
         self._insert_free(address, size)
 
 
+def event_orders(records: Sequence[UsageRecord]) -> tuple[list[int], list[int]]:
+    """The non-empty records by (first_op, position) and by (last_op, position): as two stable
+    vector sorts where the records fit int64 columns."""
+    cols = time_columns(records) if len(records) > 64 else None
+    if cols is None:
+        ids = [i for i, r in enumerate(records) if r.size > 0]
+        return (sorted(ids, key=lambda i: (records[i].first_op, i)),
+                sorted(ids, key=lambda i: (records[i].last_op, i)))
+    ids = np.flatnonzero(cols.size > 0)
+    return (ids[np.argsort(cols.first[ids], kind="stable")].tolist(),
+            ids[np.argsort(cols.last[ids], kind="stable")].tolist())
+
+
 def replay(records: Sequence[UsageRecord], alignment: int = MIN_ALLOCATION) -> OffsetPlan:
     """The BFC allocator's addresses and high-water mark for the records' schedule.
 
@@ -103,16 +118,16 @@ def replay(records: Sequence[UsageRecord], alignment: int = MIN_ALLOCATION) -> O
     lcm(256, alignment) instead, so the plan still honours it.
     """
     granule = math.lcm(MIN_ALLOCATION, max(1, alignment))
-    ids = [i for i, r in enumerate(records) if r.size > 0]
-    starts = sorted(ids, key=lambda i: (records[i].first_op, i))
-    ends = sorted(ids, key=lambda i: (records[i].last_op, i))
+    starts, ends = event_orders(records)
+    firsts = [r.first_op for r in records]
+    lasts = [r.last_op for r in records]
     region = Region()
     offsets = [0] * len(records)
     chunk = [0] * len(records)
     e = 0
     for i in starts:
-        t = records[i].first_op
-        while e < len(ends) and records[ends[e]].last_op < t:
+        t = firsts[i]
+        while e < len(ends) and lasts[ends[e]] < t:
             j = ends[e]
             region.free(offsets[j], chunk[j])
             e += 1

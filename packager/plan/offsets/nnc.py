@@ -89,8 +89,22 @@ class AllocationGraph:
             self._with_dummy.append(k)
             return
         inner = self._inner
-        for node in self._nodes(before, after):
-            inner.setdefault(node, []).append(k)
+        left, right = before + 1 + self._leaves, after + self._leaves  # as _nodes, inline
+        while left < right:
+            if left & 1:
+                if left in inner:
+                    inner[left].append(k)
+                else:
+                    inner[left] = [k]
+                left += 1
+            if right & 1:
+                right -= 1
+                if right in inner:
+                    inner[right].append(k)
+                else:
+                    inner[right] = [k]
+            left >>= 1
+            right >>= 1
 
     def _nodes(self, before: int, after: int):
         """The segment tree's nodes covering operators before+1..after-1."""
@@ -166,34 +180,44 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     size = np.array([r.size for r in records], np.int64)
     unplaced = np.zeros(n, bool)
     unplaced[ids] = True
-    interference = interference_counts(records, ids)
+    # Scalar reads go to Python lists (a numpy element costs several times a list's); the arrays
+    # serve the vector forms. `waiting` mirrors `unplaced`.
+    cols = Columns(first.tolist(), last.tolist(), size.tolist(), unplaced.tolist(),
+                   _Arrays(first, last, size, unplaced))
+    # Counts only go down, one at a time: a list.
+    interference = interference_counts(records, ids).tolist()
     time = TimeIndex(first, last)
     windows = Windows(first, size, ids)
-    ranked = RankedByStart(records, ids, interference, unplaced)
-    candidates = Candidates(records, ids, interference, unplaced)
+    ranked = RankedByStart(records, ids, interference, cols.waiting)
+    candidates = Candidates(records, ids, interference, cols.waiting)
     cannot_insert = np.zeros(n, bool)
+    tried = [False] * n  # cannot_insert as a list, for the scalar reads
     graph = AllocationGraph(int(last[ids].max()) + 1)
     top = 0  # the buffer's size so far: new slots open here
-    by_size = sorted(ids, key=lambda i: -records[i].size)
+    ids_array = np.asarray(ids, np.int64)
+    # Largest first, ties by position (a stable sort of ascending positions).
+    by_size = ids_array[np.argsort(-size[ids_array], kind="stable")].tolist()
+    waiting, first_of, last_of, size_of = cols.waiting, cols.first, cols.last, cols.size
     cursor = 0
     while cursor < len(by_size):
-        while cursor < len(by_size) and not unplaced[by_size[cursor]]:
+        while cursor < len(by_size) and not waiting[by_size[cursor]]:
             cursor += 1
         if cursor == len(by_size):
             break
-        largest = records[by_size[cursor]].size
+        largest = size_of[by_size[cursor]]
         # The unplaced records of the largest size, most interfering first (ties: position):
         # the first that fits an edge.
         edge = None
         while True:
-            i = candidates.next_to_try(largest, cannot_insert)
+            i = candidates.next_to_try(largest, tried)
             if i is None:
                 break
-            edge = graph.best_edge(records[i].first_op, records[i].last_op, largest, alignment)
+            edge = graph.best_edge(first_of[i], last_of[i], largest, alignment)
             if edge is not None:
                 chosen = i
                 break
             cannot_insert[i] = True
+            tried[i] = True
         if edge is None:  # a new slot on top of the buffer, between source and sink, for the
             # first record of that order, tried or not: the best unplaced record of all
             chosen = ranked.best(SOURCE_LAST, SINK_FIRST, [])
@@ -202,14 +226,14 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
         else:
             before, after = graph.before[edge], graph.after[edge]
             at = align_up(graph.lo[edge], alignment)
-        members = tuple_for(chosen, before, after, first, last, size, unplaced, interference, windows,
-                            ranked)
-        members.sort(key=lambda i: records[i].first_op)
+        members = tuple_for(chosen, before, after, unplaced, interference, windows, ranked, cols)
+        members.sort(key=first_of.__getitem__)
         for i in members:
             offsets[i] = at
             unplaced[i] = False
+            waiting[i] = False
             windows.placed(i, unplaced)
-        slot = max(records[i].size for i in members)
+        slot = max(size_of[i] for i in members)
         if edge is None:
             top = at + slot
             # New edges appear around the tuple: records that interfere with none of its members
@@ -218,15 +242,35 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
             for i in members:
                 reopen &= (last < first[i]) | (first > last[i])
             candidates.reopen(np.flatnonzero(cannot_insert & reopen & unplaced).tolist())
+            for i in np.flatnonzero(cannot_insert & reopen).tolist():
+                tried[i] = False
             cannot_insert &= ~reopen
         else:
             graph.shrink(edge, at + slot)  # the rest of the edge stays for others
-        rewire(graph, members, before, after, at, records)
+        rewire(graph, members, before, after, at, cols)
         for i in members:
-            for j in interfering(records, i, unplaced, first, last, time):
+            for j in time.waiting_meeting(first_of[i], last_of[i], cols):
                 interference[j] -= 1
     arena = max(offsets[i] + records[i].size for i in ids)
     return OffsetPlan(NAME, tuple(offsets), arena, alignment)
+
+
+class _Arrays:
+    """The records' columns as arrays (the vector forms of the queries)."""
+
+    def __init__(self, first: np.ndarray, last: np.ndarray, size: np.ndarray,
+                 unplaced: np.ndarray) -> None:
+        self.first, self.last, self.size, self.unplaced = first, last, size, unplaced
+
+
+class Columns:
+    """The records' columns as lists (first and last operator, size, still waiting), and as
+    arrays for the vector forms of the same queries."""
+
+    def __init__(self, first: list[int], last: list[int], size: list[int], waiting: list[bool],
+                 arrays: _Arrays | None = None) -> None:
+        self.first, self.last, self.size, self.waiting = first, last, size, waiting
+        self.arrays = arrays
 
 
 class Candidates:
@@ -237,32 +281,45 @@ class Candidates:
     back), so each try costs a few heap steps instead of a pass over the size class."""
 
     def __init__(self, records: Sequence[UsageRecord], ids: Sequence[int],
-                 interference: np.ndarray, unplaced: np.ndarray) -> None:
+                 interference: Sequence[int], unplaced: Sequence[bool]) -> None:
         self._size = [r.size for r in records]
         self._interference, self._unplaced = interference, unplaced
-        counts = interference.tolist()
-        self._heap = [(-self._size[i], -counts[i], i) for i in ids]
+        # An entry is one integer ordered as (-size, -count, position): the size's rank among
+        # the sizes (largest 0), the count below the largest, the position; an integer compares
+        # in one step where a tuple compares field by field. Counts only go down: they stay in
+        # range.
+        sizes = sorted({self._size[i] for i in ids}, reverse=True)
+        self._size_rank = {s: k for k, s in enumerate(sizes)}
+        self._counts = max((interference[i] for i in ids), default=0) + 1
+        self._positions = len(records)
+        self._heap = [self._key(i) for i in ids]
         heapq.heapify(self._heap)
 
-    def next_to_try(self, largest: int, cannot_insert: np.ndarray) -> int | None:
+    def _key(self, i: int) -> int:
+        return ((self._size_rank[self._size[i]] * self._counts + self._counts - 1 - self._interference[i])
+                * self._positions + i)
+
+    def next_to_try(self, largest: int, cannot_insert: Sequence[bool]) -> int | None:
         """The first record of size `largest` to try, or None when every one was tried."""
         heap, unplaced, interference = self._heap, self._unplaced, self._interference
+        positions, counts = self._positions, self._counts
         while heap:
-            size, count, i = heap[0]
+            key = heap[0]
+            i = key % positions
             if not unplaced[i] or cannot_insert[i]:
                 heapq.heappop(heap)
                 continue
-            current = int(interference[i])
-            if -count != current:
-                heapq.heapreplace(heap, (size, -current, i))
+            current = interference[i]
+            if counts - 1 - (key // positions) % counts != current:
+                heapq.heapreplace(heap, self._key(i))
                 continue
-            return i if -size == largest else None
+            return i if self._size[i] == largest else None
         return None
 
     def reopen(self, ids: Sequence[int]) -> None:
         """These records may fit an edge again."""
         for i in ids:
-            heapq.heappush(self._heap, (-self._size[i], -int(self._interference[i]), i))
+            heapq.heappush(self._heap, self._key(i))
 
 
 class RankedByStart:
@@ -282,7 +339,7 @@ class RankedByStart:
     NARROW = 512
 
     def __init__(self, records: Sequence[UsageRecord], ids: Sequence[int],
-                 interference: np.ndarray, unplaced: np.ndarray) -> None:
+                 interference: Sequence[int], unplaced: Sequence[bool]) -> None:
         n = len(records)
         self._first = [r.first_op for r in records]
         self._last = [r.last_op for r in records]
@@ -298,7 +355,7 @@ class RankedByStart:
             leaves *= 2
         self._leaves = leaves
         tree = [-1] * (2 * leaves)
-        counts = interference.tolist()
+        counts = list(interference)
         for k, i in enumerate(self._order):
             tree[leaves + k] = self._rank(i, counts[i])
         for node in range(leaves - 1, 0, -1):
@@ -308,48 +365,62 @@ class RankedByStart:
     def _rank(self, i: int, count: int) -> int:
         return (self._base[i] + count) * (self._n + 1) + (self._n - i)
 
+    def span(self, before: int, after: int) -> tuple[int, int]:
+        """Where the records starting inside (before, after) lie in the tree's leaves."""
+        return self._range(before, after)
+
     def _range(self, before: int, after: int) -> tuple[int, int]:
         return bisect.bisect_right(self._starts, before), bisect.bisect_left(self._starts, after)
 
-    def wide(self, before: int, after: int) -> bool:
-        lo, hi = self._range(before, after)
-        return hi - lo > self.NARROW
-
-    def best(self, before: int, after: int, members: list[int]) -> int | None:
-        """The best partner of `members` inside (before, after), or None."""
-        lo, hi = self._range(before, after)
+    def best(self, before: int, after: int, members: list[int],
+             span: tuple[int, int] | None = None) -> int | None:
+        """The best partner of `members` inside (before, after) (`span`: its _range), or None."""
+        lo, hi = self._range(before, after) if span is None else span
         tree, leaves = self._tree, self._leaves
         first, last, order = self._first, self._last, self._order
         interference, unplaced = self._interference, self._unplaced
-        frontier: list[tuple[int, int]] = []  # (-stored rank, node)
+        # Frontier entries are single integers ordered as (-stored rank, node): -rank * nodes + node
+        # (one comparison where a tuple takes several).
+        nodes = 2 * leaves
+        frontier: list[int] = []
         lo += leaves
         hi += leaves
         while lo < hi:
             if lo & 1:
                 if tree[lo] >= 0:
-                    frontier.append((-tree[lo], lo))
+                    frontier.append(lo - tree[lo] * nodes)
                 lo += 1
             if hi & 1:
                 hi -= 1
                 if tree[hi] >= 0:
-                    frontier.append((-tree[hi], hi))
+                    frontier.append(hi - tree[hi] * nodes)
             lo >>= 1
             hi >>= 1
         heapq.heapify(frontier)
         pop, push = heapq.heappop, heapq.heappush
         while frontier:
-            stored, node = pop(frontier)
-            if node < leaves:
-                for child in (2 * node, 2 * node + 1):
-                    if tree[child] >= 0:
-                        push(frontier, (-tree[child], child))
-                continue
+            key = pop(frontier)
+            node = key % nodes
+            stored = (node - key) // nodes
+            # Down to the leaf of the node's rank: its child of the same rank outranks everything
+            # else waiting (a node's rank is its children's maximum), so it would be popped next;
+            # the other child waits in the frontier.
+            while node < leaves:
+                left, right = tree[2 * node], tree[2 * node + 1]
+                if left > right:
+                    node = 2 * node
+                    if right >= 0:
+                        push(frontier, node + 1 - right * nodes)
+                else:
+                    node = 2 * node + 1
+                    if left >= 0:
+                        push(frontier, node - 1 - left * nodes)
             i = order[node - leaves]
-            true = self._rank(i, int(interference[i])) if unplaced[i] else -1
-            if true != -stored:
+            true = self._rank(i, interference[i]) if unplaced[i] else -1
+            if true != stored:
                 self._correct(node, true)
                 if true >= 0:
-                    push(frontier, (-true, node))
+                    push(frontier, node - true * nodes)
                 continue
             if last[i] < after and all(last[i] < first[m] or first[i] > last[m] for m in members):
                 return i
@@ -386,6 +457,30 @@ class TimeIndex:
         for c in np.unique(lifetime_class):
             where = lifetime_class == c
             self.classes.append((self.by_first[where], self.sorted_first[where], int(span[where].max())))
+        # The same classes as lists, for the query of one placed record's neighbours.
+        self._class_lists = [(ids.tolist(), firsts.tolist(), longest)
+                             for ids, firsts, longest in self.classes]
+
+    # A class's slice longer than this is filtered as arrays rather than element by element.
+    SLICE_BY_ARRAY = 96
+
+    def waiting_meeting(self, first: int, last: int, cols: "Columns") -> list[int]:
+        """The unplaced records alive at some operator of [first, last], each once."""
+        out: list[int] = []
+        waiting, firsts_of, lasts_of = cols.waiting, cols.first, cols.last
+        for k, (ids, firsts, longest) in enumerate(self._class_lists):
+            a = bisect.bisect_left(firsts, first - longest)
+            b = bisect.bisect_right(firsts, last)
+            if b - a > self.SLICE_BY_ARRAY:
+                near = self.classes[k][0][a:b]
+                arrays = cols.arrays
+                keep = arrays.unplaced[near] & (arrays.last[near] >= first)
+                out += near[keep].tolist()
+                continue
+            for j in ids[a:b]:
+                if waiting[j] and lasts_of[j] >= first:
+                    out.append(j)
+        return out
 
     def starting_in(self, after: int, before: int) -> np.ndarray:
         """Records with after < first_op < before."""
@@ -406,30 +501,75 @@ class TimeIndex:
         return np.concatenate(parts) if parts else self.by_first[:0]
 
 
-def tuple_for(chosen: int, before: int, after: int, first, last, size, unplaced,
-              interference, windows: "Windows", ranked: "RankedByStart | None" = None) -> list[int]:
+def tuple_for(chosen: int, before: int, after: int, unplaced, interference, windows: "Windows",
+              ranked: "RankedByStart", cols: "Columns") -> list[int]:
     """`chosen` and up to MAX_TUPLE - 1 partners: unplaced, no larger, inside the edge's time
     window, interfering with no member; largest first, then most interfering."""
     members = [chosen]
-    if ranked is not None and ranked.wide(before, after):
+    span = ranked.span(before, after)
+    if span[1] - span[0] > ranked.NARROW:  # a wide window: the rank tree
         while len(members) < MAX_TUPLE:
-            partner = ranked.best(before, after, members)
+            partner = ranked.best(before, after, members, span)
             if partner is None:
                 break
             members.append(partner)
         return members
+    return _tuple_in_window(members, before, after, unplaced, interference, windows, cols)
+
+
+def _tuple_in_window(members: list[int], before: int, after: int, unplaced, interference,
+                     windows: "Windows", cols: "Columns") -> list[int]:
+    """Partners from a narrow window. Every unplaced record is at most the first member's size:
+    a partner of that size, if any, wins, so its size class (a short list) is searched before
+    every record of the window. A short window is read element by element from lists (numpy's
+    fixed cost per call would be most of the work), a long one as arrays: the same choice."""
     while len(members) < MAX_TUPLE:
-        # Every unplaced record is at most chosen's size: a partner of that size, if any, wins,
-        # so its size class (a short list) is searched before every record of the window.
-        partner = _best_partner(windows.of_class(chosen, before, after), members, after,
-                                first, last, size, unplaced, interference)
-        if partner is None:
-            partner = _best_partner(windows.of_all(before, after), members, after,
-                                    first, last, size, unplaced, interference)
+        partner = None
+        for entry in (windows.class_entry(members[0]), windows.all_entry()):
+            a, b = windows.span(entry, before, after)
+            if b - a > SHORT_WINDOW:
+                partner = _best_partner(entry[0][a:b], members, after, cols.arrays.first,
+                                        cols.arrays.last, cols.arrays.size, unplaced, interference)
+            else:
+                partner = _best_partner_of_list(entry[3][a:b], members, after, interference, cols)
+            if partner is not None:
+                break
         if partner is None:
             break
         members.append(partner)
     return members
+
+
+# A window with more records than this is filtered as arrays.
+SHORT_WINDOW = 48
+
+
+def _best_partner_of_list(window: list[int], members: list[int], after: int, interference,
+                          cols: "Columns") -> int | None:
+    """_best_partner over a list: the greatest (size, interference, -position) among the records
+    that qualify."""
+    waiting, firsts, lasts, sizes = cols.waiting, cols.first, cols.last, cols.size
+    cap = sizes[members[0]]
+    spans = [(firsts[m], lasts[m]) for m in members]
+    best, best_key = None, None
+    for j in window:
+        if not waiting[j]:
+            continue
+        end = lasts[j]
+        if end >= after:
+            continue
+        s = sizes[j]
+        if s > cap:
+            continue
+        start = firsts[j]
+        for m_first, m_last in spans:
+            if end >= m_first and start <= m_last:
+                break
+        else:
+            key = (s, interference[j], -j)
+            if best_key is None or key > best_key:
+                best, best_key = j, key
+    return best
 
 
 def _best_partner(window: np.ndarray, members: list[int], after: int, first, last, size,
@@ -451,7 +591,7 @@ def _best_partner(window: np.ndarray, members: list[int], after: int, first, las
     candidates = candidates[sizes == sizes.max()]
     if candidates.size == 1:
         return int(candidates[0])
-    counts = interference[candidates]
+    counts = np.array([interference[j] for j in candidates.tolist()], np.int64)
     candidates = candidates[counts == counts.max()]
     return int(candidates.min())
 
@@ -463,6 +603,7 @@ class Windows:
 
     def __init__(self, first: np.ndarray, size: np.ndarray, ids: Sequence[int]) -> None:
         self._first, self._size = first, size
+        self._size_list = size.tolist()
         ids = np.asarray(ids, np.int64)
         self._all = self._sorted(ids)
         self._classes: dict[int, list] = {}
@@ -471,49 +612,53 @@ class Windows:
 
     def _sorted(self, positions: np.ndarray) -> list:
         order = positions[np.argsort(self._first[positions], kind="stable")]
-        return [order, self._first[order], len(order)]  # positions, their firsts, live guess
+        return self._entry(order)
+
+    def _entry(self, order: np.ndarray) -> list:
+        # positions, their firsts, live guess; the same positions and firsts as lists
+        firsts = self._first[order]
+        return [order, firsts, len(order), order.tolist(), firsts.tolist()]
 
     def placed(self, i: int, unplaced: np.ndarray) -> None:
-        for entry in (self._all, self._classes[int(self._size[i])]):
+        for entry in (self._all, self._classes[self._size_list[i]]):
             entry[2] -= 1
             if 2 * entry[2] < len(entry[0]):
-                keep = entry[0][unplaced[entry[0]]]
-                entry[:] = [keep, self._first[keep], len(keep)]
+                entry[:] = self._entry(entry[0][unplaced[entry[0]]])
 
-    @staticmethod
-    def _between(entry: list, after: int, before: int) -> np.ndarray:
-        a = entry[1].searchsorted(after, side="right")
-        b = entry[1].searchsorted(before, side="left")
-        return entry[0][a:b]
+    def span(self, entry: list, after: int, before: int) -> tuple[int, int]:
+        """Where the entry's records with after < first_op < before lie."""
+        return bisect.bisect_right(entry[4], after), bisect.bisect_left(entry[4], before)
 
-    def of_all(self, after: int, before: int) -> np.ndarray:
-        return self._between(self._all, after, before)
+    def all_entry(self) -> list:
+        return self._all
 
-    def of_class(self, i: int, after: int, before: int) -> np.ndarray:
-        return self._between(self._classes[int(self._size[i])], after, before)
+    def class_entry(self, i: int) -> list:
+        return self._classes[self._size_list[i]]
+
 
 
 def rewire(graph: AllocationGraph, members: Sequence[int], before: int, after: int, at: int,
-           records: Sequence[UsageRecord]) -> None:
+           cols: "Columns") -> None:
     """Edges around a tuple placed at `at` (members in time order), as libccv inserts them: for
     every byte of the slot, its users in time order are linked by an edge."""
-    sizes = [records[i].size for i in members]
+    firsts, lasts = cols.first, cols.last
+    sizes = [cols.size[i] for i in members]
     taken = 0  # bytes of the slot already fed from the edge's start
     for i, s in zip(members, sizes):
         if s > taken:
-            graph.add(before, records[i].first_op, at + taken, at + s)
+            graph.add(before, firsts[i], at + taken, at + s)
             taken = s
     for k, (i, s) in enumerate(zip(members, sizes)):
         passed = 0  # bytes of member i already handed to a later member
         for j, t in zip(members[k + 1:], sizes[k + 1:]):
             shared = min(s, t)
             if shared > passed:
-                graph.add(records[i].last_op, records[j].first_op, at + passed, at + shared)
+                graph.add(lasts[i], firsts[j], at + passed, at + shared)
                 passed = shared
             if passed == s:
                 break
         if s > passed:
-            graph.add(records[i].last_op, after, at + passed, at + s)
+            graph.add(lasts[i], after, at + passed, at + s)
 
 
 def interference_counts(records: Sequence[UsageRecord], ids: Sequence[int]) -> np.ndarray:
@@ -528,10 +673,3 @@ def interference_counts(records: Sequence[UsageRecord], ids: Sequence[int]) -> n
     ended_before = np.searchsorted(lasts, own_first, side="left")
     counts[np.asarray(ids, np.int64)] = started - ended_before - 1
     return counts
-
-
-def interfering(records: Sequence[UsageRecord], i: int, unplaced: np.ndarray, first: np.ndarray,
-                last: np.ndarray, time: TimeIndex) -> np.ndarray:
-    r = records[i]
-    near = time.may_meet(r.first_op, r.last_op)
-    return near[unplaced[near] & (first[near] <= r.last_op) & (last[near] >= r.first_op)]

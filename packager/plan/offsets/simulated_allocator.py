@@ -19,7 +19,9 @@ from __future__ import annotations
 import bisect
 from typing import Sequence
 
-from packager.plan.records import OffsetPlan, UsageRecord, align_up
+import numpy as np
+
+from packager.plan.records import OffsetPlan, UsageRecord, align_up, time_columns
 
 NAME = "simulated_allocator"
 
@@ -82,16 +84,29 @@ class Pool:
 def replay_order(records: Sequence[UsageRecord]):
     """Yield ("free", i) and ("alloc", i) in replay order: before the records starting at op t are
     allocated (larger first), every record whose last use was before t is freed."""
-    ids = [i for i, r in enumerate(records) if r.size > 0]
-    starts = sorted(ids, key=lambda i: (records[i].first_op, -records[i].size, i))
-    ends = sorted(ids, key=lambda i: (records[i].last_op, i))
+    starts, ends = _orders(records)
+    firsts = [r.first_op for r in records]
+    lasts = [r.last_op for r in records]
     e = 0
     for i in starts:
-        t = records[i].first_op
-        while e < len(ends) and records[ends[e]].last_op < t:
+        t = firsts[i]
+        while e < len(ends) and lasts[ends[e]] < t:
             yield "free", ends[e]
             e += 1
         yield "alloc", i
+
+
+def _orders(records: Sequence[UsageRecord]) -> tuple[list[int], list[int]]:
+    """The non-empty records by (first_op, -size, position) and by (last_op, position): vector
+    sorts where the records fit int64 columns."""
+    cols = time_columns(records) if len(records) > 64 else None
+    if cols is None:
+        ids = [i for i, r in enumerate(records) if r.size > 0]
+        return (sorted(ids, key=lambda i: (records[i].first_op, -records[i].size, i)),
+                sorted(ids, key=lambda i: (records[i].last_op, i)))
+    ids = np.flatnonzero(cols.size > 0)
+    return (ids[np.lexsort((ids, -cols.size[ids], cols.first[ids]))].tolist(),
+            ids[np.argsort(cols.last[ids], kind="stable")].tolist())
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
