@@ -7,8 +7,10 @@ crash cannot take the packager down), and check what the outputs promise:
 - its outputs equal the original model's, inputs seeded the same way;
 - it never needs more than the original model would.
 
-A mismatch raises VerifyError with one line; the caller writes nothing. Without the runtime, or
-when TFLite Micro does not run the original model either, the plan is reported unverified.
+A mismatch raises VerifyError with one line; the caller writes nothing. Without the runtime, when
+TFLite Micro does not run the original model either, or when a constant is stored shorter than its
+shape (the runtime would read past it, so no two runs can be compared), the plan is reported
+unverified.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from packager.compare.tflm_runtime import ARENA_STEP, first_arena_size, try_aren
 from packager.errors import PlanError
 from packager.kernels.tflm_arena import HOST
 from packager.model import Model
+from packager.package.constant_data import short_constant
 from packager.package.sidecar import PackagePlan
 
 VERIFIED, UNVERIFIED, SKIPPED = "verified", "unverified", "skipped"
@@ -47,6 +50,9 @@ def verify_package(original: Path | bytes, packed: bytes, plan: PackagePlan, mod
     """`original`: the input model's file, or its bytes (a model whose stored sizes were written)."""
     if plan.runtime_arena is None:
         return Verification(UNVERIFIED, "unverified: only a tflm plan runs on TFLite Micro")
+    short = short_constant(model)
+    if short is not None:
+        return Verification(UNVERIFIED, f"unverified: {short}")
     head = plan.runtime_arena.head_bytes  # the plan's, or a kept offline plan's
     # The packaged model is the input's graph plus its offline plan (package/check.py proves it),
     # and with the head given the prediction reads only the graph: no second read of the model.
