@@ -38,7 +38,7 @@ from packager.package.notes import model_notes
 from packager.package.assemble import package_plan
 from packager.package.sidecar import TENSOR, PackagePlan, SourceModel
 from packager.package.check import check_offline_model, check_package_plan
-from packager.package.read_back import reads_back
+from packager.package.read_back import json_pieces_read_back, reads_back
 from packager.reader import read_model
 from packager.semantics import SEMANTICS, TFLM
 from packager.size_limits import check_tensor_sizes
@@ -122,9 +122,9 @@ def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[s
     time so that a caller writing each before asking for the next holds one file in memory (the
     two largest, the JSON plan and the C array, a chunk at a time); notes for the user are
     appended to `notes` (complete once the files are)."""
-    # The JSON checked as text, then written a slice at a time: its bytes are never held whole.
-    yield (f"{prefix}_plan.json", plan_json.encoded_chunks(checked_plan_file(plan_json.dumps(plan, text=True), plan)),
-           "plan (JSON, schemas/plan.schema.json)")
+    # The JSON written a piece at a time, then read back from the file in pieces (write_files):
+    # its text is never held whole.
+    yield (f"{prefix}_plan.json", plan_json.encoded_pieces(plan), "plan (JSON, schemas/plan.schema.json)")
     yield (f"{prefix}_plan.tplan", checked_plan_file(plan_flatbuffer.dumps(plan), plan),
            "plan (FlatBuffer, schemas/plan.fbs)")
     yield (f"{prefix}_plan.h", c_header.render_chunks(plan, model, prefix),  # encoded as written
@@ -161,7 +161,16 @@ def write_files(folder: StagedFolder, plan: PackagePlan, model: Model, prefix: s
         folder.add(name, data)
         whats[name] = what
         del data
+        if name == f"{prefix}_plan.json":
+            checked_json_file(folder, name, plan)
     return whats
+
+
+def checked_json_file(folder: StagedFolder, name: str, plan: PackagePlan) -> None:
+    """The JSON plan as written must read back as the checked plan: parsed from the file a piece
+    at a time (package/json_pieces.py) and compared with the plan as it is parsed."""
+    if not json_pieces_read_back(folder.read_pieces(name), plan):
+        raise PlanError("the plan does not read back from its own files (a bug in a plan writer)")
 
 
 @without_collector_pauses

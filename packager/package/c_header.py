@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+import numpy as np
+
 from packager.emit.c_text import block_comment, comment_text, identifier, int_rows
 from packager.emit.encoded_blocks import encoded_in_blocks
 from packager.kernels.tflm_offline_plan import INT32_MAX, offline_plan_of
@@ -28,21 +30,30 @@ NONE = -1
 
 @dataclass
 class _Rows:
-    """Every tensor's line in every table: a list per column, in global tensor order."""
-    offset: list[int]
-    size: list[int]
-    first: list[int]
-    last: list[int]
-    arena: list[int]
-    alias_of: list[int]
-    obj: list[int]
-    pass_: list[int]  # dynamic shapes: the pass its size is known in
-    multipass: list[int]  # dynamic shapes: its offset in the multi-pass plan
-    note: list[str]
+    """Every tensor's line in every table: a numpy column per number, in global tensor order, and
+    what its comment is made from (made as its line is written, never held for every tensor)."""
+    offset: np.ndarray
+    size: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    arena: np.ndarray
+    alias_of: np.ndarray
+    obj: np.ndarray
+    pass_: np.ndarray  # dynamic shapes: the pass its size is known in
+    multipass: np.ndarray  # dynamic shapes: its offset in the multi-pass plan
+    # The comment: 1 planned (from the columns below), 2 persistent (its text), 0 neither.
+    note_kind: np.ndarray
+    note_alias: np.ndarray  # the tensor a planned tensor's note names as its buffer's owner, -1: none
+    note_pass: np.ndarray  # the pass a planned tensor's note names (> 0 only)
+    note_size_expr: dict[int, str | None]  # global id -> its size's expression, where note_pass > 0
+    persistent_notes: dict[int, str]
+    kept_only: np.ndarray  # bool: placed by a kept OfflineMemoryAllocation only
 
     @classmethod
     def empty(cls, count: int) -> "_Rows":
-        return cls(*([NONE] * count for _ in range(9)), [""] * count)
+        column = lambda value=NONE: np.full(count, value, dtype=np.int64)  # noqa: E731
+        return cls(column(), column(0), column(), column(), column(), column(), column(), column(), column(),
+                   np.zeros(count, dtype=np.int8), column(), column(0), {}, {}, np.zeros(count, dtype=bool))
 
     def __len__(self) -> int:
         return len(self.offset)
@@ -50,6 +61,25 @@ class _Rows:
 
 def _shape(shape: tuple[int, ...]) -> str:
     return "[" + ",".join(map(str, shape)) + "]"
+
+
+def _lookup(keys: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """values[keys == k] for each k in `at` (a dict's lookups, whole columns at once); a key
+    that is missing is a bug in the plan, as a dict's KeyError was."""
+    if not len(at):
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    # the last of equal keys wins, as in a dict built in order
+    where = np.searchsorted(sorted_keys, at, side="right") - 1
+    if (where < 0).any() or (sorted_keys[np.maximum(where, 0)] != at).any():
+        raise KeyError("a tensor id the plan does not have")
+    return values[order[where]]
+
+
+def _pairs(pairs: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, np.ndarray]:
+    flat = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    return flat[:, 0], flat[:, 1]
 
 
 def _rows(plan: PackagePlan, model: Model) -> tuple[_Rows, list[int], list[str]]:
@@ -60,50 +90,81 @@ def _rows(plan: PackagePlan, model: Model) -> tuple[_Rows, list[int], list[str]]
     for sg in model.subgraphs:
         base.append(base[-1] + len(sg.tensors))
     rows = _Rows.empty(base[-1])
-    rows.size = [0] * base[-1]
     object_sizes: list[int] = []
     scratch: list[str] = []
     for k, arena in enumerate(plan.arenas):
         first_object = len(object_sizes)
         object_sizes.extend(arena.objects.object_sizes)
-        objects = dict(arena.objects.assignment)
-        multipass = dict(arena.passes.offsets) if arena.passes else {}
         try:
             c = tensor_columns(arena.offsets)
         except OverflowError:
             raise PlanError("the plan does not fit the header's int32 offsets") from None
-        index, first, last, size = (c[f].tolist() for f in ("index", "first_op", "last_op", "size"))
-        offset, passes = c["offset"].tolist(), c["pass_"].tolist()
-        glob = index if arena.inline else [base[s] + t for s, t in zip(c["subgraph"].tolist(), c["tensor"].tolist())]
-        ids = {i: g for i, g, kind in zip(index, glob, c.kind) if kind != SCRATCH}
-        for i, g, kind, o, f, l, s, a, p, e, name in zip(index, glob, c.kind, offset, first, last, size,
-                                                          c.alias_of, passes, c.size_expr, c.name):
-            if kind == SCRATCH:
-                scratch.append(f"{name}: steps {f}..{l}, {s} B "
-                               f"(planned at run time; the plan leaves room at offset {o})")
-                continue
-            g = ids[i]
-            rows.offset[g], rows.size[g], rows.first[g], rows.last[g], rows.arena[g] = o, s, f, l, k
-            owner = a if a is not None else i
-            rows.obj[g] = first_object + objects[owner]
-            if arena.passes:
-                rows.pass_[g], rows.multipass[g] = p, multipass[owner]
-            if a is not None:
-                rows.alias_of[g] = ids[a]
-                note = f"alias of {ids[a]}, steps {f}..{l}, {s} B"
-            else:
-                note = f"steps {f}..{l}, {s} B"
-            rows.note[g] = note if p <= 0 else f"{note} (pass {p}: {e} B)"
+        index, first, last, size, offset, passes = (c[f] for f in ("index", "first_op", "last_op", "size",
+                                                                     "offset", "pass_"))
+        is_scratch = np.fromiter((kind == SCRATCH for kind in c.kind), dtype=bool, count=c.count)
+        for i in np.flatnonzero(is_scratch).tolist():
+            scratch.append(f"{c.name[i]}: steps {first[i]}..{last[i]}, {size[i]} B "
+                           f"(planned at run time; the plan leaves room at offset {offset[i]})")
+        m = ~is_scratch
+        if arena.inline:
+            glob = index[m]
+        else:
+            glob = np.asarray(base, dtype=np.int64)[c["subgraph"][m]] + c["tensor"][m]
+        g = _lookup(index[m], glob, index[m])  # ids[i]: the last entry of an id names its row
+        alias = np.fromiter((NONE if a is None else a for a in c.alias_of), dtype=np.int64, count=c.count)[m]
+        has_alias = alias != NONE
+        owner = np.where(has_alias, alias, index[m])
+        rows.offset[g], rows.size[g], rows.first[g], rows.last[g] = offset[m], size[m], first[m], last[m]
+        rows.arena[g] = k
+        rows.obj[g] = first_object + _lookup(*_pairs(arena.objects.assignment), owner)
+        if arena.passes:
+            rows.pass_[g] = passes[m]
+            rows.multipass[g] = _lookup(*_pairs(arena.passes.offsets), owner)
+        alias_ids = _lookup(index[m], glob, alias[has_alias])
+        rows.alias_of[g[has_alias]] = alias_ids
+        rows.note_alias[g] = NONE
+        rows.note_alias[g[has_alias]] = alias_ids
+        rows.note_pass[g] = passes[m]
+        rows.note_kind[g] = 1
+        for at, j in zip(g[passes[m] > 0].tolist(), np.flatnonzero(m)[passes[m] > 0].tolist()):
+            rows.note_size_expr[at] = c.size_expr[j]
         for p in arena.persistent:
-            rows.note[base[p.subgraph] + p.tensor] = f"persistent, {p.size} B (kept out of the arena)"
-    notes = rows.note
-    for s, sg in enumerate(model.subgraphs):
-        at = base[s]
-        for t in sg.tensors:
-            g = at + t.index
-            status = notes[g] or ("constant" if t.is_constant else "not planned (dynamic or unused)")
-            notes[g] = f"{g} sg{s}:{t.index} {t.name} {t.type}{_shape(t.shape)} {status}"
+            at = base[p.subgraph] + p.tensor
+            rows.note_kind[at] = 2
+            rows.persistent_notes[at] = f"persistent, {p.size} B (kept out of the arena)"
     return rows, object_sizes, scratch
+
+
+_BLOCK = 4096  # rows turned into Python numbers at a time
+
+
+def _offset_lines(model: Model, rows: _Rows) -> Iterator[str]:
+    """The offsets table's lines, each with its tensor's comment, made as they are written."""
+    at = 0
+    for s, sg in enumerate(model.subgraphs):
+        tensors, sg_base = sg.tensors, at
+        for start in range(0, len(tensors), _BLOCK):
+            block = tensors[start:start + _BLOCK]
+            stop = at + len(block)
+            columns = (rows.offset[at:stop].tolist(), rows.note_kind[at:stop].tolist(),
+                       rows.first[at:stop].tolist(), rows.last[at:stop].tolist(), rows.size[at:stop].tolist(),
+                       rows.note_alias[at:stop].tolist(), rows.note_pass[at:stop].tolist(),
+                       rows.kept_only[at:stop].tolist())
+            for t, o, kind, f, l, size, a, p, kept in zip(block, *columns):
+                g = sg_base + t.index
+                if kind == 1:
+                    status = f"alias of {a}, steps {f}..{l}, {size} B" if a != NONE else f"steps {f}..{l}, {size} B"
+                    if p > 0:
+                        status = f"{status} (pass {p}: {rows.note_size_expr[g]} B)"
+                elif kind == 2:
+                    status = rows.persistent_notes[g]
+                else:
+                    status = "constant" if t.is_constant else "not planned (dynamic or unused)"
+                note = f"{g} sg{s}:{t.index} {t.name} {t.type}{_shape(t.shape)} {status}"
+                if kept:
+                    note += " (placed by the kept plan)"
+                yield f"    {o}, /* {comment_text(note)} */"
+            at = stop
 
 
 def _kept_offsets(plan: PackagePlan, model: Model, rows: _Rows) -> bool:
@@ -115,10 +176,9 @@ def _kept_offsets(plan: PackagePlan, model: Model, rows: _Rows) -> bool:
     offsets = offline_plan_of(model)
     if offsets is None or len(offsets) != len(rows):
         raise PlanError("the kept OfflineMemoryAllocation does not cover every tensor")
-    for g, offset in enumerate(offsets):
-        rows.offset[g] = offset if offset >= 0 else NONE
-        if offset >= 0 and rows.size[g] == 0:  # planned by the kept plan only (Vela's scratch tensors)
-            rows.note[g] += " (placed by the kept plan)"
+    kept = np.asarray(offsets, dtype=np.int64)
+    rows.offset[:] = np.where(kept >= 0, kept, NONE)
+    rows.kept_only[:] = (kept >= 0) & (rows.size == 0)  # planned by the kept plan only (Vela's scratch tensors)
     return True
 
 
@@ -144,12 +204,12 @@ def render(plan: PackagePlan, model: Model, prefix: str) -> str:
 
 
 def render_chunks(plan: PackagePlan, model: Model, prefix: str) -> Iterator[bytes]:
-    """render()'s text as ASCII bytes, a block at a time: the lines are made here, their text
-    (11 MB at 100,000 tensors) is joined and encoded as it is written, never whole."""
-    return encoded_in_blocks(_with_newlines(render_lines(plan, model, prefix)), encoding="ascii")
+    """render()'s text as ASCII bytes, a block at a time: the lines are made as they are written
+    (their text, 11 MB at 100,000 tensors, is never held whole, nor a comment per tensor)."""
+    return encoded_in_blocks(_with_newlines(lazy_lines(plan, model, prefix)), encoding="ascii")
 
 
-def _with_newlines(lines: list[str]) -> Iterator[str]:
+def _with_newlines(lines: Iterator[str]) -> Iterator[str]:
     for i, line in enumerate(lines):
         if i:
             yield "\n"
@@ -158,15 +218,26 @@ def _with_newlines(lines: list[str]) -> Iterator[str]:
 
 def render_lines(plan: PackagePlan, model: Model, prefix: str) -> list[str]:
     """The header's lines (render() joins them with newlines)."""
-    P = prefix.upper()
+    return list(lazy_lines(plan, model, prefix))
+
+
+def lazy_lines(plan: PackagePlan, model: Model, prefix: str) -> Iterator[str]:
+    """The header's lines, made one at a time; a plan the header cannot hold is refused here,
+    before the first line."""
     rows, object_sizes, scratch = _rows(plan, model)
     kept = _kept_offsets(plan, model, rows)
-    if any(max(o, m) + s > INT32_MAX for o, m, s in zip(rows.offset, rows.multipass, rows.size)):
+    if (np.maximum(rows.offset, rows.multipass) > INT32_MAX - rows.size).any():  # no int64 overflow
         raise PlanError("the plan does not fit the header's int32 offsets")
+    return _lines(plan, model, prefix, rows, object_sizes, scratch, kept)
+
+
+def _lines(plan: PackagePlan, model: Model, prefix: str, rows: _Rows, object_sizes: list[int],
+           scratch: list[str], kept: bool) -> Iterator[str]:
+    P = prefix.upper()
     arena_sizes = [a.offsets.arena_bytes for a in plan.arenas]
     bases = list(plan.arena_bases)
     inline = len(plan.arenas) == 1 and plan.arenas[0].inline
-    out: list[str] = []
+    out: list[str] = []  # the lines so far, handed on at each table
     out += block_comment([
         f"{prefix}_plan.h: the tensor memory plan of {plan.source.file}, written by {plan.generator}.",
         "Generated: do not edit; run `tflpack package` again instead.",
@@ -214,8 +285,9 @@ def render_lines(plan: PackagePlan, model: Model, prefix: str) -> list[str]:
           if kept else []),
     ])
     out.append(f"static const int32_t {P}_TENSOR_OFFSETS[{P}_TENSOR_COUNT] = {{")
-    out += [f"    {o}, /* {comment_text(n)} */" for o, n in zip(rows.offset, rows.note)]
-    out += ["};", ""]
+    yield from out
+    yield from _offset_lines(model, rows)
+    out = ["};", ""]
     tables = [
         ("TENSOR_SIZES", "Planned bytes of each tensor (rounded as the runtime rounds); 0 when not planned.", rows.size),
         ("TENSOR_FIRST_OP", "First step (op or allocation scope, see above) each tensor is alive; -1 when not planned.", rows.first),
@@ -225,7 +297,8 @@ def render_lines(plan: PackagePlan, model: Model, prefix: str) -> list[str]:
         ("TENSOR_OBJECTS", "Shared-object plan (texture runtimes): each tensor's object; -1 when not planned.", rows.obj),
     ]
     for name, doc, values in tables:
-        out += _tensor_table(P, name, doc, values)
+        yield from out
+        out = _tensor_table(P, name, doc, values)
     if plan.is_dynamic:
         out += _multipass_tables(P, plan, rows)
     out += ["/* Size of each shared object. */",
@@ -235,7 +308,7 @@ def render_lines(plan: PackagePlan, model: Model, prefix: str) -> list[str]:
         out += block_comment(["Scratch buffers the runtime's kernels request (not in the tables):", *scratch])
         out.append("")
     out += ["#ifdef __cplusplus", "}  /* extern \"C\" */", "#endif", "", f"#endif  /* {guard} */", ""]
-    return out
+    yield from out
 
 
 def _symbol_macros(P: str, plan: PackagePlan) -> list[str]:
@@ -282,8 +355,9 @@ def _multipass_tables(P: str, plan: PackagePlan, rows: _Rows) -> list[str]:
     return out
 
 
-def _tensor_table(P: str, name: str, doc: str, values: list[int]) -> list[str]:
-    return [f"/* {doc} */", f"static const int32_t {P}_{name}[{P}_TENSOR_COUNT] = {{", *int_rows(values), "};", ""]
+def _tensor_table(P: str, name: str, doc: str, values: np.ndarray) -> list[str]:
+    return [f"/* {doc} */", f"static const int32_t {P}_{name}[{P}_TENSOR_COUNT] = {{", *int_rows(values.tolist()),
+            "};", ""]
 
 
 def _arena_macro(P: str, semantics: str) -> list[str]:

@@ -195,6 +195,15 @@ class StagedFolder:
         """A file added and not yet committed, as written."""
         return (self._staging / name).read_bytes()
 
+    def read_pieces(self, name: str, size: int = 1 << 20) -> Iterator[bytes]:
+        """read(name)'s bytes, `size` at a time: a large file checked as written, never held whole."""
+        try:
+            with open(self._staging / name, "rb") as f:
+                while piece := f.read(size):
+                    yield piece
+        except OSError as e:
+            raise OutputError(f"{self.out_dir}: reading {name} back failed ({e.strerror or e})") from None
+
     def commit(self, remove: Iterable[str] = ()) -> list[Path]:
         """Make the added files DIR's, taking the names in `remove` out of it in the same step;
         the written paths, sorted by name."""

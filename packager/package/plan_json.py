@@ -154,8 +154,16 @@ _SLOT = re.compile("\x00([0-9]+)\x00")  # a NUL is never raw in JSON text: strin
 def _grown_text(plan: PackagePlan) -> str:
     """dumps_indented_text(to_dict(plan, fast=True), end="\\n"), the one text grown in place a
     chunk at a time (`text += chunk` on the only reference resizes it): joining pieces would
-    hold the pieces and the text at once, twice the file's size, at the peak of `package`. The
-    document is written with a slot for each tensor list, which is then filled in."""
+    hold the pieces and the text at once, twice the file's size, at the peak of `package`."""
+    text = ""
+    for piece in text_pieces(plan):
+        text += piece
+    return text
+
+
+def text_pieces(plan: PackagePlan) -> Iterator[str]:
+    """The pieces of dumps(plan, text=True) in order, each tensor list a chunk of entries at a
+    time: the document is written with a slot for each tensor list, which is then filled in."""
     lists: list[tuple[int, tuple[TensorEntry, ...]]] = []
 
     def slot(tensors: tuple[TensorEntry, ...]) -> Written:
@@ -165,15 +173,19 @@ def _grown_text(plan: PackagePlan) -> str:
         return Written(render)
 
     skeleton = _SLOT.split(dumps_indented_text(to_dict(plan, fast=True, tensors_as=slot), end="\n"))
-    text = ""
     for k, part in enumerate(skeleton):
         if k % 2 == 0:
-            text += part
+            if part:
+                yield part
         else:
             level, tensors = lists[int(part)]
-            for chunk in _tensor_chunks(tensors, level):
-                text += chunk
-    return text
+            yield from _tensor_chunks(tensors, level)
+
+
+def encoded_pieces(plan: PackagePlan) -> Iterator[bytes]:
+    """dumps(plan)'s bytes, a piece at a time (never the whole text)."""
+    for piece in text_pieces(plan):
+        yield piece.encode("utf-8")
 
 
 def encoded_chunks(text: str, size: int = 1 << 20) -> Iterator[bytes]:

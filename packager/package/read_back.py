@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from operator import itemgetter
+from typing import Iterable
 
 import numpy as np
 
 from packager.errors import PlanError
 from packager.gc_pause import without_collector_pauses
 from packager.package import plan_flatbuffer, plan_json
+from packager.package.json_pieces import loads_in_pieces
 from packager.package.columns import NUMBERS, TensorColumns, tensor_columns
 from packager.package.sidecar import FORMAT_NAME, FORMAT_VERSION, ArenaSection, OffsetSection, PackagePlan
 
@@ -58,17 +60,43 @@ class _EntryChecker:
 
     def __init__(self, plan: PackagePlan) -> None:
         self.tensor, self.pairs = _Matched("tensor"), {"object": _Matched("object"), "offset": _Matched("offset")}
-        self._rows = self._tensor_rows(plan)
-        self._pairs = {"object": iter([p for s in plan.arenas for p in s.objects.assignment]),
-                       "offset": iter([p for s in plan.arenas if s.passes is not None for p in s.passes.offsets])}
+        self._sections = [tensor_columns(section.offsets) for section in plan.arenas]
+        self._at_tensor, self._chunk_at, self._chunk = 0, (-1, -1), []
+        self._pair_lists = {"object": [p for s in plan.arenas for p in s.objects.assignment],
+                            "offset": [p for s in plan.arenas if s.passes is not None for p in s.passes.offsets]}
+        self._at_pair = {"object": 0, "offset": 0}
 
-    @staticmethod
-    def _tensor_rows(plan: PackagePlan):
-        """(values in _KEYS' order, size_expr) of every arena's entries, in order, a chunk at a time."""
-        for section in plan.arenas:
-            want = tensor_columns(section.offsets)
-            for start in range(0, want.count, _CHUNK):
-                yield from zip(_expected_rows(want, start, start + _CHUNK), want.size_expr[start:start + _CHUNK])
+    def saved(self):
+        """What puts the checker back where it is now: an entry parsed twice (the JSON read in
+        pieces tries a value again once more of it is read) is compared with the same row."""
+        at_tensor, at_object, at_offset = self._at_tensor, self._at_pair["object"], self._at_pair["offset"]
+
+        def restore() -> None:
+            self._at_tensor, self._at_pair["object"], self._at_pair["offset"] = at_tensor, at_object, at_offset
+        return restore
+
+    def _next_row(self):
+        """(values in _KEYS' order, size_expr) of the plan's next tensor entry, arenas in order;
+        None after the last. The rows are made a chunk at a time."""
+        k = self._at_tensor
+        for a, want in enumerate(self._sections):
+            if k < want.count:
+                start = k - k % _CHUNK
+                if self._chunk_at != (a, start):
+                    self._chunk = list(zip(_expected_rows(want, start, start + _CHUNK),
+                                           want.size_expr[start:start + _CHUNK]))
+                    self._chunk_at = (a, start)
+                self._at_tensor += 1
+                return self._chunk[k - start]
+            k -= want.count
+        return None
+
+    def _next_pair(self, second: str):
+        pairs, at = self._pair_lists[second], self._at_pair[second]
+        if at >= len(pairs):
+            return None
+        self._at_pair[second] = at + 1
+        return pairs[at]
 
     def __call__(self, entry: dict):
         n = len(entry)
@@ -76,7 +104,7 @@ class _EntryChecker:
             keys = tuple(entry)
             if keys in _PAIR_ORDERS:
                 second = keys[0] if keys[1] == "index" else keys[1]
-                want = next(self._pairs[second], None)
+                want = self._next_pair(second)
                 index, value = entry["index"], entry[second]
                 if want is not None and type(index) is int and type(value) is int and (index, value) == want:
                     return self.pairs[second]
@@ -88,7 +116,7 @@ class _EntryChecker:
                 row, expr = _ROW(entry), entry.get("size_expr", _ABSENT)
             else:
                 return entry
-            want = next(self._rows, None)
+            want = self._next_row()
             if (want is not None and row == want[0] and tuple(map(type, row)) in _ROW_TYPES
                     and set(map(type, row[_SHAPE_AT])) <= _INT
                     and (expr is _ABSENT if want[1] is None else (type(expr) is str and expr == want[1]))):
@@ -105,24 +133,38 @@ def json_reads_back(data: bytes | str, plan: PackagePlan) -> bool:
     """True when the JSON text parses to exactly `plan` (types included: 1 is not true)."""
     checker = _EntryChecker(plan)
     try:
-        doc = json.loads(data, object_hook=checker)
-        arenas = doc["arenas"]
-        if not isinstance(arenas, list) or len(arenas) != len(plan.arenas):
-            return False
-        for a, section in zip(arenas, plan.arenas):
-            if not (_all_matched(a["offsets"]["tensors"], checker.tensor, len(section.offsets.tensors))
-                    and _all_matched(a["objects"]["tensors"], checker.pairs["object"],
-                                     len(section.objects.assignment))
-                    and (("passes" in a) == (section.passes is not None))
-                    and (section.passes is None or _all_matched(a["passes"]["tensors"], checker.pairs["offset"],
-                                                                len(section.passes.offsets)))):
-                return False
-            a["offsets"]["tensors"] = a["objects"]["tensors"] = []  # checked: dropped
-            if section.passes is not None:
-                a["passes"]["tensors"] = []
-        rest = plan_json.from_dict(doc)
+        return _document_is(json.loads(data, object_hook=checker), checker, plan)
     except (ValueError, KeyError, TypeError, AttributeError, PlanError):
         return False
+
+
+def json_pieces_read_back(chunks: Iterable[bytes], plan: PackagePlan) -> bool:
+    """json_reads_back of the bytes `chunks` make, read a piece at a time (package/json_pieces.py):
+    a file checked from disk this way is never held whole."""
+    checker = _EntryChecker(plan)
+    try:
+        return _document_is(loads_in_pieces(chunks, object_hook=checker, undo=checker.saved), checker, plan)
+    except (ValueError, KeyError, TypeError, AttributeError, PlanError):
+        return False
+
+
+def _document_is(doc: object, checker: _EntryChecker, plan: PackagePlan) -> bool:
+    """The parsed document (its entries matched as they were parsed) is exactly `plan`."""
+    arenas = doc["arenas"]
+    if not isinstance(arenas, list) or len(arenas) != len(plan.arenas):
+        return False
+    for a, section in zip(arenas, plan.arenas):
+        if not (_all_matched(a["offsets"]["tensors"], checker.tensor, len(section.offsets.tensors))
+                and _all_matched(a["objects"]["tensors"], checker.pairs["object"],
+                                 len(section.objects.assignment))
+                and (("passes" in a) == (section.passes is not None))
+                and (section.passes is None or _all_matched(a["passes"]["tensors"], checker.pairs["offset"],
+                                                            len(section.passes.offsets)))):
+            return False
+        a["offsets"]["tensors"] = a["objects"]["tensors"] = []  # checked: dropped
+        if section.passes is not None:
+            a["passes"]["tensors"] = []
+    rest = plan_json.from_dict(doc)
     return rest == _without_entries(plan)
 
 
