@@ -216,7 +216,8 @@ def plan_arenas(model: Model, semantics: str, bindings: Bindings | None = None, 
         result = run_portfolio(problem, offset_names=choice.offsets, object_names=choice.objects,
                                baselines=choice.baselines,
                                stop_at=_optimal_to_ship(problem, arena.scratch, memo) if to_ship else None,
-                               stop_above=_above_the_bound(problem, arena.scratch) if to_ship else None)
+                               stop_above=(_above_the_bound(problem, arena.scratch)
+                                           if to_ship and len(problem.records) >= STOP_ABOVE_FROM else None))
         if to_ship and (result.best_offsets is None or result.best_objects is None):
             raise PlanError(f"strategy '{strategy}' gave no plan")
         offsets = (_with_runtime_scratch_placement(result, arena.scratch, memo) if arena.scratch
@@ -237,6 +238,11 @@ def _optimal_to_ship(problem: Problem, scratch: Mapping[int, str], memo: dict[in
             return outcome.total <= bound
         return _runtime_scratch_placed(problem, outcome, scratch, memo).plan.arena <= bound
     return optimal
+
+
+# From this many records a package stops the strategies that can no longer meet the bound; below
+# it, finishing them costs a few milliseconds and the report shows every strategy's arena.
+STOP_ABOVE_FROM = 2_000
 
 
 def _above_the_bound(problem: Problem, scratch: Mapping[int, str]) -> StopRule:
