@@ -403,14 +403,15 @@ def loads(data: bytes) -> PackagePlan:
     return _loads(data, _tensor_entries)
 
 
-def loads_with_columns(data: bytes) -> tuple[PackagePlan, list[dict[str, object]]]:
+def loads_with_columns(data: bytes, raw: bool = False) -> tuple[PackagePlan, list[dict[str, object]]]:
     """The plan with each offset plan's tensor entries left out (no entries), and those entries
     as columns, one dict per arena (_tensor_fields): what the read-back check compares column by
-    column, without 100,000 entry objects."""
+    column, without 100,000 entry objects. `raw`: texts, shapes and aliases as the bytes and
+    numbers stored (_raw_fields), not decoded one entry at a time."""
     columns: list[dict[str, object]] = []
 
     def keep(data: bytes, vector: int, count: int) -> list[TensorEntry]:
-        columns.append(_tensor_fields(data, vector, count))
+        columns.append((_raw_fields if raw else _tensor_fields)(data, vector, count))
         return []
     return _loads(data, keep, columns), columns
 
@@ -545,6 +546,49 @@ def _tensor_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
                    last_op=number(10, "<i4"), pass_=number(12, "<i4"))
     return {"numbers": numbers, "alias_of": aliases, "kind": kinds, "name": names, "type": types,
             "shape": shapes, "size_expr": text(13)}
+
+
+def _raw_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
+    """As _tensor_fields, with the same bounds checks and defaults, but nothing made per entry:
+    "numbers" also holds "alias_of" (NO_ALIAS where absent) and "rank" (a shape's dimensions, 0
+    where absent); "dims": every shape's dimensions, one after another; each text field ("kind",
+    "name", "type", "size_expr") as (present: bool array, byte lengths (0 where absent), its
+    UTF-8 bytes one after another)."""
+    u8, t, vt, vt_size = _tables(data, vector, count)
+    slots = [_slot(u8, vt, vt_size, f) for f in range(14)]
+
+    def runs(starts: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:
+        """The byte positions of `width`-byte items, lengths[k] of them from starts[k]."""
+        before = np.cumsum(lengths) - lengths
+        return np.repeat(starts - width * before, lengths) + width * np.arange(int(lengths.sum()), dtype=np.int64)
+
+    def text(f: int) -> tuple:
+        present = slots[f] != 0
+        has = np.flatnonzero(present)
+        s = t[has] + slots[f][has]
+        s = s + _gather(u8, s, "<u4")
+        n = _gather(u8, s, "<u4")
+        if len(s) and int((s + 4 + n).max()) > len(data):
+            raise PlanError("corrupt FlatBuffer plan: a string runs past the end of the file")
+        lengths = np.zeros(count, dtype=np.int64)
+        lengths[has] = n
+        return present, lengths, u8[runs(s + 4, n, 1)].tobytes()
+
+    has = np.flatnonzero(slots[6])
+    v = t[has] + slots[6][has]
+    v = v + _gather(u8, v, "<u4")
+    n = _gather(u8, v, "<u4")
+    if len(n) and int(n.max()) * 4 > len(data):
+        raise PlanError(f"corrupt FlatBuffer plan: Shape claims {int(n.max())} entries")
+    rank = np.zeros(count, dtype=np.int64)
+    rank[has] = n
+    numbers = {"index": _field(u8, t, slots[0], "<i4"), "subgraph": _field(u8, t, slots[1], "<i4"),
+               "tensor": _field(u8, t, slots[2], "<i4", -1), "offset": _field(u8, t, slots[7], "<i8"),
+               "size": _field(u8, t, slots[8], "<i8"), "first_op": _field(u8, t, slots[9], "<i4"),
+               "last_op": _field(u8, t, slots[10], "<i4"), "pass_": _field(u8, t, slots[12], "<i4"),
+               "alias_of": _field(u8, t, slots[11], "<i4", NO_ALIAS), "rank": rank}
+    return {"count": count, "numbers": numbers, "dims": _gather(u8, runs(v + 4, n, 4), "<i4"),
+            **{k: text(f) for k, f in (("kind", 3), ("name", 4), ("type", 5), ("size_expr", 13))}}
 
 
 def _gather(u8: np.ndarray, positions: np.ndarray, dtype: str) -> np.ndarray:
