@@ -16,6 +16,7 @@ from packager.errors import PlanError
 from packager.package.flatbuffer_builder import (_PACK_I32, _PACK_I64, _PACK_U16, _PACK_U32,
                                                   LeanBuilder)
 from packager.package.flatbuffer_builder import LeanBuilder as _Lean  # the class itself, however named
+from packager.package.columns import tensor_columns
 from packager.package.tensor_tables import write_assignment_tables, write_tensor_tables
 from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
                                    PassSection, PersistentEntry, RuntimeArena, SourceModel, SymbolEntry,
@@ -162,28 +163,35 @@ def _tensor(b: flatbuffers.Builder, t: TensorEntry) -> int:
     return FbTensorEntry.End(b)
 
 
-def _tensors(b: flatbuffers.Builder, tensors: tuple[TensorEntry, ...]) -> list[int]:
+def _tensors(b: flatbuffers.Builder, section: OffsetSection) -> list[int]:
     """Each tensor entry's table, as _tensor writes it with the builder's methods, here with the
-    same steps done in place (space made once, the same alignment, fields and vtable sharing):
-    thirty builder calls per entry were seconds for a plan of 100,000 tensors. LeanBuilder only:
-    a test compares both with the library's Builder."""
+    same steps done in place (space made once, the same alignment, fields and vtable sharing),
+    from the section's columns (package/columns.py): thirty builder calls per entry were seconds
+    for a plan of 100,000 tensors. LeanBuilder only: a test compares both with the library's
+    Builder."""
+    tensors = section.tensors
     if not isinstance(b, _Lean) or b.nested:
         return [_tensor(b, t) for t in tensors]
-    encoded = [(t.kind.encode(), t.name.encode(), t.type.encode(),
-                None if t.size_expr is None else t.size_expr.encode()) for t in tensors]
+    columns = tensor_columns(section)
+    exprs = columns.size_expr
+    strings = (list(map(str.encode, columns.kind)), list(map(str.encode, columns.name)),
+               list(map(str.encode, columns.type)),
+               [None] * len(exprs) if exprs.count(None) == len(exprs)
+               else [None if x is None else x.encode() for x in exprs])
     # Room for every entry: strings with their length, terminator and padding, the shape vector,
     # 14 fields of at most 8 bytes, alignment and a vtable of 16 slots.
-    room = sum([len(k) + len(n) + len(y) + (0 if x is None else len(x) + 8) + 4 * len(t.shape)
-                + 3 * 8 + 8 + 14 * 8 + 8 + 36 for t, (k, n, y, x) in zip(tensors, encoded)])
+    room = (sum(sum(map(len, column)) for column in strings[:3])
+            + sum(len(x) + 8 for x in strings[3] if x is not None)
+            + 4 * sum(map(len, columns.shape)) + len(tensors) * (3 * 8 + 8 + 14 * 8 + 8 + 36))
     _make_room(b, room)
     buf, end, head, vtables = b.Bytes, len(b.Bytes), b.head, b.vtables
     b.minalign = max(b.minalign, 4)
-    if any(t.offset or t.size for t in tensors):
+    if bool(columns["offset"].any()) or bool(columns["size"].any()):
         b.minalign = max(b.minalign, 8)
     def one(head: int, i: int) -> tuple[int, int]:
-        return _tensor_entry(buf, end, head, vtables, tensors[i], encoded[i])
+        return _tensor_entry(buf, end, head, vtables, tensors[i], tuple(column[i] for column in strings))
 
-    written = write_tensor_tables(buf, end, head, vtables, tensors, encoded, one)
+    written = write_tensor_tables(buf, end, head, vtables, columns, strings, one)
     b.head, out = written if written is not None else _one_by_one(head, len(tensors), one)
     return out
 
@@ -341,7 +349,7 @@ def _assignment_entry(buf: bytearray, end: int, head: int, vtables: dict, index:
 
 
 def _arena(b: flatbuffers.Builder, a: ArenaSection) -> int:
-    tensors = _offsets_vector(b, OffsetPlan.StartTensorsVector, _tensors(b, a.offsets.tensors))
+    tensors = _offsets_vector(b, OffsetPlan.StartTensorsVector, _tensors(b, a.offsets))
     strategy = b.CreateString(a.offsets.strategy)
     OffsetPlan.Start(b)
     OffsetPlan.AddStrategy(b, strategy)
