@@ -4,7 +4,6 @@ model's symbols. Plain conversion: what is planned was decided on the one path (
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Mapping
 
 import packager
@@ -15,7 +14,7 @@ from packager.lifetimes import PERSISTENT
 from packager.model import Model
 from packager.package.sidecar import (SCRATCH, TENSOR, ArenaSection, ObjectSection, OffsetSection,
                                       PackagePlan, PassSection, PersistentEntry, SourceModel, SymbolEntry,
-                                      TensorEntry)
+                                      tensor_entries)
 from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord
 from packager.semantics import SEMANTICS
 
@@ -43,27 +42,28 @@ def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
     def where(tensor_id: int) -> tuple[int, int]:
         return lifetimes.tensor_subgraph.get(tensor_id, (lifetimes.subgraph, tensor_id))
 
-    def entry(r: UsageRecord, offset: int, alias_of: int | None = None) -> TensorEntry:
+    def entry(r: UsageRecord, offset: int, alias_of: int | None = None) -> tuple:
+        """The entry's fields in order (made into entries all at once: sidecar.tensor_entries)."""
+        more = (0, None) if sizes is None else (sizes.passes[r.tensor], str(sizes.expressions[r.tensor]))
         if r.tensor in scratch:
-            e = TensorEntry(r.tensor, lifetimes.subgraph, -1, SCRATCH, scratch[r.tensor], "UINT8",
-                            (r.size,), offset, r.size, r.first_op, r.last_op, None)
-        else:
-            s, t = where(r.tensor)
-            tensor = model.subgraphs[s].tensors[t]
-            e = TensorEntry(r.tensor, s, t, TENSOR, tensor.name, tensor.type, tensor.shape, offset,
-                            r.size, r.first_op, r.last_op, alias_of)
-        if sizes is None:
-            return e
-        return replace(e, pass_=sizes.passes[r.tensor], size_expr=str(sizes.expressions[r.tensor]))
+            return (r.tensor, lifetimes.subgraph, -1, SCRATCH, scratch[r.tensor], "UINT8",
+                    (r.size,), offset, r.size, r.first_op, r.last_op, None, *more)
+        s, t = where(r.tensor)
+        tensor = model.subgraphs[s].tensors[t]
+        return (r.tensor, s, t, TENSOR, tensor.name, tensor.type, tensor.shape, offset,
+                r.size, r.first_op, r.last_op, alias_of, *more)
 
-    entries = [entry(r, o) for r, o in zip(problem.records, offsets.plan.offsets)]
-    by_id = {e.index: e for e in entries}
+    rows = [entry(r, o) for r, o in zip(problem.records, offsets.plan.offsets)]
+    by_id = {row[0]: row for row in rows}
     for alias, owner in sorted(problem.aliases.items()):
-        first, last = problem.alias_intervals.get(alias, (by_id[owner].first_op, by_id[owner].last_op))
+        # (first_op, last_op), size and offset of the owner's entry
+        first, last = problem.alias_intervals.get(alias, (by_id[owner][9], by_id[owner][10]))
         # Its own bytes, inside the owner's buffer (in-place sharing needs equal sizes anyway).
         size = min(alias_bytes(model, lifetimes, alias) if sizes is None else sizes.largest[alias],
-                   by_id[owner].size)
-        entries.append(entry(UsageRecord(alias, first, last, size), by_id[owner].offset, owner))
+                   by_id[owner][8])
+        rows.append(entry(UsageRecord(alias, first, last, size), by_id[owner][7], owner))
+    entries = tensor_entries(rows)
+    del rows, by_id
     persistent = []
     for g in lifetimes.ids(PERSISTENT):
         s, t = where(g)

@@ -153,3 +153,25 @@ def test_the_flatbuffer_texts_shapes_and_aliases_are_compared_as_stored(name):
     unicode = with_entries(replace(first, name=first.name + "é✓"), second)
     assert reads_back(plan_flatbuffer.dumps(unicode), unicode)
     assert plan_flatbuffer.loads(plan_flatbuffer.dumps(unicode)) == unicode
+
+
+def test_numbers_gathered_at_aligned_and_unaligned_positions_are_structs():
+    """The FlatBuffer reader's numbers, taken one index each where all are aligned (a sound
+    file) and byte by byte where not (a damaged one), are struct's; out of the bytes, struct's error."""
+    import random
+    import struct
+
+    import numpy as np
+
+    from packager.package.plan_flatbuffer import _gather
+    rng = random.Random(3)
+    data = bytes(rng.randrange(256) for _ in range(203))
+    u8 = np.frombuffer(data, np.uint8)
+    for dtype, fmt in (("<u2", "<H"), ("<u4", "<I"), ("<i4", "<i"), ("<i8", "<q")):
+        width = struct.calcsize(fmt)
+        aligned = [width * rng.randrange(len(data) // width) for _ in range(50)]
+        for positions in (aligned, [p + 1 for p in aligned if p + 1 + width <= len(data)], []):
+            got = _gather(u8, np.asarray(positions, np.int64), dtype).tolist()
+            assert got == [struct.unpack_from(fmt, data, p)[0] for p in positions]
+        with pytest.raises(struct.error):
+            _gather(u8, np.asarray([len(data) - width + 1], np.int64), dtype)
