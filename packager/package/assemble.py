@@ -4,6 +4,7 @@ model's symbols. Plain conversion: what is planned was decided on the one path (
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Mapping
 
 import packager
@@ -44,14 +45,18 @@ def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
 
     def entry(r: UsageRecord, offset: int, alias_of: int | None = None) -> tuple:
         """The entry's fields in order (made into entries all at once: sidecar.tensor_entries)."""
-        more = (0, None) if sizes is None else (sizes.passes[r.tensor], str(sizes.expressions[r.tensor]))
-        if r.tensor in scratch:
-            return (r.tensor, lifetimes.subgraph, -1, SCRATCH, scratch[r.tensor], "UINT8",
-                    (r.size,), offset, r.size, r.first_op, r.last_op, None, *more)
-        s, t = where(r.tensor)
-        tensor = model.subgraphs[s].tensors[t]
-        return (r.tensor, s, t, TENSOR, tensor.name, tensor.type, tensor.shape, offset,
+        g = r.tensor
+        more = static if sizes is None else (sizes.passes[g], str(sizes.expressions[g]))
+        if g in scratch:
+            return (g, subgraph, -1, SCRATCH, scratch[g], "UINT8", (r.size,), offset, r.size,
+                    r.first_op, r.last_op, None, *more)
+        s, t = subgraph_of(g, (subgraph, g))  # where(g), asked once per tensor
+        tensor = subgraphs[s].tensors[t]
+        return (g, s, t, TENSOR, tensor.name, tensor.type, tensor.shape, offset,
                 r.size, r.first_op, r.last_op, alias_of, *more)
+
+    static, subgraph, subgraphs = (0, None), lifetimes.subgraph, model.subgraphs
+    subgraph_of = lifetimes.tensor_subgraph.get
 
     rows = [entry(r, o) for r, o in zip(problem.records, offsets.plan.offsets)]
     by_id = {row[0]: row for row in rows}
@@ -76,11 +81,14 @@ def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
                               tuple(entries), result.offset_plan_optimal(offsets)),
         objects=ObjectSection(objects.strategy, object_plan.total, problem.object_lower_bound,
                               tuple(object_plan.object_sizes),
-                              tuple((r.tensor, k) for r, k in zip(problem.records, object_plan.assignment)),
+                              tuple(zip(map(_TENSOR_ID, problem.records), object_plan.assignment)),
                               result.object_plan_optimal(objects)),
         persistent=tuple(persistent), persistent_bytes=lifetimes.persistent_bytes,
         passes=None if passes is None else PassSection(
-            passes.arena, tuple((r.tensor, o) for r, o in zip(problem.records, passes.offsets))))
+            passes.arena, tuple(zip(map(_TENSOR_ID, problem.records), passes.offsets))))
+
+
+_TENSOR_ID = attrgetter("tensor")
 
 
 def symbol_entries(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]]) -> tuple[SymbolEntry, ...]:
