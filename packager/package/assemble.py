@@ -4,7 +4,7 @@ model's symbols. Plain conversion: what is planned was decided on the one path (
 
 from __future__ import annotations
 
-from dataclasses import replace
+from operator import attrgetter
 from typing import Mapping
 
 import packager
@@ -15,7 +15,7 @@ from packager.lifetimes import PERSISTENT
 from packager.model import Model
 from packager.package.sidecar import (SCRATCH, TENSOR, ArenaSection, ObjectSection, OffsetSection,
                                       PackagePlan, PassSection, PersistentEntry, SourceModel, SymbolEntry,
-                                      TensorEntry)
+                                      tensor_entries)
 from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord
 from packager.semantics import SEMANTICS
 
@@ -43,27 +43,32 @@ def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
     def where(tensor_id: int) -> tuple[int, int]:
         return lifetimes.tensor_subgraph.get(tensor_id, (lifetimes.subgraph, tensor_id))
 
-    def entry(r: UsageRecord, offset: int, alias_of: int | None = None) -> TensorEntry:
-        if r.tensor in scratch:
-            e = TensorEntry(r.tensor, lifetimes.subgraph, -1, SCRATCH, scratch[r.tensor], "UINT8",
-                            (r.size,), offset, r.size, r.first_op, r.last_op, None)
-        else:
-            s, t = where(r.tensor)
-            tensor = model.subgraphs[s].tensors[t]
-            e = TensorEntry(r.tensor, s, t, TENSOR, tensor.name, tensor.type, tensor.shape, offset,
-                            r.size, r.first_op, r.last_op, alias_of)
-        if sizes is None:
-            return e
-        return replace(e, pass_=sizes.passes[r.tensor], size_expr=str(sizes.expressions[r.tensor]))
+    def entry(r: UsageRecord, offset: int, alias_of: int | None = None) -> tuple:
+        """The entry's fields in order (made into entries all at once: sidecar.tensor_entries)."""
+        g = r.tensor
+        more = static if sizes is None else (sizes.passes[g], str(sizes.expressions[g]))
+        if g in scratch:
+            return (g, subgraph, -1, SCRATCH, scratch[g], "UINT8", (r.size,), offset, r.size,
+                    r.first_op, r.last_op, None, *more)
+        s, t = subgraph_of(g, (subgraph, g))  # where(g), asked once per tensor
+        tensor = subgraphs[s].tensors[t]
+        return (g, s, t, TENSOR, tensor.name, tensor.type, tensor.shape, offset,
+                r.size, r.first_op, r.last_op, alias_of, *more)
 
-    entries = [entry(r, o) for r, o in zip(problem.records, offsets.plan.offsets)]
-    by_id = {e.index: e for e in entries}
+    static, subgraph, subgraphs = (0, None), lifetimes.subgraph, model.subgraphs
+    subgraph_of = lifetimes.tensor_subgraph.get
+
+    rows = [entry(r, o) for r, o in zip(problem.records, offsets.plan.offsets)]
+    by_id = {row[0]: row for row in rows}
     for alias, owner in sorted(problem.aliases.items()):
-        first, last = problem.alias_intervals.get(alias, (by_id[owner].first_op, by_id[owner].last_op))
+        # (first_op, last_op), size and offset of the owner's entry
+        first, last = problem.alias_intervals.get(alias, (by_id[owner][9], by_id[owner][10]))
         # Its own bytes, inside the owner's buffer (in-place sharing needs equal sizes anyway).
         size = min(alias_bytes(model, lifetimes, alias) if sizes is None else sizes.largest[alias],
-                   by_id[owner].size)
-        entries.append(entry(UsageRecord(alias, first, last, size), by_id[owner].offset, owner))
+                   by_id[owner][8])
+        rows.append(entry(UsageRecord(alias, first, last, size), by_id[owner][7], owner))
+    entries = tensor_entries(rows)
+    del rows, by_id
     persistent = []
     for g in lifetimes.ids(PERSISTENT):
         s, t = where(g)
@@ -76,11 +81,14 @@ def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
                               tuple(entries), result.offset_plan_optimal(offsets)),
         objects=ObjectSection(objects.strategy, object_plan.total, problem.object_lower_bound,
                               tuple(object_plan.object_sizes),
-                              tuple((r.tensor, k) for r, k in zip(problem.records, object_plan.assignment)),
+                              tuple(zip(map(_TENSOR_ID, problem.records), object_plan.assignment)),
                               result.object_plan_optimal(objects)),
         persistent=tuple(persistent), persistent_bytes=lifetimes.persistent_bytes,
         passes=None if passes is None else PassSection(
-            passes.arena, tuple((r.tensor, o) for r, o in zip(problem.records, passes.offsets))))
+            passes.arena, tuple(zip(map(_TENSOR_ID, problem.records), passes.offsets))))
+
+
+_TENSOR_ID = attrgetter("tensor")
 
 
 def symbol_entries(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]]) -> tuple[SymbolEntry, ...]:

@@ -16,6 +16,7 @@ from packager.errors import PlanError
 from packager.package.flatbuffer_builder import (_PACK_I32, _PACK_I64, _PACK_U16, _PACK_U32,
                                                   LeanBuilder)
 from packager.package.flatbuffer_builder import LeanBuilder as _Lean  # the class itself, however named
+from packager.package.columns import tensor_columns
 from packager.package.tensor_tables import write_assignment_tables, write_tensor_tables
 from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
                                    PassSection, PersistentEntry, RuntimeArena, SourceModel, SymbolEntry,
@@ -162,28 +163,35 @@ def _tensor(b: flatbuffers.Builder, t: TensorEntry) -> int:
     return FbTensorEntry.End(b)
 
 
-def _tensors(b: flatbuffers.Builder, tensors: tuple[TensorEntry, ...]) -> list[int]:
+def _tensors(b: flatbuffers.Builder, section: OffsetSection) -> list[int]:
     """Each tensor entry's table, as _tensor writes it with the builder's methods, here with the
-    same steps done in place (space made once, the same alignment, fields and vtable sharing):
-    thirty builder calls per entry were seconds for a plan of 100,000 tensors. LeanBuilder only:
-    a test compares both with the library's Builder."""
+    same steps done in place (space made once, the same alignment, fields and vtable sharing),
+    from the section's columns (package/columns.py): thirty builder calls per entry were seconds
+    for a plan of 100,000 tensors. LeanBuilder only: a test compares both with the library's
+    Builder."""
+    tensors = section.tensors
     if not isinstance(b, _Lean) or b.nested:
         return [_tensor(b, t) for t in tensors]
-    encoded = [(t.kind.encode(), t.name.encode(), t.type.encode(),
-                None if t.size_expr is None else t.size_expr.encode()) for t in tensors]
+    columns = tensor_columns(section)
+    exprs = columns.size_expr
+    strings = (list(map(str.encode, columns.kind)), list(map(str.encode, columns.name)),
+               list(map(str.encode, columns.type)),
+               [None] * len(exprs) if exprs.count(None) == len(exprs)
+               else [None if x is None else x.encode() for x in exprs])
     # Room for every entry: strings with their length, terminator and padding, the shape vector,
     # 14 fields of at most 8 bytes, alignment and a vtable of 16 slots.
-    room = sum([len(k) + len(n) + len(y) + (0 if x is None else len(x) + 8) + 4 * len(t.shape)
-                + 3 * 8 + 8 + 14 * 8 + 8 + 36 for t, (k, n, y, x) in zip(tensors, encoded)])
+    room = (sum(sum(map(len, column)) for column in strings[:3])
+            + sum(len(x) + 8 for x in strings[3] if x is not None)
+            + 4 * sum(map(len, columns.shape)) + len(tensors) * (3 * 8 + 8 + 14 * 8 + 8 + 36))
     _make_room(b, room)
     buf, end, head, vtables = b.Bytes, len(b.Bytes), b.head, b.vtables
     b.minalign = max(b.minalign, 4)
-    if any(t.offset or t.size for t in tensors):
+    if bool(columns["offset"].any()) or bool(columns["size"].any()):
         b.minalign = max(b.minalign, 8)
     def one(head: int, i: int) -> tuple[int, int]:
-        return _tensor_entry(buf, end, head, vtables, tensors[i], encoded[i])
+        return _tensor_entry(buf, end, head, vtables, tensors[i], tuple(column[i] for column in strings))
 
-    written = write_tensor_tables(buf, end, head, vtables, tensors, encoded, one)
+    written = write_tensor_tables(buf, end, head, vtables, columns, strings, one)
     b.head, out = written if written is not None else _one_by_one(head, len(tensors), one)
     return out
 
@@ -341,7 +349,7 @@ def _assignment_entry(buf: bytearray, end: int, head: int, vtables: dict, index:
 
 
 def _arena(b: flatbuffers.Builder, a: ArenaSection) -> int:
-    tensors = _offsets_vector(b, OffsetPlan.StartTensorsVector, _tensors(b, a.offsets.tensors))
+    tensors = _offsets_vector(b, OffsetPlan.StartTensorsVector, _tensors(b, a.offsets))
     strategy = b.CreateString(a.offsets.strategy)
     OffsetPlan.Start(b)
     OffsetPlan.AddStrategy(b, strategy)
@@ -403,14 +411,15 @@ def loads(data: bytes) -> PackagePlan:
     return _loads(data, _tensor_entries)
 
 
-def loads_with_columns(data: bytes) -> tuple[PackagePlan, list[dict[str, object]]]:
+def loads_with_columns(data: bytes, raw: bool = False) -> tuple[PackagePlan, list[dict[str, object]]]:
     """The plan with each offset plan's tensor entries left out (no entries), and those entries
     as columns, one dict per arena (_tensor_fields): what the read-back check compares column by
-    column, without 100,000 entry objects."""
+    column, without 100,000 entry objects. `raw`: texts, shapes and aliases as the bytes and
+    numbers stored (_raw_fields), not decoded one entry at a time."""
     columns: list[dict[str, object]] = []
 
     def keep(data: bytes, vector: int, count: int) -> list[TensorEntry]:
-        columns.append(_tensor_fields(data, vector, count))
+        columns.append((_raw_fields if raw else _tensor_fields)(data, vector, count))
         return []
     return _loads(data, keep, columns), columns
 
@@ -547,12 +556,57 @@ def _tensor_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
             "shape": shapes, "size_expr": text(13)}
 
 
+def _raw_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
+    """As _tensor_fields, with the same bounds checks and defaults, but nothing made per entry:
+    "numbers" also holds "alias_of" (NO_ALIAS where absent) and "rank" (a shape's dimensions, 0
+    where absent); "dims": every shape's dimensions, one after another; each text field ("kind",
+    "name", "type", "size_expr") as (present: bool array, byte lengths (0 where absent), its
+    UTF-8 bytes one after another)."""
+    u8, t, vt, vt_size = _tables(data, vector, count)
+    slots = [_slot(u8, vt, vt_size, f) for f in range(14)]
+
+    def runs(starts: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:
+        """The byte positions of `width`-byte items, lengths[k] of them from starts[k]."""
+        before = np.cumsum(lengths) - lengths
+        return np.repeat(starts - width * before, lengths) + width * np.arange(int(lengths.sum()), dtype=np.int64)
+
+    def text(f: int) -> tuple:
+        present = slots[f] != 0
+        has = np.flatnonzero(present)
+        s = t[has] + slots[f][has]
+        s = s + _gather(u8, s, "<u4")
+        n = _gather(u8, s, "<u4")
+        if len(s) and int((s + 4 + n).max()) > len(data):
+            raise PlanError("corrupt FlatBuffer plan: a string runs past the end of the file")
+        lengths = np.zeros(count, dtype=np.int64)
+        lengths[has] = n
+        return present, lengths, u8[runs(s + 4, n, 1)].tobytes()
+
+    has = np.flatnonzero(slots[6])
+    v = t[has] + slots[6][has]
+    v = v + _gather(u8, v, "<u4")
+    n = _gather(u8, v, "<u4")
+    if len(n) and int(n.max()) * 4 > len(data):
+        raise PlanError(f"corrupt FlatBuffer plan: Shape claims {int(n.max())} entries")
+    rank = np.zeros(count, dtype=np.int64)
+    rank[has] = n
+    numbers = {"index": _field(u8, t, slots[0], "<i4"), "subgraph": _field(u8, t, slots[1], "<i4"),
+               "tensor": _field(u8, t, slots[2], "<i4", -1), "offset": _field(u8, t, slots[7], "<i8"),
+               "size": _field(u8, t, slots[8], "<i8"), "first_op": _field(u8, t, slots[9], "<i4"),
+               "last_op": _field(u8, t, slots[10], "<i4"), "pass_": _field(u8, t, slots[12], "<i4"),
+               "alias_of": _field(u8, t, slots[11], "<i4", NO_ALIAS), "rank": rank}
+    return {"count": count, "numbers": numbers, "dims": _gather(u8, runs(v + 4, n, 4), "<i4"),
+            **{k: text(f) for k, f in (("kind", 3), ("name", 4), ("type", 5), ("size_expr", 13))}}
+
+
 def _gather(u8: np.ndarray, positions: np.ndarray, dtype: str) -> np.ndarray:
     """The little-endian numbers of type `dtype` at these byte positions (struct.error, as
     unpack_from gives, for a position outside the bytes)."""
     width = np.dtype(dtype).itemsize
     if len(positions) and (int(positions.min()) < 0 or int(positions.max()) + width > len(u8)):
         raise struct.error(f"unpack_from requires a buffer of at least {int(positions.max()) + width} bytes")
+    if not (positions & (width - 1)).any():  # all aligned (as a FlatBuffer's numbers are): one index each
+        return u8[:len(u8) - len(u8) % width].view(dtype)[positions // width].astype(np.int64)
     rows = u8[positions[:, None] + np.arange(width)]
     return np.ascontiguousarray(rows).view(dtype).reshape(-1).astype(np.int64)
 

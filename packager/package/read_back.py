@@ -10,6 +10,7 @@ document as a parsed plan. Types count: 1 is not true.
 from __future__ import annotations
 
 import json
+from itertools import chain
 from dataclasses import replace
 from operator import itemgetter
 from typing import Iterable
@@ -191,7 +192,7 @@ def _all_of(kind: type, *columns) -> bool:
 def flatbuffer_reads_back(data: bytes, plan: PackagePlan) -> bool:
     """True when the FlatBuffer parses (as `load` parses it) to exactly `plan`."""
     try:
-        rest, columns = plan_flatbuffer.loads_with_columns(data)
+        rest, columns = plan_flatbuffer.loads_with_columns(data, raw=True)
     except PlanError:
         return False
     if (rest.format, rest.format_version) != (FORMAT_NAME, FORMAT_VERSION):
@@ -199,18 +200,53 @@ def flatbuffer_reads_back(data: bytes, plan: PackagePlan) -> bool:
     without = replace(plan, arenas=tuple(replace(s, offsets=replace(s.offsets, tensors=())) for s in plan.arenas))
     if len(columns) != len(plan.arenas) or rest != without:
         return False
-    return all(_columns_match(found, section.offsets) for found, section in zip(columns, plan.arenas))
+    return all(_raw_columns_match(found, section.offsets) for found, section in zip(columns, plan.arenas))
 
 
-def _columns_match(found: dict | None, offsets: OffsetSection) -> bool:
+def _raw_columns_match(found: dict | None, offsets: OffsetSection) -> bool:
+    """The entries read as stored (plan_flatbuffer._raw_fields) are the plan's: numbers as
+    arrays, each text column as its UTF-8 bytes and their lengths (equal bytes of valid UTF-8
+    decode to equal text), shapes as ranks and dimensions one after another."""
     if found is None:
         return not offsets.tensors
     want: TensorColumns = tensor_columns(offsets)
     numbers = found["numbers"]
-    return (len(found["kind"]) == want.count
-            and all(np.array_equal(numbers[f], want[f]) for f in NUMBERS)
-            and found["alias_of"] == want.alias_of and found["kind"] == want.kind and found["name"] == want.name
-            and found["type"] == want.type and found["shape"] == want.shape and found["size_expr"] == want.size_expr)
+    if found["count"] != want.count or not all(np.array_equal(numbers[f], want[f]) for f in NUMBERS):
+        return False
+    # alias_of: absent (NO_ALIAS) exactly where the plan has none, the owner elsewhere
+    aliases = numbers["alias_of"]
+    if not np.array_equal(aliases == plan_flatbuffer.NO_ALIAS, want.planned):
+        return False
+    owners = [a for a in want.alias_of if a is not None]
+    if not np.array_equal(aliases[~want.planned], np.fromiter(owners, np.int64, len(owners))):
+        return False
+    if not (np.array_equal(numbers["rank"], np.fromiter(map(len, want.shape), np.int64, want.count))
+            and np.array_equal(found["dims"], np.fromiter(chain.from_iterable(want.shape), np.int64))):
+        return False
+    return (all(_texts_equal(found[k], getattr(want, k)) for k in ("kind", "name", "type"))
+            and _texts_equal(found["size_expr"], want.size_expr, optional=True))
+
+
+def _texts_equal(found: tuple, want: list, optional: bool = False) -> bool:
+    """(present, byte lengths, bytes) read equal the texts `want` (None: absent, where
+    `optional`; else an absent text reads as "")."""
+    present, lengths, stored = found
+    if optional:
+        is_set = np.fromiter((x is not None for x in want), bool, len(want))
+        if not np.array_equal(present, is_set):
+            return False
+        want = [x for x in want if x is not None]
+        lengths = lengths[present]
+    try:
+        joined = "".join(want)  # TypeError for anything not text
+        if joined.isascii():  # a character a byte: lengths as they are
+            return (np.array_equal(lengths, np.fromiter(map(len, want), np.int64, len(want)))
+                    and stored == joined.encode("ascii"))
+        encoded = [x.encode("utf-8") for x in want]
+    except (TypeError, UnicodeEncodeError):
+        return False
+    return (np.array_equal(lengths, np.fromiter(map(len, encoded), np.int64, len(encoded)))
+            and stored == b"".join(encoded))
 
 
 def _without_entries(plan: PackagePlan) -> PackagePlan:

@@ -44,7 +44,7 @@ def layout(str_lens: tuple, ndims: int, present: tuple, pos: int) -> Layout:
             continue
         pos += (-(pos + n + 1)) & 3
         pos += n + 1
-        writes.append((pos, "str", j))
+        writes.append((pos, "str", (j, n)))
         pos += 4
         writes.append((pos, "u32", n))
         refs.append(pos)
@@ -101,131 +101,150 @@ def _closed(start: int, object_end: int, pos: int, writes: list, vtable: list[in
                   object_offset - start, (*reversed(fields), object_offset - object_end))
 
 
-def write_tensor_tables(buf: bytearray, end: int, head: int, vtables: dict, tensors, encoded,
+def write_tensor_tables(buf: bytearray, end: int, head: int, vtables: dict, columns, strings,
                         one_by_one) -> tuple[int, list[int]] | None:
     """(the new head, each entry's table offset), the entries written below `head` (room made
     already); None when a value does not fit its field (the caller then writes one by one and
-    the builder's range error stands). `one_by_one(head, i)` writes entry i as the builder
-    would and returns (head, offset)."""
+    the builder's range error stands). `columns`: the entries' TensorColumns (package/columns.py);
+    `strings`: their kind, name, type and size_expr as UTF-8 bytes (None: absent), four lists.
+    `one_by_one(head, i)` writes entry i as the builder would and returns (head, offset)."""
+    n = columns.count
+    numbers = {k: columns[k] for k in ("index", "subgraph", "tensor", "offset", "size", "first_op",
+                                       "last_op", "pass_")}
     try:
-        columns = _columns(tensors)
+        numbers["alias_of"] = np.fromiter((-1 if a is None else a for a in columns.alias_of), np.int64, n)
+        rank = np.fromiter(map(len, columns.shape), np.int64, n)
+        dims = np.fromiter(chain.from_iterable(columns.shape), np.int64, int(rank.sum()))
     except OverflowError:
         return None
-    if columns is None:
-        return None
-    return _write(buf, end, head, vtables, tensors, encoded, one_by_one, columns)
-
-
-def _columns(tensors) -> dict | None:
-    n = len(tensors)
-    columns = {
-        "index": np.fromiter((t.index for t in tensors), np.int64, n),
-        "subgraph": np.fromiter((t.subgraph for t in tensors), np.int64, n),
-        "tensor": np.fromiter((t.tensor for t in tensors), np.int64, n),
-        "first_op": np.fromiter((t.first_op for t in tensors), np.int64, n),
-        "last_op": np.fromiter((t.last_op for t in tensors), np.int64, n),
-        "alias_of": np.fromiter((-1 if t.alias_of is None else t.alias_of for t in tensors),
-                                np.int64, n),
-        "pass_": np.fromiter((t.pass_ for t in tensors), np.int64, n),
-    }
-    columns["offset"] = np.fromiter((t.offset for t in tensors), np.int64, n)
-    columns["size"] = np.fromiter((t.size for t in tensors), np.int64, n)
-    dims = np.fromiter(chain.from_iterable(t.shape for t in tensors), np.int64)
     if any(c.size and (c.min() < _I32[0] or c.max() > _I32[1])
-           for c in (*(columns[k] for k in _I32_SLOTS.values()), dims)):
+           for c in (*(numbers[k] for k in _I32_SLOTS.values()), dims)):
         return None
-    return columns
-
-
-def _write(buf, end, head, vtables, tensors, encoded, one_by_one, columns):
-    n = len(tensors)
-    nonzero = {k: columns[k] != d for k, d in (("index", 0), ("subgraph", 0), ("tensor", -1),
-                                               ("offset", 0), ("size", 0), ("first_op", 0),
-                                               ("last_op", 0), ("alias_of", -1), ("pass_", 0))}
-    present = np.stack([nonzero[k] for k in ("index", "subgraph", "tensor", "offset", "size",
-                                             "first_op", "last_op", "alias_of", "pass_")], 1)
-    presence = present.dot(1 << np.arange(9)).tolist()
+    present = np.stack([numbers[k] != d for k, d in (
+        ("index", 0), ("subgraph", 0), ("tensor", -1), ("offset", 0), ("size", 0), ("first_op", 0),
+        ("last_op", 0), ("alias_of", -1), ("pass_", 0))], 1)
+    lengths = [np.fromiter(map(len, column), np.int64, n) for column in strings[:3]]
+    exprs = strings[3]
+    lengths.append(np.full(n, -1, np.int64) if exprs.count(None) == n
+                   else np.fromiter((-1 if x is None else len(x) for x in exprs), np.int64, n))
+    rows = np.stack([*lengths, rank, present.dot(1 << np.arange(9))], 1)
+    base_of, first = _row_ids(rows)
+    bases = [tuple(b) for b in rows[first].tolist()]
     bits = [tuple(bool(m >> i & 1) for i in range(9)) for m in range(512)]
 
-    def key_of(i: int, pos: int) -> tuple:
-        strings = encoded[i]
-        return (len(strings[0]), len(strings[1]), len(strings[2]),
-                None if strings[3] is None else len(strings[3]), len(tensors[i].shape),
-                presence[i], pos & 7)
+    def layout_of(base: int, pos: int) -> Layout:
+        l0, l1, l2, l3, r, mask = bases[base]
+        return layout((l0, l1, l2, None if l3 < 0 else l3), r, bits[mask], pos)
 
-    return _write_tables(buf, end, head, vtables, n, key_of,
-                         lambda key, pos: layout(key[:4], key[4], bits[key[5]], pos),
-                         one_by_one, columns, tensors, encoded)
+    texts = [_Texts(column, length) for column, length in zip(strings, lengths)]
+    dim_at = np.cumsum(rank) - rank
+
+    def part(what: str, arg, members: np.ndarray, width: int) -> np.ndarray:
+        """The bytes of one part of the entries `members`, a row each."""
+        if what == "str":
+            return texts[arg].rows(members, width)
+        if what == "dim":
+            return dims[dim_at[members] + arg].astype("<i4").view(np.uint8).reshape(-1, 4)
+        if what == "i32":
+            return numbers[arg][members].astype("<i4").view(np.uint8).reshape(-1, 4)
+        return numbers[arg][members].astype("<i8").view(np.uint8).reshape(-1, 8)  # i64
+
+    return _write_by_base(buf, end, head, vtables, base_of.tolist(), len(bases), 8,
+                          layout_of, one_by_one, part)
 
 
-def _write_tables(buf, end: int, head: int, vtables: dict, n: int, key_of, layout_of, one_by_one,
-                  columns: dict, tensors=None, encoded=None) -> tuple[int, list[int]]:
+def _row_ids(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's number among the distinct rows, and the first row of each number: one column
+    at a time (np.unique over whole rows sorts them as bytes, many times slower)."""
+    ids = np.zeros(len(rows), np.int64)
+    for column in rows.T:
+        _, within = np.unique(column, return_inverse=True)
+        _, ids = np.unique(ids * (int(within.max(initial=0)) + 1) + within.reshape(-1), return_inverse=True)
+        ids = ids.reshape(-1)
+    _, first = np.unique(ids, return_index=True)
+    return ids, first
+
+
+class _Texts:
+    """One text column's UTF-8 bytes run together, to take rows of one width from at once."""
+
+    def __init__(self, column, lengths: np.ndarray) -> None:
+        self.bytes = np.frombuffer(b"".join([x for x in column if x]), np.uint8)
+        size = np.maximum(lengths, 0)
+        self.start = np.cumsum(size) - size
+
+    def rows(self, members: np.ndarray, width: int) -> np.ndarray:
+        return self.bytes[self.start[members][:, None] + np.arange(width)]
+
+
+def _write_by_base(buf, end: int, head: int, vtables: dict, base_of: list[int], n_bases: int,
+                   phases: int, layout_of, one_by_one, part) -> tuple[int, list[int]]:
     """Entries 0..n-1 below `head`, as the builder would write them one after another: (the new
-    head, each entry's table offset). `key_of(i, pos)` names entry i's layout where it starts
-    (its alignment phase included), `layout_of(key, pos)` works that layout out. The first entry
-    of each vtable goes through `one_by_one` (so vtable sharing is the builder's own); the rest
-    are grouped by layout and written a group at a time."""
-    layouts: dict[tuple, Layout] = {}
-    ready: dict[tuple, Layout] = {}  # layouts whose vtable is in the cache already
-    groups: dict[tuple, list[int]] = {}
+    head, each entry's table offset). An entry's layout is its base (`base_of[i]`: string
+    lengths, rank, fields present) and where it starts modulo `phases` (its alignment);
+    `layout_of(base, pos)` works a layout out. The first entry of each vtable goes through
+    `one_by_one` (so vtable sharing is the builder's own); the rest are grouped by layout and
+    written a group at a time, `part(what, arg, members, width)` giving a part's bytes."""
+    n = len(base_of)
+    layouts: dict[int, Layout] = {}
+    sizes: list = [None] * (n_bases * phases)  # per layout whose vtable is written already: its size
+    codes = [0] * n  # base * phases + phase; -1: written one by one
     starts = [0] * n
-    out = [0] * n
+    alone: dict[int, int] = {}  # entry -> table offset, for those written one by one
     pos = end - head
-    for i in range(n):
-        key = key_of(i, pos)
-        lay = ready.get(key)
-        if lay is None:
-            lay = layouts.get(key)
+    for i, base in enumerate(base_of):
+        code = base * phases + pos % phases
+        size = sizes[code]
+        if size is None:
+            lay = layouts.get(code)
             if lay is None:
-                lay = layouts[key] = layout_of(key, pos)
+                lay = layouts[code] = layout_of(base, pos)
             if lay.vtable_key not in vtables:  # the first of its vtable: as the builder does
-                head, out[i] = one_by_one(end - pos, i)
+                head, alone[i] = one_by_one(end - pos, i)
                 pos = end - head
+                codes[i] = -1
                 continue
-            ready[key] = lay
+            size = sizes[code] = lay.size
         starts[i] = pos
-        out[i] = pos + lay.object_offset
-        pos += lay.size
-        groups.setdefault(key, []).append(i)
+        codes[i] = code
+        pos += size
+    code_of, start_of = np.asarray(codes, np.int64), np.asarray(starts, np.int64)
+    table = np.zeros(n, np.int64)
     view = np.frombuffer(buf, np.uint8)
     try:
-        for key, members in groups.items():
-            _write_group(view, end, layouts[key], members, starts, tensors, encoded, columns,
-                         vtables)
+        for code in np.unique(code_of[code_of >= 0]).tolist():
+            lay = layouts[code]
+            members = np.flatnonzero(code_of == code)
+            first = start_of[members]
+            table[members] = first + lay.object_offset
+            _write_group(view, end, lay, first, members, part, vtables)
     finally:
         del view
-    return end - pos, out
+    for i, offset in alone.items():
+        table[i] = offset
+    return end - pos, table.tolist()
 
 
-def _write_group(view: np.ndarray, end: int, lay: Layout, members: list[int], starts: list[int],
-                 tensors, encoded, columns: dict, vtables: dict) -> None:
-    """The entries `members` (of one layout, starting at `starts`) written in place, a row each."""
+def _write_group(view: np.ndarray, end: int, lay: Layout, first: np.ndarray, members: np.ndarray,
+                 part, vtables: dict) -> None:
+    """The entries `members` (of one layout, starting at `first`) written in place, a row each."""
     k, size = len(members), lay.size
-    index = np.asarray(members, np.int64)
-    first = np.asarray([starts[i] for i in members], np.int64)  # pos where each entry starts
     rows = np.zeros((k, size), np.uint8)
     for p, what, arg in lay.writes:
         column = size - p  # the part's first byte, counted from the entry's lowest byte
-        if what == "str":
-            width = len(encoded[members[0]][arg])
-            if width:
-                rows[:, column:column + width] = np.frombuffer(
-                    b"".join([encoded[i][arg] for i in members]), np.uint8).reshape(k, width)
-        elif what == "u32":
+        if what == "u32":
             rows[:, column:column + 4] = np.frombuffer(np.uint32(arg).astype("<u4").tobytes(),
                                                        np.uint8)
-        elif what == "dim":
-            dims = np.asarray([tensors[i].shape[arg] for i in members], "<i4")
-            rows[:, column:column + 4] = dims.view(np.uint8).reshape(k, 4)
-        elif what == "i32":
-            values = columns[arg][index].astype("<i4")
-            rows[:, column:column + 4] = values.view(np.uint8).reshape(k, 4)
-        elif what == "i64":
-            values = columns[arg][index].astype("<i8")
-            rows[:, column:column + 8] = values.view(np.uint8).reshape(k, 8)
-        else:  # the soffset to the shared vtable: its position minus the table's
+        elif what == "soffset":  # to the shared vtable: its position minus the table's
             values = (vtables[lay.vtable_key] - (first + lay.object_offset)).astype("<i4")
             rows[:, column:column + 4] = values.view(np.uint8).reshape(k, 4)
+        elif what == "str":
+            j, width = arg
+            if width:
+                rows[:, column:column + width] = part(what, j, members, width)
+        else:
+            width = 8 if what == "i64" else 4
+            rows[:, column:column + width] = part(what, arg, members, width)
     low = end - (first + size)  # each entry's lowest byte in the buffer
     if k > 1 and bool(np.all(np.diff(low) == -size)):  # back to back, each below the one before
         view[int(low[-1]):int(low[0]) + size] = rows[::-1].reshape(-1)
@@ -233,8 +252,8 @@ def _write_group(view: np.ndarray, end: int, lay: Layout, members: list[int], st
     # Else a byte index per byte written, a bounded number of rows at a time: for a whole large
     # plan at once, the index alone was 80 MB.
     for a in range(0, k, _ROWS_AT_A_TIME):
-        part = low[a:a + _ROWS_AT_A_TIME]
-        view[(part[:, None] + np.arange(size)).reshape(-1)] = rows[a:a + _ROWS_AT_A_TIME].reshape(-1)
+        part_low = low[a:a + _ROWS_AT_A_TIME]
+        view[(part_low[:, None] + np.arange(size)).reshape(-1)] = rows[a:a + _ROWS_AT_A_TIME].reshape(-1)
 
 
 _ROWS_AT_A_TIME = 4096
@@ -269,5 +288,6 @@ def write_assignment_tables(buf: bytearray, end: int, head: int, vtables: dict, 
         return None
     columns = {"index": index, "object": obj}
     masks = ((index != 0) + 2 * (obj != 0)).tolist()
-    return _write_tables(buf, end, head, vtables, n, lambda i, pos: (masks[i], pos & 3),
-                         lambda key, pos: assignment_layout(key[0], pos), one_by_one, columns)
+    return _write_by_base(buf, end, head, vtables, masks, 4, 4, assignment_layout, one_by_one,
+                          lambda what, arg, members, width: columns[arg][members].astype("<i4")
+                          .view(np.uint8).reshape(-1, 4))

@@ -113,3 +113,36 @@ def test_tensor_tables_written_together_are_the_builders_bytes(monkeypatch):
     assert 0 < len(one_by_one) < 100  # the first of each vtable only
     monkeypatch.setattr(plan_flatbuffer, "LeanBuilder", flatbuffers.Builder)
     assert lean == plan_flatbuffer.dumps(mixed)
+
+
+def test_tensor_tables_with_names_of_many_lengths_and_letters_are_the_builders_bytes(monkeypatch):
+    """Names of every length up to 40 (so every alignment phase), some of letters that take
+    two to four bytes in UTF-8, shapes of every rank up to 6, in a random order: the tables
+    written a layout at a time are the library Builder's bytes."""
+    import dataclasses
+    import random
+
+    from packager.package.tensor_tables import _row_ids
+    plan = packaged("mobile_block", "tflm").plan
+    rng = random.Random(11)
+    letters = "aZ_9é✓𝄞"
+    template = plan.arenas[0].offsets.tensors[0]
+    entries = tuple(dataclasses.replace(
+        template, index=i, name="".join(rng.choice(letters) for _ in range(rng.randrange(0, 41))),
+        shape=tuple(rng.randrange(1, 1 << 20) for _ in range(rng.randrange(0, 7))),
+        offset=16 * rng.randrange(0, 1000), size=rng.randrange(0, 1 << 20), first_op=i, last_op=i + 2)
+        for i in range(2000))
+    arena = dataclasses.replace(plan.arenas[0], offsets=dataclasses.replace(plan.arenas[0].offsets,
+                                                                             tensors=entries))
+    mixed = dataclasses.replace(plan, arenas=(arena, *plan.arenas[1:]))
+    lean = plan_flatbuffer.dumps(mixed)
+    assert plan_flatbuffer.loads(lean) == mixed
+    monkeypatch.setattr(plan_flatbuffer, "LeanBuilder", flatbuffers.Builder)
+    assert lean == plan_flatbuffer.dumps(mixed)
+    # the rows' numbers as whole-row np.unique gives them
+    import numpy as np
+    rows = np.array([[rng.randrange(-1, 4) for _ in range(5)] for _ in range(500)], np.int64)
+    ids, first = _row_ids(rows)
+    _, expected = np.unique(rows, axis=0, return_inverse=True)
+    assert len(first) == int(expected.max()) + 1 and (rows[first][ids] == rows).all()
+    assert len(set(zip(ids.tolist(), expected.reshape(-1).tolist()))) == len(first)

@@ -119,3 +119,59 @@ def test_the_flatbuffer_is_refused_for_a_plan_that_differs_in_one_column(name):
     fewer = replace(section, offsets=replace(section.offsets, tensors=section.offsets.tensors[1:]))
     assert not reads_back(data, replace(plan, arenas=(fewer, *plan.arenas[1:])))
     assert not reads_back(data[:len(data) // 2], plan)
+
+
+@pytest.mark.parametrize("name", ["mobile_block", "dynamic_batch"])
+def test_the_flatbuffer_texts_shapes_and_aliases_are_compared_as_stored(name):
+    """The FlatBuffer's texts are compared as bytes and lengths, its shapes as ranks and
+    dimensions: a change that keeps the bytes run together the same (a letter moved from one
+    name to the next), a dimension moved from one shape to the next, an absent size expression
+    against an empty one, a non-ASCII name, all refused; the plan itself still reads back."""
+    from dataclasses import replace
+    plan = planned(name, "tflite", DIMS.get(name, ()))
+    section = plan.arenas[0]
+    first, second, *rest = section.offsets.tensors
+
+    def with_entries(*entries):
+        offsets = replace(section.offsets, tensors=(*entries, *rest))
+        return replace(plan, arenas=(replace(section, offsets=offsets), *plan.arenas[1:]))
+
+    data = plan_flatbuffer.dumps(plan)
+    assert reads_back(data, plan)
+    both = (first.name + second.name)
+    changes = [
+        (replace(first, name=both[:len(first.name) + 1]), replace(second, name=both[len(first.name) + 1:])),
+        (replace(first, shape=(*first.shape, *second.shape[:1])), replace(second, shape=second.shape[1:])),
+        (replace(first, name=first.name + "é"), second),
+        (replace(first, kind=first.kind + "x"), second),
+        (replace(first, type=""), second),
+        (replace(first, alias_of=second.index), second),
+        (replace(first, size_expr="" if first.size_expr is None else None), second),
+    ]
+    for a, b in changes:
+        assert not reads_back(data, with_entries(a, b)), (a, b)
+    unicode = with_entries(replace(first, name=first.name + "é✓"), second)
+    assert reads_back(plan_flatbuffer.dumps(unicode), unicode)
+    assert plan_flatbuffer.loads(plan_flatbuffer.dumps(unicode)) == unicode
+
+
+def test_numbers_gathered_at_aligned_and_unaligned_positions_are_structs():
+    """The FlatBuffer reader's numbers, taken one index each where all are aligned (a sound
+    file) and byte by byte where not (a damaged one), are struct's; out of the bytes, struct's error."""
+    import random
+    import struct
+
+    import numpy as np
+
+    from packager.package.plan_flatbuffer import _gather
+    rng = random.Random(3)
+    data = bytes(rng.randrange(256) for _ in range(203))
+    u8 = np.frombuffer(data, np.uint8)
+    for dtype, fmt in (("<u2", "<H"), ("<u4", "<I"), ("<i4", "<i"), ("<i8", "<q")):
+        width = struct.calcsize(fmt)
+        aligned = [width * rng.randrange(len(data) // width) for _ in range(50)]
+        for positions in (aligned, [p + 1 for p in aligned if p + 1 + width <= len(data)], []):
+            got = _gather(u8, np.asarray(positions, np.int64), dtype).tolist()
+            assert got == [struct.unpack_from(fmt, data, p)[0] for p in positions]
+        with pytest.raises(struct.error):
+            _gather(u8, np.asarray([len(data) - width + 1], np.int64), dtype)
