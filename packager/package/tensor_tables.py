@@ -146,38 +146,41 @@ def _write(buf, end, head, vtables, tensors, encoded, one_by_one, columns):
                                              "first_op", "last_op", "alias_of", "pass_")], 1)
     presence = present.dot(1 << np.arange(9)).tolist()
     bits = [tuple(bool(m >> i & 1) for i in range(9)) for m in range(512)]
+    # Each entry's layout but for its phase, numbered in order of first use (an int: a cheap key).
+    numbers: dict[tuple, int] = {}
+    classes = [numbers.setdefault((len(s[0]), len(s[1]), len(s[2]), None if s[3] is None else len(s[3]),
+                                   len(t.shape), m), len(numbers))
+               for s, t, m in zip(encoded, tensors, presence)]
+    kinds = list(numbers)
 
-    def key_of(i: int, pos: int) -> tuple:
-        strings = encoded[i]
-        return (len(strings[0]), len(strings[1]), len(strings[2]),
-                None if strings[3] is None else len(strings[3]), len(tensors[i].shape),
-                presence[i], pos & 7)
+    def layout_of(c: int, pos: int) -> Layout:
+        kind = kinds[c]
+        return layout(kind[:4], kind[4], bits[kind[5]], pos)
 
-    return _write_tables(buf, end, head, vtables, n, key_of,
-                         lambda key, pos: layout(key[:4], key[4], bits[key[5]], pos),
-                         one_by_one, columns, tensors, encoded)
+    return _write_tables(buf, end, head, vtables, classes, 7, layout_of, one_by_one, columns, tensors, encoded)
 
 
-def _write_tables(buf, end: int, head: int, vtables: dict, n: int, key_of, layout_of, one_by_one,
-                  columns: dict, tensors=None, encoded=None) -> tuple[int, list[int]]:
+def _write_tables(buf, end: int, head: int, vtables: dict, classes: list[int], phase: int, layout_of,
+                  one_by_one, columns: dict, tensors=None, encoded=None) -> tuple[int, list[int]]:
     """Entries 0..n-1 below `head`, as the builder would write them one after another: (the new
-    head, each entry's table offset). `key_of(i, pos)` names entry i's layout where it starts
-    (its alignment phase included), `layout_of(key, pos)` works that layout out. The first entry
-    of each vtable goes through `one_by_one` (so vtable sharing is the builder's own); the rest
-    are grouped by layout and written a group at a time."""
-    layouts: dict[tuple, Layout] = {}
-    ready: dict[tuple, Layout] = {}  # layouts whose vtable is in the cache already
-    groups: dict[tuple, list[int]] = {}
+    head, each entry's table offset). `classes[i]` numbers entry i's layout but for where it
+    starts, whose phase (pos & `phase`, at most 7) completes it; `layout_of(class, pos)` works that
+    layout out. The first entry of each vtable goes through `one_by_one` (so vtable sharing is
+    the builder's own); the rest are grouped by layout and written a group at a time."""
+    n = len(classes)
+    layouts: dict[int, Layout] = {}
+    ready: dict[int, Layout] = {}  # layouts whose vtable is in the cache already
+    keys = [-1] * n  # each entry's layout and phase (class * 8 + phase); -1: written one by one
     starts = [0] * n
     out = [0] * n
     pos = end - head
-    for i in range(n):
-        key = key_of(i, pos)
+    for i, c in enumerate(classes):
+        key = c << 3 | (pos & phase)
         lay = ready.get(key)
         if lay is None:
             lay = layouts.get(key)
             if lay is None:
-                lay = layouts[key] = layout_of(key, pos)
+                lay = layouts[key] = layout_of(c, pos)
             if lay.vtable_key not in vtables:  # the first of its vtable: as the builder does
                 head, out[i] = one_by_one(end - pos, i)
                 pos = end - head
@@ -186,15 +189,26 @@ def _write_tables(buf, end: int, head: int, vtables: dict, n: int, key_of, layou
         starts[i] = pos
         out[i] = pos + lay.object_offset
         pos += lay.size
-        groups.setdefault(key, []).append(i)
+        keys[i] = key
     view = np.frombuffer(buf, np.uint8)
     try:
-        for key, members in groups.items():
+        for key, members in _groups(keys):
             _write_group(view, end, layouts[key], members, starts, tensors, encoded, columns,
                          vtables)
     finally:
         del view
     return end - pos, out
+
+
+def _groups(keys: list[int]) -> list[tuple[int, list[int]]]:
+    """(key, the positions holding it in increasing order) for each key but -1."""
+    if not keys:
+        return []
+    by_key = np.argsort(np.asarray(keys, np.int64), kind="stable")
+    ordered = np.asarray(keys, np.int64)[by_key]
+    cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+    bounds = [0, *cuts.tolist(), len(keys)]
+    return [(int(ordered[a]), by_key[a:b].tolist()) for a, b in zip(bounds, bounds[1:]) if ordered[a] != -1]
 
 
 def _write_group(view: np.ndarray, end: int, lay: Layout, members: list[int], starts: list[int],
@@ -269,5 +283,4 @@ def write_assignment_tables(buf: bytearray, end: int, head: int, vtables: dict, 
         return None
     columns = {"index": index, "object": obj}
     masks = ((index != 0) + 2 * (obj != 0)).tolist()
-    return _write_tables(buf, end, head, vtables, n, lambda i, pos: (masks[i], pos & 3),
-                         lambda key, pos: assignment_layout(key[0], pos), one_by_one, columns)
+    return _write_tables(buf, end, head, vtables, masks, 3, assignment_layout, one_by_one, columns)
