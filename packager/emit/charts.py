@@ -25,6 +25,7 @@ def tensor_hue(tensor_id: int) -> int:
     return round(tensor_id * 137.508) % 360
 
 
+@functools.lru_cache(maxsize=1 << 16)  # each drawn tensor's, asked by the layout and by the shared objects
 def fill_of(tensor_id: int) -> str:
     return f"hsl({tensor_hue(tensor_id)},55%,62%)"
 
@@ -175,16 +176,23 @@ def _layout_children(placed: Sequence[PlacedTensor], steps: int, arena: int, low
 
 def _tensor_rects(placed: Sequence[PlacedTensor], step_name: str, scale: TimeAddressScale) -> Iterator[str]:
     nums = _Numbers()
+    left, step_width, bottom, byte_height = scale.left, scale.step_width, scale.bottom, scale.byte_height
     for p in placed:
-        x, y, w, h = scale.box(p.first_op, p.last_op, p.offset, p.tensor.size)
         t = p.tensor
-        if _plain(t.id, p.offset, t.size, p.first_op, p.last_op) and _coordinates(x, y, w, h):
-            # One format per rectangle, as element() writes it (tens of thousands on a large page).
-            yield (f'<rect class="tensor{" has-alias" if p.aliases else ""}" data-tensor="{t.id}" '
-                   f'data-offset="{p.offset}" data-size="{t.size}" data-first-op="{p.first_op}" '
-                   f'data-last-op="{p.last_op}" x="{nums[x]}" y="{nums[y]}" width="{nums[w]}" '
-                   f'height="{nums[h]}" fill="{fill_of(t.id)}">{title(tensor_tooltip(p, step_name))}</rect>')
+        first, last, offset, size, tensor_id = p.first_op, p.last_op, p.offset, t.size, t.id
+        if type(first) is int and type(last) is int and type(offset) is int and type(size) is int \
+                and type(tensor_id) is int and type(left) is float and type(step_width) is float \
+                and type(bottom) is float and type(byte_height) is float:
+            # scale.box()'s arithmetic, and one format per rectangle as element() writes it (tens
+            # of thousands on a large page): every coordinate a float, every other value an int.
+            x0, x1 = left + first * step_width, left + (last + 1) * step_width
+            yield (f'<rect class="tensor{" has-alias" if p.aliases else ""}" data-tensor="{tensor_id}" '
+                   f'data-offset="{offset}" data-size="{size}" data-first-op="{first}" '
+                   f'data-last-op="{last}" x="{nums[x0]}" y="{nums[bottom - (offset + size) * byte_height]}" '
+                   f'width="{nums[x1 - x0]}" height="{nums[size * byte_height]}" fill="{fill_of(tensor_id)}">'
+                   f'{title(tensor_tooltip(p, step_name))}</rect>')
             continue
+        x, y, w, h = scale.box(p.first_op, p.last_op, p.offset, p.tensor.size)
         yield element("rect", {
             "class": "tensor" + (" has-alias" if p.aliases else ""), "data-tensor": p.tensor.id,
             "data-offset": p.offset, "data-size": p.tensor.size, "data-first-op": p.first_op,
