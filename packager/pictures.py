@@ -7,6 +7,8 @@ validator before it is drawn."""
 from __future__ import annotations
 
 from dataclasses import replace
+
+import numpy as np
 from typing import Mapping, Sequence
 
 from packager.arenas import PlannedArena
@@ -17,7 +19,8 @@ from packager.model import Model
 from packager.plan.offsets.objects_end_to_end import plan as objects_end_to_end
 from packager.plan.portfolio import Outcome, PortfolioResult, validate
 from packager.plan.problem import Problem
-from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord, align_up, breadth_by_step, overhead_pct
+from packager.plan.records import (ObjectPlan, OffsetPlan, UsageRecord, align_up, breadth_by_step, overhead_pct,
+                                   time_columns)
 from packager.semantics import SEMANTICS
 
 
@@ -61,6 +64,7 @@ def tensor_info(model: Model, arena: ArenaLifetimes, tensor_id: int, size: int |
 # with hundreds of thousands of elements is slow to write and to open. Above it, the largest
 # tensors (bytes x lifetime) are drawn and the page says how many are left out.
 MAX_DRAWN = 20_000
+_AREA_LIMIT = 1 << 63  # areas below it fit int64: sorted as numpy columns
 
 
 def largest(records: Sequence[UsageRecord], limit: int = MAX_DRAWN) -> list[int]:
@@ -68,6 +72,11 @@ def largest(records: Sequence[UsageRecord], limit: int = MAX_DRAWN) -> list[int]
     record order: all of them when there are no more than `limit`."""
     if len(records) <= limit:
         return list(range(len(records)))
+    cols = time_columns(records)
+    if cols is not None and int(cols.size.max()) * (int((cols.last - cols.first).max()) + 1) < _AREA_LIMIT:
+        # the same order as the sort below, on int64 columns: a stable sort keeps ties by position
+        by_area_columns = np.argsort(-(cols.size * (cols.last - cols.first + 1)), kind="stable")
+        return np.sort(by_area_columns[:limit]).tolist()
     by_area = sorted(range(len(records)),
                      key=lambda i: (-records[i].size * (records[i].last_op - records[i].first_op + 1), i))
     return sorted(by_area[:limit])
@@ -75,28 +84,41 @@ def largest(records: Sequence[UsageRecord], limit: int = MAX_DRAWN) -> list[int]
 
 def placed_tensors(model: Model, arena: ArenaLifetimes, records: Sequence[UsageRecord],
                    offsets: Sequence[int], labels: Mapping[int, str] | None = None,
-                   drawn: Sequence[int] | None = None) -> tuple[PlacedTensor, ...]:
+                   drawn: Sequence[int] | None = None,
+                   infos: Sequence[TensorInfo] | None = None) -> tuple[PlacedTensor, ...]:
     """records[i] at offsets[i], each with the aliases that share its buffer; only the positions
-    `drawn` when given."""
+    `drawn` when given; `infos`: the tensor_info of each drawn record, when already made."""
     aliases_of: dict[int, list[AliasInfo]] = {}
     for alias, owner in sorted(arena.aliases.items()):
         first, last = arena.alias_intervals[alias]
         aliases_of.setdefault(owner, []).append(AliasInfo(tensor_info(model, arena, alias), first, last))
     if drawn is None:
         drawn = range(len(records))
-    return tuple(PlacedTensor(tensor_info(model, arena, records[i].tensor, records[i].size, labels),
-                              records[i].first_op, records[i].last_op, offsets[i],
+    if infos is None:
+        infos = _drawn_infos(model, arena, records, labels, drawn)
+    return tuple(PlacedTensor(info, records[i].first_op, records[i].last_op, offsets[i],
                               tuple(aliases_of.get(records[i].tensor, ())))
-                 for i in drawn)
+                 for i, info in zip(drawn, infos))
+
+
+def _drawn_infos(model: Model, arena: ArenaLifetimes, records: Sequence[UsageRecord],
+                 labels: Mapping[int, str] | None, drawn: Sequence[int]) -> list[TensorInfo]:
+    """tensor_info of each drawn record (made once for the layout and the shared objects)."""
+    return [tensor_info(model, arena, records[i].tensor, records[i].size, labels) for i in drawn]
 
 
 def _object_rows(model: Model, arena: ArenaLifetimes, records: Sequence[UsageRecord],
                  plan: ObjectPlan, labels: Mapping[int, str] | None,
-                 drawn: Sequence[int] | None = None) -> tuple[ObjectRow, ...]:
+                 drawn: Sequence[int] | None = None,
+                 infos: Sequence[TensorInfo] | None = None) -> tuple[ObjectRow, ...]:
     members: list[list[tuple[TensorInfo, int, int]]] = [[] for _ in plan.object_sizes]
-    for i in (range(len(records)) if drawn is None else drawn):
+    if drawn is None:
+        drawn = range(len(records))
+    if infos is None:
+        infos = _drawn_infos(model, arena, records, labels, drawn)
+    for i, info in zip(drawn, infos):
         r, k = records[i], plan.assignment[i]
-        members[k].append((tensor_info(model, arena, r.tensor, r.size, labels), r.first_op, r.last_op))
+        members[k].append((info, r.first_op, r.last_op))
     return tuple(ObjectRow(size, tuple(sorted(m, key=lambda e: (e[1], e[0].id))))
                  for size, m in zip(plan.object_sizes, members))
 
@@ -147,8 +169,9 @@ def arena_picture(model: Model, planned: PlannedArena, strategy: str = "best", l
         layout = laid_end_to_end(problem, objects_outcome)
         layout_name, note = layout.strategy, "the shared objects laid end to end, validated"
     drawn = largest(records)
-    placed = placed_tensors(model, arena, records, layout.offsets, labels, drawn) if layout else ()
-    rows = _object_rows(model, arena, records, objects_outcome.plan, labels, drawn) if objects_outcome else ()
+    infos = _drawn_infos(model, arena, records, labels, drawn) if layout or objects_outcome else None
+    placed = placed_tensors(model, arena, records, layout.offsets, labels, drawn, infos) if layout else ()
+    rows = _object_rows(model, arena, records, objects_outcome.plan, labels, drawn, infos) if objects_outcome else ()
     left_out = len(drawn) < len(records)
     persistent = tuple(tensor_info(model, arena, t) for t in arena.ids(PERSISTENT))
     return ArenaPicture(

@@ -41,6 +41,18 @@ def int_rows(values: Sequence[int], per_row: int = 12, indent: str = "    ") -> 
             for i in range(0, len(values), per_row)]
 
 
+def int_rows_text(values: Sequence[int], per_row: int = 12, indent: str = "    ") -> str:
+    """"\n".join(int_rows(values, per_row, indent)), every full row formatted by one '%' of a
+    template (the numbers' text made in C, without a join per row)."""
+    if not values:
+        return "\n".join(int_rows(values, per_row, indent))
+    full = len(values) // per_row * per_row
+    row = indent + ", ".join(["%d"] * per_row) + ","
+    text = "\n".join([row] * (full // per_row)) % tuple(values[:full]) if full else ""
+    tail = int_rows(values[full:], per_row, indent) if full < len(values) else []
+    return "\n".join([text, *tail] if text else tail)
+
+
 def block_comment(lines: Iterable[str]) -> list[str]:
     body = [comment_text(line) for line in lines]
     return ["/*"] + [f" * {line}".rstrip() for line in body] + [" */"]

@@ -5,11 +5,12 @@ charts line up one above the other on the page.
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+import functools
+from typing import Iterable, Iterator, Sequence
 
 from packager.emit.report_data import ArenaPicture, ObjectRow, PlacedTensor, TensorInfo
 from packager.emit.scale import TimeAddressScale, byte_ticks, format_bytes, short_bytes, step_ticks
-from packager.emit.svg import element, line, num, svg, svg_chunks, text, title
+from packager.emit.svg import element, escape, line, num, svg, svg_chunks, text, title
 
 LEFT, RIGHT, TOP, BOTTOM = 84.0, 160.0, 14.0, 40.0  # margins: tick labels left, line labels right
 PLOT_WIDTH = 900.0
@@ -24,6 +25,7 @@ def tensor_hue(tensor_id: int) -> int:
     return round(tensor_id * 137.508) % 360
 
 
+@functools.lru_cache(maxsize=1 << 16)  # each drawn tensor's, asked by the layout and by the shared objects
 def fill_of(tensor_id: int) -> str:
     return f"hsl({tensor_hue(tensor_id)},55%,62%)"
 
@@ -31,7 +33,12 @@ def fill_of(tensor_id: int) -> str:
 def shape_text(t: TensorInfo) -> str:
     if not t.dtype:
         return "(not a tensor of the file)"
-    return f"{t.dtype} [{', '.join(str(d) for d in t.shape)}]"
+    return f"{t.dtype} [{_dims_text(t.shape)}]"
+
+
+@functools.lru_cache(maxsize=4096)  # a model has few distinct shapes; a page asks for each tensor's twice
+def _dims_text(shape: tuple[int, ...]) -> str:
+    return ", ".join(map(str, shape))
 
 
 def describe(t: TensorInfo) -> str:
@@ -135,25 +142,27 @@ def layout_svg_chunks(placed: Sequence[PlacedTensor], steps: int, arena: int, lo
                       **{"class": "chart", "data-chart": label, "role": "img", **scale.data_attributes()})
 
 
+# Elements handed on joined, this many at a time: every piece passes several generators on its
+# way to the file, and a chart has tens of thousands.
+ELEMENTS_PER_PIECE = 512
+
+
+def _in_pieces(elements: Iterable[str]) -> Iterator[str]:
+    """The elements' text joined a few hundred at a time (the same text, fewer pieces)."""
+    held: list[str] = []
+    for element_text in elements:
+        held.append(element_text)
+        if len(held) >= ELEMENTS_PER_PIECE:
+            yield "".join(held)
+            held.clear()
+    if held:
+        yield "".join(held)
+
+
 def _layout_children(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bound: int,
                      step_name: str, scale: TimeAddressScale, top: int) -> Iterator[str]:
     yield from _frame(scale, steps, top, LAYOUT_HEIGHT, step_name, "address")
-    nums = _Numbers()
-    for p in placed:
-        x, y, w, h = scale.box(p.first_op, p.last_op, p.offset, p.tensor.size)
-        t = p.tensor
-        if _plain(t.id, p.offset, t.size, p.first_op, p.last_op) and _coordinates(x, y, w, h):
-            # One format per rectangle, as element() writes it (tens of thousands on a large page).
-            yield (f'<rect class="tensor{" has-alias" if p.aliases else ""}" data-tensor="{t.id}" '
-                   f'data-offset="{p.offset}" data-size="{t.size}" data-first-op="{p.first_op}" '
-                   f'data-last-op="{p.last_op}" x="{nums[x]}" y="{nums[y]}" width="{nums[w]}" '
-                   f'height="{nums[h]}" fill="{fill_of(t.id)}">{title(tensor_tooltip(p, step_name))}</rect>')
-            continue
-        yield element("rect", {
-            "class": "tensor" + (" has-alias" if p.aliases else ""), "data-tensor": p.tensor.id,
-            "data-offset": p.offset, "data-size": p.tensor.size, "data-first-op": p.first_op,
-            "data-last-op": p.last_op, "x": x, "y": y, "width": w, "height": h,
-            "fill": fill_of(p.tensor.id)}, [title(tensor_tooltip(p, step_name))])
+    yield from _in_pieces(_tensor_rects(placed, step_name, scale))
     for p in placed:  # after every tensor, so the marks stay visible on top
         for a in p.aliases:
             x, y, w, h = scale.box(a.first_op, a.last_op, p.offset, p.tensor.size)
@@ -163,6 +172,32 @@ def _layout_children(placed: Sequence[PlacedTensor], steps: int, arena: int, low
                 [title(f"{describe(a.tensor)} uses the buffer "
                        f"of tensor {p.tensor.id} over {ops_text(a.first_op, a.last_op, step_name)}")])
     yield from _levels(scale, steps, lower_bound, arena)
+
+
+def _tensor_rects(placed: Sequence[PlacedTensor], step_name: str, scale: TimeAddressScale) -> Iterator[str]:
+    nums = _Numbers()
+    left, step_width, bottom, byte_height = scale.left, scale.step_width, scale.bottom, scale.byte_height
+    for p in placed:
+        t = p.tensor
+        first, last, offset, size, tensor_id = p.first_op, p.last_op, p.offset, t.size, t.id
+        if type(first) is int and type(last) is int and type(offset) is int and type(size) is int \
+                and type(tensor_id) is int and type(left) is float and type(step_width) is float \
+                and type(bottom) is float and type(byte_height) is float:
+            # scale.box()'s arithmetic, and one format per rectangle as element() writes it (tens
+            # of thousands on a large page): every coordinate a float, every other value an int.
+            x0, x1 = left + first * step_width, left + (last + 1) * step_width
+            yield (f'<rect class="tensor{" has-alias" if p.aliases else ""}" data-tensor="{tensor_id}" '
+                   f'data-offset="{offset}" data-size="{size}" data-first-op="{first}" '
+                   f'data-last-op="{last}" x="{nums[x0]}" y="{nums[bottom - (offset + size) * byte_height]}" '
+                   f'width="{nums[x1 - x0]}" height="{nums[size * byte_height]}" fill="{fill_of(tensor_id)}">'
+                   f'{title(tensor_tooltip(p, step_name))}</rect>')
+            continue
+        x, y, w, h = scale.box(p.first_op, p.last_op, p.offset, p.tensor.size)
+        yield element("rect", {
+            "class": "tensor" + (" has-alias" if p.aliases else ""), "data-tensor": p.tensor.id,
+            "data-offset": p.offset, "data-size": p.tensor.size, "data-first-op": p.first_op,
+            "data-last-op": p.last_op, "x": x, "y": y, "width": w, "height": h,
+            "fill": fill_of(p.tensor.id)}, [title(tensor_tooltip(p, step_name))])
 
 
 # Above this many steps the breadth curve is drawn per group of steps (each at the group's
@@ -223,11 +258,14 @@ def breadth_svg(picture: ArenaPicture) -> str:
                **{"class": "chart", "data-chart": "breadth", "role": "img", **scale.data_attributes()})
 
 
-def _object_row(scale: TimeAddressScale, k: int, row: ObjectRow, step_name: str) -> Iterator[str]:
+def _object_row(scale: TimeAddressScale, k: int, row: ObjectRow, step_name: str,
+                nums: _Numbers | None = None) -> Iterator[str]:
+    """`nums`: the chart's num() texts, shared by its rows."""
     y_row = TOP + k * OBJECT_ROW
-    yield text(scale.left - 6, y_row + OBJECT_ROW / 2 + 4, f"#{k} {short_bytes(row.size)}",
-               **{"class": "tick", "text-anchor": "end"})
-    row_bytes, nums = format_bytes(row.size), _Numbers()
+    row_bytes, nums = format_bytes(row.size), _Numbers() if nums is None else nums
+    # text(scale.left - 6, y_row + OBJECT_ROW / 2 + 4, label, class="tick", text-anchor="end"), in one format
+    yield (f'<text x="{nums[float(scale.left - 6)]}" y="{nums[float(y_row + OBJECT_ROW / 2 + 4)]}" '
+           f'class="tick" text-anchor="end">{escape(f"#{k} {short_bytes(row.size)}")}</text>')
     for t, first, last in row.tensors:
         h = OBJECT_BAR * (t.size / row.size if row.size else 0)
         x0, x1 = scale.x(first), scale.x(last + 1)
@@ -264,13 +302,21 @@ def objects_svg_chunks(picture: ArenaPicture) -> Iterator[str]:
                       **{"class": "chart", "data-chart": "objects", "role": "img"})
 
 
+def _row_lines(count: int, right: float) -> Iterator[str]:
+    """The grid lines between `count` object rows, as line() writes them (one format each)."""
+    x1, x2 = num(LEFT), num(float(right))
+    for k in range(1, count):
+        y = num(TOP + k * OBJECT_ROW)
+        yield f'<line x1="{x1}" y1="{y}" x2="{x2}" y2="{y}" class="grid"/>'
+
+
 def _objects_children(picture: ArenaPicture, scale: TimeAddressScale, height: float) -> Iterator[str]:
     rows, steps, right = picture.object_rows, picture.steps, scale.x(picture.steps)
     yield element("rect", {"class": "plot", "x": LEFT, "y": TOP, "width": right - LEFT, "height": height})
-    for k in range(1, len(rows)):
-        yield line(LEFT, TOP + k * OBJECT_ROW, right, TOP + k * OBJECT_ROW, **{"class": "grid"})
-    for k, row in enumerate(rows):
-        yield from _object_row(scale, k, row, picture.step_name)
+    yield from _in_pieces(_row_lines(len(rows), right))
+    nums = _Numbers()
+    yield from _in_pieces(piece for k, row in enumerate(rows)
+                          for piece in _object_row(scale, k, row, picture.step_name, nums))
     for step in step_ticks(steps):
         x = scale.x(step + 0.5)
         yield text(x, scale.bottom + 16, str(step), **{"class": "tick", "text-anchor": "middle"})

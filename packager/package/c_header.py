@@ -15,7 +15,7 @@ from typing import Iterator
 
 import numpy as np
 
-from packager.emit.c_text import block_comment, comment_text, identifier, int_rows
+from packager.emit.c_text import block_comment, comment_text, identifier, int_rows, int_rows_text
 from packager.emit.encoded_blocks import encoded_in_blocks
 from packager.kernels.tflm_offline_plan import INT32_MAX, offline_plan_of
 from packager.errors import PlanError
@@ -140,31 +140,50 @@ _BLOCK = 4096  # rows turned into Python numbers at a time
 
 def _offset_lines(model: Model, rows: _Rows) -> Iterator[str]:
     """The offsets table's lines, each with its tensor's comment, made as they are written."""
+    for block in _offset_blocks(model, rows):
+        yield from block
+
+
+def _offset_blocks(model: Model, rows: _Rows) -> Iterator[list[str]]:
+    """The offsets table's lines, a block of rows at a time (each block's lines made in a few
+    comprehensions, not a generator step and a comment check per line)."""
     at = 0
+    shape_text: dict[tuple[int, ...], str] = {}  # a model has few distinct shapes
     for s, sg in enumerate(model.subgraphs):
         tensors, sg_base = sg.tensors, at
         for start in range(0, len(tensors), _BLOCK):
             block = tensors[start:start + _BLOCK]
             stop = at + len(block)
-            columns = (rows.offset[at:stop].tolist(), rows.note_kind[at:stop].tolist(),
+            columns = (rows.note_kind[at:stop].tolist(),
                        rows.first[at:stop].tolist(), rows.last[at:stop].tolist(), rows.size[at:stop].tolist(),
                        rows.note_alias[at:stop].tolist(), rows.note_pass[at:stop].tolist(),
                        rows.kept_only[at:stop].tolist())
-            for t, o, kind, f, l, size, a, p, kept in zip(block, *columns):
-                g = sg_base + t.index
+            notes = []
+            for t, kind, f, l, size, a, p, kept in zip(block, *columns):
+                shape = shape_text.get(t.shape)
+                if shape is None:
+                    shape = shape_text[t.shape] = _shape(t.shape)
                 if kind == 1:
                     status = f"alias of {a}, steps {f}..{l}, {size} B" if a != NONE else f"steps {f}..{l}, {size} B"
                     if p > 0:
-                        status = f"{status} (pass {p}: {rows.note_size_expr[g]} B)"
+                        status = f"{status} (pass {p}: {rows.note_size_expr[sg_base + t.index]} B)"
                 elif kind == 2:
-                    status = rows.persistent_notes[g]
+                    status = rows.persistent_notes[sg_base + t.index]
                 else:
                     status = "constant" if t.is_constant else "not planned (dynamic or unused)"
-                note = f"{g} sg{s}:{t.index} {t.name} {t.type}{_shape(t.shape)} {status}"
-                if kept:
-                    note += " (placed by the kept plan)"
-                yield f"    {o}, /* {comment_text(note)} */"
+                note = f"{sg_base + t.index} sg{s}:{t.index} {t.name} {t.type}{shape} {status}"
+                notes.append(note + " (placed by the kept plan)" if kept else note)
+            if not _comment_safe(notes):
+                notes = [comment_text(note) for note in notes]
+            yield [f"    {o}, /* {note} */" for o, note in zip(rows.offset[at:stop].tolist(), notes)]
             at = stop
+
+
+def _comment_safe(notes: list[str]) -> bool:
+    """Whether comment_text would leave every note as it is, asked of the block at once: joined
+    by spaces, no two notes can make a delimiter or a trigraph between them."""
+    text = " ".join(notes)
+    return text.isascii() and text.isprintable() and "*/" not in text and "/*" not in text and "??" not in text
 
 
 def _kept_offsets(plan: PackagePlan, model: Model, rows: _Rows) -> bool:
@@ -200,13 +219,13 @@ def _io_names(model: Model, which: str) -> list[tuple[str, int]]:
 
 
 def render(plan: PackagePlan, model: Model, prefix: str) -> str:
-    return "\n".join(render_lines(plan, model, prefix))
+    return "\n".join(_text_blocks(plan, model, prefix))
 
 
 def render_chunks(plan: PackagePlan, model: Model, prefix: str) -> Iterator[bytes]:
     """render()'s text as ASCII bytes, a block at a time: the lines are made as they are written
     (their text, 11 MB at 100,000 tensors, is never held whole, nor a comment per tensor)."""
-    return encoded_in_blocks(_with_newlines(lazy_lines(plan, model, prefix)), encoding="ascii")
+    return encoded_in_blocks(_with_newlines(_text_blocks(plan, model, prefix)), encoding="ascii")
 
 
 def _with_newlines(lines: Iterator[str]) -> Iterator[str]:
@@ -214,6 +233,25 @@ def _with_newlines(lines: Iterator[str]) -> Iterator[str]:
         if i:
             yield "\n"
         yield line
+
+
+def _text_blocks(plan: PackagePlan, model: Model, prefix: str) -> Iterator[str]:
+    """The header's text, a block of whole lines at a time (joined by newlines, none at either
+    end): its tables are made a block of rows at a time, not a string per line."""
+    for lines in _line_blocks(plan, model, prefix):
+        if isinstance(lines, str):
+            yield lines
+        elif lines:
+            yield "\n".join(lines)
+
+
+def _line_blocks(plan: PackagePlan, model: Model, prefix: str) -> Iterator[list[str] | str]:
+    """lazy_lines' lines in blocks: a list of lines, or their text joined by newlines."""
+    rows, object_sizes, scratch = _rows(plan, model)
+    kept = _kept_offsets(plan, model, rows)
+    if (np.maximum(rows.offset, rows.multipass) > INT32_MAX - rows.size).any():  # no int64 overflow
+        raise PlanError("the plan does not fit the header's int32 offsets")
+    return _lines(plan, model, prefix, rows, object_sizes, scratch, kept)
 
 
 def render_lines(plan: PackagePlan, model: Model, prefix: str) -> list[str]:
@@ -224,15 +262,16 @@ def render_lines(plan: PackagePlan, model: Model, prefix: str) -> list[str]:
 def lazy_lines(plan: PackagePlan, model: Model, prefix: str) -> Iterator[str]:
     """The header's lines, made one at a time; a plan the header cannot hold is refused here,
     before the first line."""
-    rows, object_sizes, scratch = _rows(plan, model)
-    kept = _kept_offsets(plan, model, rows)
-    if (np.maximum(rows.offset, rows.multipass) > INT32_MAX - rows.size).any():  # no int64 overflow
-        raise PlanError("the plan does not fit the header's int32 offsets")
-    return _lines(plan, model, prefix, rows, object_sizes, scratch, kept)
+    return _lines_of(_line_blocks(plan, model, prefix))
+
+
+def _lines_of(blocks: Iterator[list[str] | str]) -> Iterator[str]:
+    for lines in blocks:
+        yield from (lines.split("\n") if isinstance(lines, str) else lines)
 
 
 def _lines(plan: PackagePlan, model: Model, prefix: str, rows: _Rows, object_sizes: list[int],
-           scratch: list[str], kept: bool) -> Iterator[str]:
+           scratch: list[str], kept: bool) -> Iterator[list[str] | str]:
     P = prefix.upper()
     arena_sizes = [a.offsets.arena_bytes for a in plan.arenas]
     bases = list(plan.arena_bases)
@@ -285,8 +324,8 @@ def _lines(plan: PackagePlan, model: Model, prefix: str, rows: _Rows, object_siz
           if kept else []),
     ])
     out.append(f"static const int32_t {P}_TENSOR_OFFSETS[{P}_TENSOR_COUNT] = {{")
-    yield from out
-    yield from _offset_lines(model, rows)
+    yield out
+    yield from _offset_blocks(model, rows)
     out = ["};", ""]
     tables = [
         ("TENSOR_SIZES", "Planned bytes of each tensor (rounded as the runtime rounds); 0 when not planned.", rows.size),
@@ -297,8 +336,9 @@ def _lines(plan: PackagePlan, model: Model, prefix: str, rows: _Rows, object_siz
         ("TENSOR_OBJECTS", "Shared-object plan (texture runtimes): each tensor's object; -1 when not planned.", rows.obj),
     ]
     for name, doc, values in tables:
-        yield from out
-        out = _tensor_table(P, name, doc, values)
+        yield out
+        yield from _tensor_table_blocks(P, name, doc, values)
+        out = [""]
     if plan.is_dynamic:
         out += _multipass_tables(P, plan, rows)
     out += ["/* Size of each shared object. */",
@@ -308,7 +348,7 @@ def _lines(plan: PackagePlan, model: Model, prefix: str, rows: _Rows, object_siz
         out += block_comment(["Scratch buffers the runtime's kernels request (not in the tables):", *scratch])
         out.append("")
     out += ["#ifdef __cplusplus", "}  /* extern \"C\" */", "#endif", "", f"#endif  /* {guard} */", ""]
-    yield from out
+    yield out
 
 
 def _symbol_macros(P: str, plan: PackagePlan) -> list[str]:
@@ -358,6 +398,13 @@ def _multipass_tables(P: str, plan: PackagePlan, rows: _Rows) -> list[str]:
 def _tensor_table(P: str, name: str, doc: str, values: np.ndarray) -> list[str]:
     return [f"/* {doc} */", f"static const int32_t {P}_{name}[{P}_TENSOR_COUNT] = {{", *int_rows(values.tolist()),
             "};", ""]
+
+
+def _tensor_table_blocks(P: str, name: str, doc: str, values: np.ndarray) -> Iterator[list[str] | str]:
+    """_tensor_table's lines but the last (its empty line), the rows as one text."""
+    yield [f"/* {doc} */", f"static const int32_t {P}_{name}[{P}_TENSOR_COUNT] = {{"]
+    yield int_rows_text(values.tolist())
+    yield ["};"]
 
 
 def _arena_macro(P: str, semantics: str) -> list[str]:
