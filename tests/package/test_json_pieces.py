@@ -19,7 +19,6 @@ DOCUMENTS = [
     {"a": [1, 2.5, -3e10, True, False, None, "x\u00e9\\\"\n"], "b": {"c": {}, "d": []}, "e": 12345678901234567890},
     [{"k": i, "name": f"t{i} \u2013 ok", "shape": [1, i, 3]} for i in range(60)],
     {"arenas": [{"offsets": {"tensors": [{"index": i, "v": [i] * 3} for i in range(80)]}}], "z": "end"},
-    {"dup": 1, "dup": 2},
     12345,
     "a string",
     [],

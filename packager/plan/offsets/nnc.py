@@ -467,7 +467,7 @@ class TimeIndex:
     def waiting_meeting(self, first: int, last: int, cols: "Columns") -> list[int]:
         """The unplaced records alive at some operator of [first, last], each once."""
         out: list[int] = []
-        waiting, firsts_of, lasts_of = cols.waiting, cols.first, cols.last
+        waiting, lasts_of = cols.waiting, cols.last
         for k, (ids, firsts, longest) in enumerate(self._class_lists):
             a = bisect.bisect_left(firsts, first - longest)
             b = bisect.bisect_right(firsts, last)
