@@ -527,23 +527,13 @@ def _tensor_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
 
     def text(f: int) -> list[str | None]:
         out: list[str | None] = [None] * count
-        has = np.flatnonzero(slots[f])
-        s = t[has] + slots[f][has]
-        s = s + _gather(u8, s, "<u4")
-        n = _gather(u8, s, "<u4")
-        if len(s) and int((s + 4 + n).max()) > len(data):
-            raise PlanError("corrupt FlatBuffer plan: a string runs past the end of the file")
+        has, s, n = _strings(u8, t, slots[f], len(data))
         for k, a, b in zip(has.tolist(), (s + 4).tolist(), (s + 4 + n).tolist()):
             out[k] = data[a:b].decode("utf-8")
         return out
 
     shapes: list[tuple[int, ...]] = [()] * count
-    has = np.flatnonzero(slots[6])
-    v = t[has] + slots[6][has]
-    v = v + _gather(u8, v, "<u4")
-    n = _gather(u8, v, "<u4")
-    if len(n) and int(n.max()) * 4 > len(data):
-        raise PlanError(f"corrupt FlatBuffer plan: Shape claims {int(n.max())} entries")
+    has, v, n = _shapes(u8, t, slots[6], len(data))
     unpack = struct.unpack_from
     for k, start, dims in zip(has.tolist(), (v + 4).tolist(), n.tolist()):
         shapes[k] = unpack(f"<{dims}i", data, start)
@@ -572,22 +562,12 @@ def _raw_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
 
     def text(f: int) -> tuple:
         present = slots[f] != 0
-        has = np.flatnonzero(present)
-        s = t[has] + slots[f][has]
-        s = s + _gather(u8, s, "<u4")
-        n = _gather(u8, s, "<u4")
-        if len(s) and int((s + 4 + n).max()) > len(data):
-            raise PlanError("corrupt FlatBuffer plan: a string runs past the end of the file")
+        has, s, n = _strings(u8, t, slots[f], len(data))
         lengths = np.zeros(count, dtype=np.int64)
         lengths[has] = n
         return present, lengths, u8[runs(s + 4, n, 1)].tobytes()
 
-    has = np.flatnonzero(slots[6])
-    v = t[has] + slots[6][has]
-    v = v + _gather(u8, v, "<u4")
-    n = _gather(u8, v, "<u4")
-    if len(n) and int(n.max()) * 4 > len(data):
-        raise PlanError(f"corrupt FlatBuffer plan: Shape claims {int(n.max())} entries")
+    has, v, n = _shapes(u8, t, slots[6], len(data))
     rank = np.zeros(count, dtype=np.int64)
     rank[has] = n
     numbers = {"index": _field(u8, t, slots[0], "<i4"), "subgraph": _field(u8, t, slots[1], "<i4"),
@@ -597,6 +577,30 @@ def _raw_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
                "alias_of": _field(u8, t, slots[11], "<i4", NO_ALIAS), "rank": rank}
     return {"count": count, "numbers": numbers, "dims": _gather(u8, runs(v + 4, n, 4), "<i4"),
             **{k: text(f) for k, f in (("kind", 3), ("name", 4), ("type", 5), ("size_expr", 13))}}
+
+
+def _vectors(u8: np.ndarray, t: np.ndarray, slot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the entries that have the vector field, where each vector starts, its length)."""
+    has = np.flatnonzero(slot)
+    v = t[has] + slot[has]
+    v = v + _gather(u8, v, "<u4")
+    return has, v, _gather(u8, v, "<u4")
+
+
+def _strings(u8: np.ndarray, t: np.ndarray, slot: np.ndarray, size: int):
+    """_vectors of a string field, each checked to end inside the file."""
+    has, s, n = _vectors(u8, t, slot)
+    if len(s) and int((s + 4 + n).max()) > size:
+        raise PlanError("corrupt FlatBuffer plan: a string runs past the end of the file")
+    return has, s, n
+
+
+def _shapes(u8: np.ndarray, t: np.ndarray, slot: np.ndarray, size: int):
+    """_vectors of the shape field, no count beyond what the file could hold."""
+    has, v, n = _vectors(u8, t, slot)
+    if len(n) and int(n.max()) * 4 > size:
+        raise PlanError(f"corrupt FlatBuffer plan: Shape claims {int(n.max())} entries")
+    return has, v, n
 
 
 def _gather(u8: np.ndarray, positions: np.ndarray, dtype: str) -> np.ndarray:
