@@ -113,17 +113,7 @@ class ConflictIndex:
                 self._partials[first_leaf].append((lo, hi, bit))
             if full_to < last_leaf and (last_leaf != first_leaf or full_from == first_leaf):
                 self._partials[last_leaf].append((lo, hi, bit))
-        covers = self._covers
-        left, right = full_from + self._base, full_to + self._base + 1
-        while left < right:
-            if left & 1:
-                covers[left] |= bit
-                left += 1
-            if right & 1:
-                right -= 1
-                covers[right] |= bit
-            left >>= 1
-            right >>= 1
+        _mark_range(self._covers, full_from + self._base, full_to + self._base + 1, bit)
 
     def busy(self, pos: int) -> int:
         """Bitset of the objects holding a record that conflicts with record `pos`."""
@@ -146,18 +136,7 @@ class ConflictIndex:
                     for m_lo, bit in self._start_lists[leaf]:
                         if lo <= m_lo <= hi:
                             result |= bit
-        starts = self._starts
-        left, right = full_from + self._base, full_to + self._base + 1
-        while left < right:
-            if left & 1:
-                result |= starts[left]
-                left += 1
-            if right & 1:
-                right -= 1
-                result |= starts[right]
-            left >>= 1
-            right >>= 1
-        return result
+        return result | _range_union(self._starts, full_from + self._base, full_to + self._base + 1)
 
     def _full_leaves(self, lo: int, hi: int) -> tuple[int, int]:
         """The leaves whose every operator index lies in [lo, hi] (an empty range when none)."""
@@ -178,42 +157,53 @@ class _PerIndexLeaves(ConflictIndex):
         bit = 1 << obj
         base = self._base
         left, right = self._lo[pos] + base, self._hi[pos] + base + 1
-        starts, covers = self._starts, self._covers
+        starts = self._starts
         node = left
         while node:
             starts[node] |= bit
             node >>= 1
-        while left < right:
-            if left & 1:
-                covers[left] |= bit
-                left += 1
-            if right & 1:
-                right -= 1
-                covers[right] |= bit
-            left >>= 1
-            right >>= 1
+        _mark_range(self._covers, left, right, bit)
 
     def busy(self, pos: int) -> int:
         """Bitset of the objects holding a record that conflicts with record `pos`."""
         base = self._base
         left, right = self._lo[pos] + base, self._hi[pos] + base + 1
-        starts, covers = self._starts, self._covers
+        covers = self._covers
         result = 0
         node = left
         while node:
             if covers[node]:
                 result |= covers[node]
             node >>= 1
-        while left < right:
-            if left & 1:
-                result |= starts[left]
-                left += 1
-            if right & 1:
-                right -= 1
-                result |= starts[right]
-            left >>= 1
-            right >>= 1
-        return result
+        return result | _range_union(self._starts, left, right)
+
+
+def _mark_range(tree: list[int], left: int, right: int, bit: int) -> None:
+    """OR `bit` into the canonical nodes of the leaves [left, right) (node numbers)."""
+    while left < right:
+        if left & 1:
+            tree[left] |= bit
+            left += 1
+        if right & 1:
+            right -= 1
+            tree[right] |= bit
+        left >>= 1
+        right >>= 1
+
+
+def _range_union(tree: list[int], left: int, right: int) -> int:
+    """The OR of the canonical nodes of the leaves [left, right) (node numbers)."""
+    result = 0
+    while left < right:
+        if left & 1:
+            result |= tree[left]
+            left += 1
+        if right & 1:
+            right -= 1
+            result |= tree[right]
+        left >>= 1
+        right >>= 1
+    return result
 
 
 def _peak_overlap(lo: Sequence[int], hi: Sequence[int], n_coords: int) -> int:
