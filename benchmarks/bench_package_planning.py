@@ -28,7 +28,7 @@ from pathlib import Path
 from benchmarks.text_table import render
 from packager import arenas
 from packager.plan import portfolio
-from packager.plan.offsets import _gaps, strip_packing
+from packager.plan.offsets import _gaps
 from packager.plan.offsets._stop import Paused
 from packager.plan.stoppable import STOPPABLE
 from packager.reader import read_model
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="no strategy stops above the bound (as before stopping was added)")
     args = parser.parse_args(argv)
     if args.plain:
-        _gaps.COMPILE_FROM = strip_packing.COMPILE_FROM = 10 ** 12
+        _gaps.COMPILE_FROM = 10 ** 12
     if not Path(args.model).is_file():
         print(f"no model at {args.model} (python -m benchmarks.bench_scale writes the scale models)")
         return 1

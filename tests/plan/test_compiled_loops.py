@@ -67,7 +67,6 @@ def test_compiled_and_uncompiled_loops_give_the_same_plans(monkeypatch, seed, n,
             return _loop(*args)
         monkeypatch.setattr(_compiled, name, counted)
     monkeypatch.setattr(_gaps, "COMPILE_FROM", 0)
-    monkeypatch.setattr(strip_packing, "COMPILE_FROM", 0)
     compiled = _plans(records, alignment)
     assert calls["place"] >= 6 and calls["skyline"] == 1
     for name, plan in compiled.items():

@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.synthetic import SHAPES, usage_records
 from packager import arenas
-from packager.plan.offsets import _gaps, strip_packing
+from packager.plan.offsets import _gaps
 from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.portfolio import run_portfolio
 from packager.plan.problem import Problem
@@ -87,7 +87,6 @@ def test_under_a_stop_rule_loops_start_as_python_and_resume_compiled(monkeypatch
         original = getattr(compiled, loop)
         monkeypatch.setattr(compiled, loop, lambda *a, _f=original, _n=loop: calls.append(_n) or _f(*a))
     monkeypatch.setattr(_gaps, "COMPILE_FROM", 0)
-    monkeypatch.setattr(strip_packing, "COMPILE_FROM", 0)
     got = STOPPABLE[name](problem, StopRule(whole.arena // 2))
     assert isinstance(got, Paused) and not calls
     assert got.finish() == whole
