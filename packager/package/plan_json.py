@@ -139,30 +139,17 @@ _TENSOR_KEYS = ("alias_of", "first_op", "index", "kind", "last_op", "name", "off
                 "size", "subgraph", "tensor", "type")
 
 
-def dumps(plan: PackagePlan, text: bool = False) -> bytes | str:
+def dumps(plan: PackagePlan) -> bytes:
     """The text of json.dumps(indent=2, sort_keys=True, ensure_ascii=False), written faster, as
-    UTF-8 bytes; `text`: the text itself (the read-back check parses it before it is encoded, so
-    that the text, its bytes and the parsed plan are never held all at once)."""
-    if text:
-        return _grown_text(plan)
+    UTF-8 bytes (`package` writes the same bytes a piece at a time: encoded_pieces)."""
     return dumps_indented_bytes(to_dict(plan, fast=True), end="\n")
 
 
 _SLOT = re.compile("\x00([0-9]+)\x00")  # a NUL is never raw in JSON text: strings escape it
 
 
-def _grown_text(plan: PackagePlan) -> str:
-    """dumps_indented_text(to_dict(plan, fast=True), end="\\n"), the one text grown in place a
-    chunk at a time (`text += chunk` on the only reference resizes it): joining pieces would
-    hold the pieces and the text at once, twice the file's size, at the peak of `package`."""
-    text = ""
-    for piece in text_pieces(plan):
-        text += piece
-    return text
-
-
 def text_pieces(plan: PackagePlan) -> Iterator[str]:
-    """The pieces of dumps(plan, text=True) in order, each tensor list a chunk of entries at a
+    """The pieces of dumps(plan)'s text in order, each tensor list a chunk of entries at a
     time: the document is written with a slot for each tensor list, which is then filled in."""
     lists: list[tuple[int, tuple[TensorEntry, ...]]] = []
 
@@ -186,13 +173,6 @@ def encoded_pieces(plan: PackagePlan) -> Iterator[bytes]:
     """dumps(plan)'s bytes, a piece at a time (never the whole text)."""
     for piece in text_pieces(plan):
         yield piece.encode("utf-8")
-
-
-def encoded_chunks(text: str, size: int = 1 << 20) -> Iterator[bytes]:
-    """The UTF-8 bytes of `text` a slice at a time (the same bytes as text.encode()): a file
-    written from them never holds a second copy of the text."""
-    for start in range(0, len(text), size):
-        yield text[start:start + size].encode("utf-8")
 
 
 def loads(data: bytes) -> PackagePlan:

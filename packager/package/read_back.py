@@ -130,7 +130,7 @@ _PAIR_ORDERS = {("index", "object"), ("object", "index"), ("index", "offset"), (
 _ABSENT = object()
 
 
-def json_reads_back(data: bytes | str, plan: PackagePlan) -> bool:
+def json_reads_back(data: bytes, plan: PackagePlan) -> bool:
     """True when the JSON text parses to exactly `plan` (types included: 1 is not true)."""
     checker = _EntryChecker(plan)
     try:
@@ -260,11 +260,8 @@ def _section_without_entries(section: ArenaSection) -> ArenaSection:
 
 
 @without_collector_pauses
-def reads_back(data: bytes | str, plan: PackagePlan) -> bool:
-    """True when the plan file (either form; the JSON one also as its text) reads back as
-    exactly `plan`."""
-    if isinstance(data, str):
-        return json_reads_back(data, plan)
+def reads_back(data: bytes, plan: PackagePlan) -> bool:
+    """True when the plan file (either form) reads back as exactly `plan`."""
     if data.lstrip()[:1] == b"{":
         return json_reads_back(data, plan)
     return flatbuffer_reads_back(data, plan)
