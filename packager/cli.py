@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
 
+# Before numpy loads: its OpenBLAS (and SciPy's, a second one) starts a pool of threads that spin
+# on start-up, 0.1-0.2 s of CPU a command, for matrix products no command makes (the planning is
+# element-wise). A user's own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import typer
 from rich.console import Console
 
 from packager.errors import PackagerError
+from packager.gc_pause import no_collections_at_exit
 from packager.text.plan_text import print_dynamic, print_result
 from packager.text.plan_view import arena_view, passes_view, result_view
 from packager.arenas import plan_model, plan_records
@@ -33,6 +40,7 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_mar
                   context_settings={"help_option_names": ["-h", "--help"]},
                   help="Plan, prove and package the tensor memory of TensorFlow Lite models.")
 out = Console(highlight=False)
+no_collections_at_exit()
 
 
 def _argument_type_in_words(self, ctx):

@@ -9,6 +9,7 @@ builds a few hundred thousand (parsing a plan file back, writing one) spent more
 
 from __future__ import annotations
 
+import atexit
 import functools
 import gc
 from contextlib import contextmanager
@@ -35,3 +36,11 @@ def without_collector_pauses(function: F) -> F:
         with collector_paused():
             return function(*args, **kwargs)
     return run  # type: ignore[return-value]
+
+
+def no_collections_at_exit() -> None:
+    """When the process ends, the interpreter runs the cyclic collector over everything still held
+    (every strategy's plan, the model's columns, numba's modules) before freeing it: 0.1-0.3 s of
+    CPU after `plan` at 10,000 operators has printed. Freezing them first (at exit only) leaves
+    them to reference counting, which frees them anyway; open files are closed and flushed as before."""
+    atexit.register(gc.freeze)

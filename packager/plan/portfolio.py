@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Callable, Sequence, Union
 
 from packager.errors import PlanError, SolverLimitError
@@ -197,16 +198,13 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
     ends above it), since stop_at can no longer hold for them. If a later plan meets stop_at, they are listed in
     `stopped_above`; if none does, they are resumed to their end, so the result is the same as
     without `stop_above`."""
-    n, skipped, not_needed = len(problem.records), [], []
-
-    def wanted(name: str, limit: int | None, names: Sequence[str] | None) -> bool:
-        if names is not None:
-            return name in names
-        if limit is not None and n > limit:
-            skipped.append(name)
-            return False
-        return True
-
+    skipped: list[str] = []
+    not_needed: list[tuple[str, str]] = []
+    wanted = partial(_wanted, len(problem.records), skipped)
+    # The shared-object strategies run first: from 2,000 records min_cost_flow loads numba, and
+    # the offset strategies' loops then run compiled for the price of loading them (_gaps.compiles).
+    # The lists keep the offsets' entries first.
+    objects, objects_skipped, objects_not_needed = _object_plans(problem, object_names, stop_at)
     offsets: list[Outcome] = []
     paused: list[tuple[int, Paused, float]] = []  # (its place among `offsets`, its loop, seconds)
     stopped = False
@@ -238,9 +236,31 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
         start = (min(offsets, key=lambda o: o.total) if offsets
                  else _run(offset_strategy("greedy_by_size"), problem))
         offsets += improve(problem, start, names=searches)
+    base = [_run(s, problem) for s in BASELINES] if baselines else []
+    return PortfolioResult(problem, tuple(offsets), tuple(objects), tuple(base),
+                           tuple(skipped + objects_skipped), tuple(not_needed + objects_not_needed),
+                           stopped_above)
+
+
+def _wanted(n: int, skipped: list[str], name: str, limit: int | None, names: Sequence[str] | None) -> bool:
+    """Whether to run a strategy on n records: the one named, or every one up to its size limit
+    (those above it join `skipped`)."""
+    if names is not None:
+        return name in names
+    if limit is not None and n > limit:
+        skipped.append(name)
+        return False
+    return True
+
+
+def _object_plans(problem: Problem, names: Sequence[str] | None, stop_at: Callable[[Outcome], bool] | None
+                  ) -> tuple[list[Outcome], list[str], list[tuple[str, str]]]:
+    """run_portfolio's shared-object strategies: (outcomes, skipped, not needed)."""
     objects: list[Outcome] = []
+    skipped: list[str] = []
+    not_needed: list[tuple[str, str]] = []
     for s in OBJECT_STRATEGIES:
-        if not wanted(s.name, s.max_records, object_names):
+        if not _wanted(len(problem.records), skipped, s.name, s.max_records, names):
             continue
         so_far = min(objects, key=lambda o: o.total, default=None)
         if stop_at is not None and so_far and so_far.total <= problem.object_lower_bound:
@@ -252,9 +272,7 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
         try:
             objects.append(_run(s, problem, so_far))
         except SolverLimitError:
-            if object_names is not None:
+            if names is not None:
                 raise  # asked for by name: say why there is no plan
             skipped.append(s.name)
-    base = [_run(s, problem) for s in BASELINES] if baselines else []
-    return PortfolioResult(problem, tuple(offsets), tuple(objects), tuple(base), tuple(skipped),
-                           tuple(not_needed), stopped_above)
+    return objects, skipped, not_needed

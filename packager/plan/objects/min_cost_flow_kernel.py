@@ -47,20 +47,62 @@ def assign(order, usable, row_size, col_size):
     for k in range(n):
         root = order[k]
         width = usable[root]
-        for c in range(width):
-            dist[c] = inf
-            came_from[c] = -1
         n_settled = 0
-        n_kept = 0
-        new_cost = inf
-        new_row = -1
-        rows[0] = root
-        n_rows = 1
-        reach = 0.0
+        new_row = root
+        # The root may take every column: its relax sets each distance (no pass to clear them).
+        through = 0.0 - row_potential[root]
+        size = row_size[root]
+        new_cost = size + through
+        kept_through[0] = through
+        kept_size[0] = size
+        kept_span[0] = width
+        n_kept = 1
+        for c in range(width):
+            dist[c] = max(size - col_size[c], 0.0) + through - col_potential[c]
+            came_from[c] = root
         sink_row = -1
         sink_col = -1
         final = 0.0
         while True:
+            # The least distance of an unsettled column (settled ones hold -inf), the first free
+            # column at it, and the plateau of columns at it (kept in settled[n_settled:], where
+            # settling puts them).
+            least = inf
+            free = -1
+            n_plateau = 0
+            for c in range(width):
+                d = dist[c]
+                if d == -inf:
+                    continue
+                if d < least:
+                    least = d
+                    free = c if owner[c] < 0 else -1
+                    settled[n_settled] = c
+                    n_plateau = 1
+                elif d == least:
+                    if free < 0 and owner[c] < 0:
+                        free = c
+                    settled[n_settled + n_plateau] = c
+                    n_plateau += 1
+            if free >= 0 and least <= new_cost:
+                sink_row = came_from[free]
+                sink_col = free
+                final = least
+                break
+            if new_cost <= least:
+                sink_row = new_row
+                sink_col = -1
+                final = new_cost
+                break
+            # Settle the whole plateau; its owners are relaxed next, in column order.
+            for t in range(n_plateau):
+                c = settled[n_settled + t]
+                dist[c] = -inf
+                settled_dist[n_settled + t] = least
+                rows[t] = owner[c]
+            n_settled += n_plateau
+            n_rows = n_plateau
+            reach = least
             # Relax: distances through each of the rows, all reached at `reach`. A row that an
             # earlier one of this run dominates (no dearer to any column it may take, nor to a new
             # object) cannot lower a distance, nor win a tie, which goes to the earlier row.
@@ -89,40 +131,6 @@ def assign(order, usable, row_size, col_size):
                     if reduced < dist[c]:
                         dist[c] = reduced
                         came_from[c] = row
-            # The least distance of an unsettled column (settled ones hold -inf), and the first
-            # free column at it.
-            least = inf
-            free = -1
-            for c in range(width):
-                d = dist[c]
-                if d == -inf:
-                    continue
-                if d < least:
-                    least = d
-                    free = c if owner[c] < 0 else -1
-                elif d == least and free < 0 and owner[c] < 0 and d < inf:
-                    free = c
-            if free >= 0 and least <= new_cost:
-                sink_row = came_from[free]
-                sink_col = free
-                final = least
-                break
-            if new_cost <= least:
-                sink_row = new_row
-                sink_col = -1
-                final = new_cost
-                break
-            # Settle the whole plateau; its owners are relaxed next, in column order.
-            n_rows = 0
-            for c in range(width):
-                if dist[c] == least:
-                    dist[c] = -inf
-                    settled[n_settled] = c
-                    settled_dist[n_settled] = least
-                    n_settled += 1
-                    rows[n_rows] = owner[c]
-                    n_rows += 1
-            reach = least
         row_potential[root] += final
         for t in range(n_settled):
             c = settled[t]

@@ -8,6 +8,7 @@ operator so that a query only looks at records near the interval in time.
 
 from __future__ import annotations
 
+import sys
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -78,6 +79,14 @@ def place_in_order(
 # (`package`, which needs only the best plan) the loops start as Python whatever the size and go
 # on compiled only if resumed: stopped early, they never repay numba's import and its memory.
 COMPILE_FROM = 20_000
+
+
+def compiles(records: int) -> bool:
+    """Whether the loops run compiled on an input of this many records: from COMPILE_FROM, or from
+    a tenth of it once numba is loaded in this process (min_cost_flow loads it from 2,000 records,
+    and the portfolio runs the shared-object strategies first): then compiling costs only loading
+    each loop's cached code, a few milliseconds, against 10-50 ms of Python loop at 10,000 records."""
+    return records >= COMPILE_FROM or (records >= COMPILE_FROM // 10 and "numba" in sys.modules)
 # Offsets and sizes the compiled loop takes: their sums stay inside int64.
 _INT64_SAFE = 1 << 61
 
@@ -112,7 +121,7 @@ class PlacementLoop:
         self._sizes, self._fixed = sizes, fixed
         align = alignment if alignment > 1 else 1
         width, n_buckets = _bucket_width(records)
-        self._may_compile = n >= COMPILE_FROM
+        self._may_compile = compiles(n)
         kernel = _compiled_kernel(records, sizes, fixed) if self._may_compile and not plain_first else None
         if kernel is not None:
             cols = time_columns(records)

@@ -142,7 +142,7 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
 def start(records: Sequence[UsageRecord], alignment: int = 1,
           stop: StopRule | None = None) -> OffsetPlan | Paused:
     """The plan, or Paused once a record placed ends above `stop`'s limit."""
-    cols = time_columns(records) if len(records) >= _gaps.COMPILE_FROM else None
+    cols = time_columns(records) if _gaps.compiles(len(records)) else None
     # Under a StopRule the loop starts as Python: compiled only if resumed (see `_Loop.run`).
     loop = _compiled_loop(records, cols, alignment) if cols is not None and stop is None else None
     if loop is None:
