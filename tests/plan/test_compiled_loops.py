@@ -95,3 +95,17 @@ def test_small_inputs_never_import_numba():
             "print('numba' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@needs_numba
+def test_loops_compile_from_a_tenth_of_the_threshold_once_numba_is_loaded():
+    """min_cost_flow loads numba from 2,000 records and the portfolio runs it before the offset
+    strategies: their loops then compile for the price of loading them, from COMPILE_FROM // 10."""
+    code = ("import sys\n"
+            "from packager.plan.offsets import _gaps\n"
+            "n = _gaps.COMPILE_FROM // 10\n"
+            "before = (_gaps.compiles(n), _gaps.compiles(n - 1), _gaps.compiles(_gaps.COMPILE_FROM))\n"
+            "import numba\n"
+            "print(before, (_gaps.compiles(n), _gaps.compiles(n - 1)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "(False, False, True) (True, False)"
