@@ -3,22 +3,26 @@ object (one holding no record alive at the same time), else to a new object.
 
 Objects are created in order of non-increasing size and never grow, so every existing object is at
 least as large as the record, and the best one (the smallest) is the newest compatible object;
-between objects of equal size that also prefers the newest. A ConflictIndex gives the compatible
-objects as a bitset instead of a scan of every object: 100,000 random, heavily overlapping records
-(50,000 objects) take about five seconds.
+between objects of equal size that also prefers the newest. The busy objects come as a bitset
+instead of a scan of every object: from one bitset per step of the dense timeline when the records
+are short-lived (a few steps each, as in real models: 100,000 records in about 0.1 s), else from a
+ConflictIndex (100,000 random, heavily overlapping records, 50,000 objects: about five seconds).
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from packager.plan.objects._common import ConflictIndex, by_size_desc, make_plan
+from packager.plan.objects._common import ConflictIndex, by_size_desc, make_plan, step_intervals
 from packager.plan.records import ObjectPlan, UsageRecord
 
 NAME = "greedy_by_size"
 
 
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
+    steps = step_intervals(records)
+    if steps is not None:
+        return _plan_by_steps(records, *steps)
     assignment = [0] * len(records)
     sizes: list[int] = []
     index = ConflictIndex(records)
@@ -33,4 +37,30 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
             every_object |= 1 << obj
         assignment[pos] = obj
         index.add(obj, pos)
+    return make_plan(NAME, assignment, sizes)
+
+
+def _plan_by_steps(records: Sequence[UsageRecord], lo: list[int], hi: list[int],
+                   n_steps: int) -> ObjectPlan:
+    """The same loop with the busy objects of each dense step in `held[step]`."""
+    assignment = [0] * len(records)
+    sizes: list[int] = []
+    held = [0] * n_steps
+    every_object = 0
+    for pos in by_size_desc(records):
+        a, b = lo[pos], hi[pos] + 1
+        busy = 0
+        for bits in held[a:b]:
+            busy |= bits
+        compatible = every_object ^ busy
+        if compatible:
+            obj = compatible.bit_length() - 1
+        else:
+            obj = len(sizes)
+            sizes.append(records[pos].size)
+            every_object |= 1 << obj
+        assignment[pos] = obj
+        bit = 1 << obj
+        for step in range(a, b):
+            held[step] |= bit
     return make_plan(NAME, assignment, sizes)
