@@ -31,7 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from packager.plan.objects._common import by_size_desc, make_plan
-from packager.plan.records import ObjectPlan, UsageRecord, positional_maxima
+from packager.plan.records import ObjectPlan, UsageRecord, positional_maxima, time_columns
 
 NAME = "greedy_by_size_improved"
 
@@ -39,7 +39,7 @@ _LEFT, _RIGHT = 0, 1
 
 
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
-    objects = _Objects()
+    objects = _Objects(records)
     assignment = [-1] * len(records)
     for stage in _stages(records):
         _fill_stage(records, stage, objects, assignment)
@@ -48,7 +48,15 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
 
 def _stages(records: Sequence[UsageRecord]) -> list[list[int]]:
     """Record positions by stage, each stage largest first (ties: earlier position)."""
-    descending = [-m for m in positional_maxima(records)]  # ascending, for bisect
+    maxima = positional_maxima(records)
+    cols = time_columns(records) if len(records) > 64 else None
+    if cols is not None:  # the same stages by vector operations
+        order = np.argsort(-cols.size, kind="stable")
+        stage_of = np.searchsorted(-np.asarray(maxima, np.int64), -cols.size[order], side="right") - 1
+        grouped = order[np.argsort(stage_of, kind="stable")]
+        ends = np.cumsum(np.bincount(stage_of, minlength=len(maxima)))
+        return [part.tolist() for part in np.split(grouped, ends[:-1]) if len(part)]
+    descending = [-m for m in maxima]  # ascending, for bisect
     stages: list[list[int]] = [[] for _ in range(len(descending))]
     for pos in by_size_desc(records):
         # the last maximum at least this size; every size is at most maxima[0]
@@ -57,33 +65,41 @@ def _stages(records: Sequence[UsageRecord]) -> list[list[int]]:
 
 
 class _Objects:
-    """The objects built so far: sizes and, per object, its members' first and last operators,
-    sorted (members of one object never overlap)."""
+    """The objects built so far: their sizes and, per record placed, its neighbours in its object
+    (members of one object never overlap, so they form a chain in time): a record joins an object
+    in the free slot beside the member it was found next to, so no search of the members is
+    needed to place it or to find the slots beside it."""
 
-    def __init__(self) -> None:
+    def __init__(self, records: Sequence[UsageRecord]) -> None:
         self.sizes: list[int] = []
-        self.firsts: list[list[int]] = []
-        self.lasts: list[list[int]] = []
+        self.first = [r.first_op for r in records]
+        self.last = [r.last_op for r in records]
+        self.before = [-1] * len(records)  # the previous member of the record's object, or -1
+        self.after = [-1] * len(records)  # the next one, or -1
+        self.placed: list[int] = []  # every record placed so far
 
-    def add(self, obj: int, first: int, last: int, size: int) -> int:
-        """[first, last] joins object `obj` (obj == len(sizes) opens one); its index in the object."""
-        if obj == len(self.sizes):
-            self.sizes.append(size)
-            self.firsts.append([])
-            self.lasts.append([])
-        self.sizes[obj] = max(self.sizes[obj], size)
-        at = bisect.bisect_right(self.firsts[obj], first)
-        self.firsts[obj].insert(at, first)
-        self.lasts[obj].insert(at, last)
-        return at
+    def open(self, pos: int, size: int) -> int:
+        """Record `pos` alone in a new object; its id."""
+        self.sizes.append(size)
+        self.placed.append(pos)
+        return len(self.sizes) - 1
 
-    def slot(self, obj: int, at: int, side: int) -> tuple[int, int] | None:
-        """The open interval of operators free on `side` of member `at` of `obj`, bounded by the
-        member itself and its neighbour (-1 / _END past the ends); None if `at` is gone."""
-        firsts, lasts = self.firsts[obj], self.lasts[obj]
-        if side == _LEFT:
-            return (lasts[at - 1] if at else -1), firsts[at]
-        return lasts[at], (firsts[at + 1] if at + 1 < len(firsts) else _END)
+    def join(self, pos: int, obj: int, size: int, member: int, side: int) -> None:
+        """Record `pos` joins `obj` in the free slot on `side` of `member`."""
+        if size > self.sizes[obj]:
+            self.sizes[obj] = size
+        before, after = self.before, self.after
+        if side == _RIGHT:
+            nxt = after[member]
+            before[pos], after[pos], after[member] = member, nxt, pos
+            if nxt >= 0:
+                before[nxt] = pos
+        else:
+            prv = before[member]
+            before[pos], after[pos], before[member] = prv, member, pos
+            if prv >= 0:
+                after[prv] = pos
+        self.placed.append(pos)
 
 
 _END = 1 << 62  # past every operator
@@ -144,67 +160,153 @@ class _Stage:
             prv[i], i = root, prv[i]
         return root - 1 if root else -1
 
-    def right_of(self, end: int, bound: int) -> tuple[int, int] | None:
-        """(gap, k): the waiting record starting nearest after `end` that ends before `bound`."""
-        i = self._next(bisect.bisect_right(self.firsts, end))
-        firsts, by_first, last = self.firsts, self.by_first, self.last
-        while i < len(firsts) and firsts[i] < bound:
-            k = by_first[i]
-            if last[k] < bound:
-                return firsts[i] - end, k
-            i = self._next(i + 1)
-        return None
-
-    def left_of(self, start: int, bound: int) -> tuple[int, int] | None:
-        """(gap, k): the waiting record ending nearest before `start` that starts after `bound`."""
-        i = self._prev(bisect.bisect_left(self.lasts, start) - 1)
-        lasts, by_last, first = self.lasts, self.by_last, self.first
-        while i >= 0 and lasts[i] > bound:
-            k = by_last[i]
-            if first[k] > bound:
-                return start - lasts[i], k
-            i = self._prev(i - 1)
-        return None
-
 
 def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Objects,
                 assignment: list[int]) -> None:
-    first = [records[p].first_op for p in stage]
-    last = [records[p].last_op for p in stage]
+    first_op, last_op, before, after = objects.first, objects.last, objects.before, objects.after
+    first = [first_op[p] for p in stage]
+    last = [last_op[p] for p in stage]
     waiting = _Stage(first, last)
-    heap: list[tuple[int, int, int, int, int]] = []  # (gap, k, object, member's first op, side)
+    still, nxt, prv, next_waiting, prev_waiting = (waiting.waiting, waiting.next, waiting.prev,
+                                                   waiting._next, waiting._prev)
+    firsts, by_first, lasts, by_last = waiting.firsts, waiting.by_first, waiting.lasts, waiting.by_last
+    n = len(stage)
+    bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
+    heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
 
-    def push_side(obj: int, at: int, side: int) -> None:
-        lo, hi = objects.slot(obj, at, side)
-        found = waiting.left_of(hi, lo) if side == _LEFT else waiting.right_of(lo, hi)
-        if found is not None:
-            member = objects.firsts[obj][at]
-            heapq.heappush(heap, (found[0], found[1], obj, member, side))
+    # A side's entry: (gap, k, object, member's first op, side, member, the member's neighbour on
+    # that side). The first five order the pairs as the strategy ranks them and are unique (one
+    # entry per side of a member); the neighbour tells whether the side's slot has shrunk since.
+    def right(member: int):
+        """The waiting record starting nearest after `member` that ends before its next member."""
+        nb = after[member]
+        end, bound = last_op[member], (first_op[nb] if nb >= 0 else _END)
+        i = bisect_right(firsts, end)
+        if nxt[i] != i:
+            i = next_waiting(i)
+        while i < n and firsts[i] < bound:
+            k = by_first[i]
+            if last[k] < bound:
+                return firsts[i] - end, k, assignment[member], first_op[member], _RIGHT, member, nb
+            i = next_waiting(i + 1)
+        return None
 
-    for obj in range(len(objects.sizes)):
-        for at in range(len(objects.firsts[obj])):
-            push_side(obj, at, _LEFT)
-            push_side(obj, at, _RIGHT)
-    for _ in range(len(stage)):
+    def left(member: int):
+        """The waiting record ending nearest before `member` that starts after its previous one."""
+        nb = before[member]
+        start, bound = first_op[member], (last_op[nb] if nb >= 0 else -1)
+        i = bisect_left(lasts, start) - 1
+        if prv[i + 1] != i + 1:
+            i = prev_waiting(i)
+        while i >= 0 and lasts[i] > bound:
+            k = by_last[i]
+            if first[k] > bound:
+                return start - lasts[i], k, assignment[member], start, _LEFT, member, nb
+            i = prev_waiting(i - 1)
+        return None
+
+    if len(objects.placed) > 64:
+        heap = _opening_entries(objects, waiting, assignment, left, right)
+    else:
+        heap = [e for member in objects.placed for e in (left(member), right(member)) if e is not None]
+    heapq.heapify(heap)  # the pairs pop in the same order whatever the heap's layout: all differ
+    for _ in range(n):
         while heap:
-            gap, k, obj, member, side = heap[0]
-            at = bisect.bisect_left(objects.firsts[obj], member)
-            lo, hi = objects.slot(obj, at, side)
-            now = waiting.left_of(hi, lo) if side == _LEFT else waiting.right_of(lo, hi)
-            if now == (gap, k):
-                break
+            gap, k, _, _, side, member, nb = heap[0]
+            if side == _LEFT:
+                if still[k] and nb == before[member]:
+                    break  # its record waits and its slot is unchanged: still the side's best
+                now = left(member)
+            else:
+                if still[k] and nb == after[member]:
+                    break
+                now = right(member)
             # Out of date (its record taken, or its slot shrunk): the side's candidate now.
             if now is None:
-                heapq.heappop(heap)
+                heappop(heap)
+            elif now[0] == gap and now[1] == k:
+                break
             else:
-                heapq.heapreplace(heap, (now[0], now[1], obj, member, side))
+                heapreplace(heap, now)
         if heap:
-            _, k, obj, _, _ = heapq.heappop(heap)
+            _, k, obj, _, side, member, _ = heappop(heap)
+            pos = stage[k]
+            objects.join(pos, obj, records[pos].size, member, side)
         else:  # no pair left: a new object for the first waiting record
-            k, obj = waiting.first_waiting, len(objects.sizes)
-        pos = stage[k]
+            k = waiting.first_waiting
+            pos = stage[k]
+            obj = objects.open(pos, records[pos].size)
         assignment[pos] = obj
         waiting.take(k)
-        at = objects.add(obj, first[k], last[k], records[pos].size)
-        push_side(obj, at, _LEFT)
-        push_side(obj, at, _RIGHT)
+        entry = left(pos)
+        if entry is not None:
+            heappush(heap, entry)
+        entry = right(pos)
+        if entry is not None:
+            heappush(heap, entry)
+
+
+# Rounds of the vector walk in _opening_entries; the few sides still walking after them finish
+# one by one.
+_VECTOR_ROUNDS = 8
+
+
+def _opening_entries(objects: _Objects, waiting: _Stage, assignment: list[int], left, right) -> list:
+    """The entries of both sides of every member placed before the stage, as `left` and `right`
+    give them, by vector operations: no record of the stage is taken yet, so the walks over the
+    sorted records skip none."""
+    members = np.asarray(objects.placed, np.int64)
+    first_op = np.asarray(objects.first, np.int64)
+    last_op = np.asarray(objects.last, np.int64)
+    firsts, lasts = np.asarray(waiting.firsts, np.int64), np.asarray(waiting.lasts, np.int64)
+    by_first, by_last = np.asarray(waiting.by_first, np.int64), np.asarray(waiting.by_last, np.int64)
+    stage_first, stage_last = np.asarray(waiting.first, np.int64), np.asarray(waiting.last, np.int64)
+    n = len(firsts)
+    entries: list = []
+    for side in (_LEFT, _RIGHT):
+        if side == _LEFT:
+            nb = np.asarray(objects.before, np.int64)[members]
+            start = first_op[members]
+            bound = np.where(nb >= 0, last_op[nb], -1)
+            at = np.searchsorted(lasts, start, side="left") - 1
+        else:
+            nb = np.asarray(objects.after, np.int64)[members]
+            start = last_op[members]
+            bound = np.where(nb >= 0, first_op[nb], _END)
+            at = np.searchsorted(firsts, start, side="right")
+        walking = np.arange(len(members))
+        found_rows, found_k, found_gap = [], [], []
+        for _ in range(_VECTOR_ROUNDS):
+            i = at[walking]
+            if side == _LEFT:
+                inside = i >= 0
+                j = np.where(inside, i, 0)
+                inside &= lasts[j] > bound[walking]
+                k = by_last[j]
+                hit = inside & (stage_first[k] > bound[walking])
+                gap = start[walking] - lasts[j]
+            else:
+                inside = i < n
+                j = np.where(inside, i, 0)
+                inside &= firsts[j] < bound[walking]
+                k = by_first[j]
+                hit = inside & (stage_last[k] < bound[walking])
+                gap = firsts[j] - start[walking]
+            found_rows.append(walking[hit])
+            found_k.append(k[hit])
+            found_gap.append(gap[hit])
+            walking = walking[inside & ~hit]
+            at[walking] += 1 if side == _RIGHT else -1
+            if not len(walking):
+                break
+        rows = np.concatenate(found_rows)
+        m = members[rows]
+        entries.extend(zip(np.concatenate(found_gap).tolist(), np.concatenate(found_k).tolist(),
+                           [assignment[x] for x in m.tolist()], first_op[m].tolist(),
+                           [side] * len(rows), m.tolist(), nb[rows].tolist()))
+        search = left if side == _LEFT else right
+        for member in members[walking].tolist():  # still walking: the walk from the start
+            entry = search(member)
+            if entry is not None:
+                entries.append(entry)
+    return entries
