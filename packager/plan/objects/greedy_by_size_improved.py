@@ -129,16 +129,6 @@ class _Stage:
         self.next = list(range(n + 1))  # next[i]: some position >= i still waiting (n: none)
         self.prev = list(range(n + 1))  # prev[i + 1]: some position <= i still waiting (0: none)
         self.waiting = [True] * n
-        self.first_waiting = 0  # in stage order
-
-    def take(self, k: int) -> None:
-        self.waiting[k] = False
-        i = self.at_first[k]
-        self.next[i] = i + 1
-        j = self.at_last[k]
-        self.prev[j + 1] = j
-        while self.first_waiting < len(self.waiting) and not self.waiting[self.first_waiting]:
-            self.first_waiting += 1
 
     def _next(self, i: int) -> int:
         nxt = self.next
@@ -170,7 +160,9 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
     still, nxt, prv, next_waiting, prev_waiting = (waiting.waiting, waiting.next, waiting.prev,
                                                    waiting._next, waiting._prev)
     firsts, by_first, lasts, by_last = waiting.firsts, waiting.by_first, waiting.lasts, waiting.by_last
+    at_first, at_last = waiting.at_first, waiting.at_last
     n = len(stage)
+    first_waiting = 0  # in stage order
     bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
     heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
 
@@ -188,7 +180,9 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
             k = by_first[i]
             if last[k] < bound:
                 return firsts[i] - end, k, assignment[member], first_op[member], _RIGHT, member, nb
-            i = next_waiting(i + 1)
+            i += 1
+            if nxt[i] != i:
+                i = next_waiting(i)
         return None
 
     def left(member: int):
@@ -202,7 +196,10 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
             k = by_last[i]
             if first[k] > bound:
                 return start - lasts[i], k, assignment[member], start, _LEFT, member, nb
-            i = prev_waiting(i - 1)
+            if prv[i] != i:
+                i = prev_waiting(i - 1)
+            else:
+                i -= 1
         return None
 
     if len(objects.placed) > 64:
@@ -233,11 +230,18 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
             pos = stage[k]
             objects.join(pos, obj, records[pos].size, member, side)
         else:  # no pair left: a new object for the first waiting record
-            k = waiting.first_waiting
+            while not still[first_waiting]:
+                first_waiting += 1
+            k = first_waiting
             pos = stage[k]
             obj = objects.open(pos, records[pos].size)
         assignment[pos] = obj
-        waiting.take(k)
+        # k is taken: the walks over the sorted records skip it from now on
+        still[k] = False
+        i = at_first[k]
+        nxt[i] = i + 1
+        j = at_last[k]
+        prv[j + 1] = j
         entry = left(pos)
         if entry is not None:
             heappush(heap, entry)
