@@ -302,14 +302,15 @@ def test_best_leaves_the_integer_program_out_when_it_gives_up(monkeypatch):
 @settings(max_examples=25, deadline=None)
 @given(records=usage_records(max_records=60))
 def test_bucketed_conflict_index_gives_the_same_plans(strategy, records):
-    # A tiny budget forces several operator indices per leaf, the mode for huge timelines.
+    # A tiny budget forces several operator indices per leaf, the mode for huge timelines (and no
+    # steps per record, the trees instead of the per-step bitsets short-lived records take).
     expected = strategy.plan(records)
-    saved = (_common._TREE_BUDGET_BITS, _common._MIN_LEAVES)
-    _common._TREE_BUDGET_BITS, _common._MIN_LEAVES = 8, 2
+    saved = (_common._TREE_BUDGET_BITS, _common._MIN_LEAVES, _common._STEPS_PER_RECORD)
+    _common._TREE_BUDGET_BITS, _common._MIN_LEAVES, _common._STEPS_PER_RECORD = 8, 2, 0
     try:
         assert strategy.plan(records) == expected
     finally:
-        _common._TREE_BUDGET_BITS, _common._MIN_LEAVES = saved
+        _common._TREE_BUDGET_BITS, _common._MIN_LEAVES, _common._STEPS_PER_RECORD = saved
 
 
 @pytest.mark.parametrize("strategy", [greedy_by_size, greedy_in_order], ids=lambda m: m.NAME)
