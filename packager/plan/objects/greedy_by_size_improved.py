@@ -229,12 +229,16 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
             _, k, obj, _, side, member, _ = heappop(heap)
             pos = stage[k]
             objects.join(pos, obj, records[pos].size, member, side)
+            # Only the side away from `member` can hold a waiting record: one between the two
+            # would have been nearer to `member` than this one (the side's best).
+            sides = (right,) if side == _RIGHT else (left,)
         else:  # no pair left: a new object for the first waiting record
             while not still[first_waiting]:
                 first_waiting += 1
             k = first_waiting
             pos = stage[k]
             obj = objects.open(pos, records[pos].size)
+            sides = (left, right)
         assignment[pos] = obj
         # k is taken: the walks over the sorted records skip it from now on
         still[k] = False
@@ -242,12 +246,10 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
         nxt[i] = i + 1
         j = at_last[k]
         prv[j + 1] = j
-        entry = left(pos)
-        if entry is not None:
-            heappush(heap, entry)
-        entry = right(pos)
-        if entry is not None:
-            heappush(heap, entry)
+        for search in sides:
+            entry = search(pos)
+            if entry is not None:
+                heappush(heap, entry)
 
 
 # Rounds of the vector walk in _opening_entries; the few sides still walking after them finish
