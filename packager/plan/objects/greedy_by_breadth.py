@@ -47,9 +47,10 @@ def _plan_by_steps(records: Sequence[UsageRecord], lo: list[int], hi: list[int],
     held = [0] * n_steps
     assignment = [0] * len(records)
     objects = _Objects()
-    closest_fit, new, grow = objects.closest_fit, objects.new, objects.grow
+    closest_fit, new, grow, object_sizes = objects.closest_fit, objects.new, objects.grow, objects.sizes
+    sizes = [r.size for r in records]
     for pos in breadth_first_order(records):
-        size = records[pos].size
+        size = sizes[pos]
         a, b = lo[pos], hi[pos] + 1
         busy = 0
         for bits in held[a:b]:
@@ -57,7 +58,7 @@ def _plan_by_steps(records: Sequence[UsageRecord], lo: list[int], hi: list[int],
         obj = closest_fit(busy, size)
         if obj < 0:
             obj = new(size)
-        else:
+        elif object_sizes[obj] < size:
             grow(obj, size)
         assignment[pos] = obj
         bit = 1 << obj

@@ -74,6 +74,7 @@ class _Objects:
         self.sizes: list[int] = []
         self.first = [r.first_op for r in records]
         self.last = [r.last_op for r in records]
+        self.record_sizes = [r.size for r in records]
         self.before = [-1] * len(records)  # the previous member of the record's object, or -1
         self.after = [-1] * len(records)  # the next one, or -1
         self.placed: list[int] = []  # every record placed so far
@@ -154,6 +155,7 @@ class _Stage:
 def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Objects,
                 assignment: list[int]) -> None:
     first_op, last_op, before, after = objects.first, objects.last, objects.before, objects.after
+    sizes = objects.record_sizes
     first = [first_op[p] for p in stage]
     last = [last_op[p] for p in stage]
     waiting = _Stage(first, last)
@@ -228,17 +230,14 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
         if heap:
             _, k, obj, _, side, member, _ = heappop(heap)
             pos = stage[k]
-            objects.join(pos, obj, records[pos].size, member, side)
-            # Only the side away from `member` can hold a waiting record: one between the two
-            # would have been nearer to `member` than this one (the side's best).
-            sides = (right,) if side == _RIGHT else (left,)
+            objects.join(pos, obj, sizes[pos], member, side)
         else:  # no pair left: a new object for the first waiting record
             while not still[first_waiting]:
                 first_waiting += 1
             k = first_waiting
             pos = stage[k]
-            obj = objects.open(pos, records[pos].size)
-            sides = (left, right)
+            obj = objects.open(pos, sizes[pos])
+            side = -1
         assignment[pos] = obj
         # k is taken: the walks over the sorted records skip it from now on
         still[k] = False
@@ -246,8 +245,14 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
         nxt[i] = i + 1
         j = at_last[k]
         prv[j + 1] = j
-        for search in sides:
-            entry = search(pos)
+        # Beside a member, only the side away from it can hold a waiting record: one between the
+        # two would have been nearer to the member than this one (the member's side's best).
+        if side != _RIGHT:
+            entry = left(pos)
+            if entry is not None:
+                heappush(heap, entry)
+        if side != _LEFT:
+            entry = right(pos)
             if entry is not None:
                 heappush(heap, entry)
 
