@@ -1,6 +1,7 @@
 """What the shared-object strategies have in common: record orders, the pool of objects released
-during a sweep over time, the index of which objects are busy during a record's interval, and the
-plan they all return."""
+during a sweep over time, the records' intervals on the dense timeline when they are short-lived
+(for per-step bitsets of busy objects), the index of which objects are busy during a record's
+interval otherwise, and the plan they all return."""
 
 from __future__ import annotations
 
