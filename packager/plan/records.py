@@ -101,6 +101,7 @@ class TimeColumns:
         self.dense_first = np.searchsorted(ordered, self.first)
         self.dense_last = np.searchsorted(ordered, self.last, side="right") - 1
         self.steps = len(ordered)  # the dense timeline's length
+        self.maxima = None  # positional_maxima, once worked out (the bound and two strategies use them)
 
     def breadths(self):
         """Bytes alive at each dense step (int64 array)."""
@@ -225,8 +226,13 @@ def positional_maxima(records: Sequence[UsageRecord]) -> list[int]:
     cols = time_columns(records)
     if cols is None:
         return _positional_maxima_python(records)
-    if not len(records):
-        return []
+    if cols.maxima is None:
+        cols.maxima = _positional_maxima(cols) if len(records) else np.zeros(0, dtype=np.int64)
+    return cols.maxima.tolist()
+
+
+def _positional_maxima(cols: TimeColumns):
+    """positional_maxima of non-empty records' columns, as an int64 array."""
     # The profiles that matter: the distinct dense last steps; each record is in those of them
     # from its first step to its last.
     ends = np.sort(cols.dense_last)
@@ -246,7 +252,7 @@ def positional_maxima(records: Sequence[UsageRecord]) -> list[int]:
         stop = min(len(ends), max(stop, start + 1))
         maxima = _raise_maxima_run(maxima, cols.size, by_size, lo, hi, start, stop)
         start = stop
-    return maxima.tolist()
+    return maxima
 
 
 def _raise_maxima_run(maxima, size, by_size, lo, hi, start: int, stop: int):
