@@ -13,10 +13,18 @@ steps and the same ties, so the same plans, and it skips the rows of a run that 
 dominates (they could neither lower a distance nor win a tie). CPU seconds of the loop
 (benchmarks/bench_min_cost_flow.py) on the shapes of benchmarks/synthetic.py / on random records:
 3,000 records 0.02-0.03 / 0.07, 10,000 0.15-0.44 / 1.0, 20,000 0.5-1.9 / 4.8, 30,000 1.5-4.9 / 15.
-The work still grows about as the square of the count (every run relaxes a prefix of the columns,
-and ties settle whole plateaus of them), so above MAX_RECORDS records it refuses (SolverLimitError,
-as the integer program does) rather than hand in another strategy's plan under its name; `best`
-then lists it as left out.
+The work of the loop grows about as the square of the count (every run relaxes a prefix of the
+columns, and ties settle whole plateaus of them), so it serves up to LOOP_RECORDS records.
+
+Above LOOP_RECORDS the same successive shortest paths run over a range tree of the columns
+(min_cost_flow_range_kernel.py): each Dijkstra run visits only the columns it settles, asking the
+tree for a row's cheapest unsettled column. Both solvers are exact, so their flow costs are equal;
+they break ties otherwise, so above LOOP_RECORDS the plan may differ from the one the loop would
+give. CPU seconds at 100,000 records: chain 2.6, residual 1.7, transformer 0.8, branching 20; on
+random records (whose runs settle far more columns) 30,000 take 12. Its work (tree steps) is
+budgeted at WORK_PER_RECORD a record; past the budget, or above MAX_RECORDS records, it refuses
+(SolverLimitError) rather than hand in another strategy's plan under its name, and `best` then
+lists it as left out.
 """
 
 from __future__ import annotations
@@ -30,7 +38,11 @@ from packager.plan.objects._common import by_first_op, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord
 
 NAME = "min_cost_flow"
-MAX_RECORDS = 20_000
+LOOP_RECORDS = 20_000  # up to here the loop (its plans pinned); above, the range-tree solver
+MAX_RECORDS = 250_000
+# Tree steps the range-tree solver may take per record: branching graphs take about 4,900 a record
+# at 100,000 records, the other shapes of benchmarks/synthetic.py under 600.
+WORK_PER_RECORD = 6_000
 # From this many records the compiled loop runs: its one-off cost (importing numba and loading
 # the compiled kernel from numba's cache, about 0.65 s; compiling it, when the cache is cold, about
 # 2 s more) is less than the numpy steps it saves (2,000 records: 0.5-1.3 s).
@@ -40,7 +52,9 @@ COMPILED_FROM = 2000
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     if len(records) > MAX_RECORDS:
         raise SolverLimitError(f"{NAME} takes at most {MAX_RECORDS:,} records, not {len(records):,} "
-                               "(its solve grows about as the square of the count): choose a greedy strategy")
+                               "(its solve grows faster than the count): choose a greedy strategy")
+    if len(records) > LOOP_RECORDS:
+        return plan_of_chains(records, _range_reused_records(records))
     return plan_of_chains(records, _reused_records(records))
 
 
@@ -120,6 +134,24 @@ def _compiled_reused_records(records: Sequence[UsageRecord], graph: "_Graph", ke
         from packager.plan.objects.min_cost_flow_kernel import assign as kernel
     held = kernel(np.array(by_first_op(records), dtype=np.int64), graph.usable.astype(np.int64),
                   graph.row_size, graph.col_size)
+    return [graph.by_last[c] if c >= 0 else -1 for c in held.tolist()]
+
+
+def _range_reused_records(records: Sequence[UsageRecord], kernel=None,
+                          work_per_record: int | None = None) -> list[int]:
+    """_reused_records by the range-tree solver (or by `kernel`, the same solver uncompiled): the
+    same optimal flow cost as the loop, ties broken otherwise."""
+    if kernel is None:
+        from packager.plan.objects.min_cost_flow_range_kernel import assign as kernel
+    graph = _Graph(records)
+    per_record = WORK_PER_RECORD if work_per_record is None else work_per_record
+    held, work = kernel(np.array(by_first_op(records), dtype=np.int64), graph.usable.astype(np.int64),
+                        np.array([r.size for r in records], dtype=np.int64),
+                        np.array([records[i].size for i in graph.by_last], dtype=np.int64),
+                        per_record * max(1, len(records)))
+    if work < 0:
+        raise SolverLimitError(f"{NAME} ran out of its work budget ({per_record:,} steps a record) on "
+                               f"{len(records):,} records: choose a greedy strategy")
     return [graph.by_last[c] if c >= 0 else -1 for c in held.tolist()]
 
 
