@@ -121,3 +121,19 @@ def test_out_of_work_it_refuses_and_best_leaves_it_out(monkeypatch):
     result = run_portfolio(Problem(records=tuple(records)), offset_names=[], local=False, baselines=False)
     assert "min_cost_flow" in result.skipped
     assert all(o.strategy != "min_cost_flow" for o in result.objects)
+
+
+def test_past_the_size_order_trial_it_solves_again_in_order_of_first_op(monkeypatch):
+    # Rows may join in any order; the second solve (order of first_op) finds the same flow cost.
+    calls = []
+    from packager.plan.objects.min_cost_flow_range_kernel import assign
+
+    def counted(order, *args):
+        calls.append(args[-1])
+        return assign(order, *args)
+
+    records = random_records(8, 700, 350, 30, 100_000)
+    monkeypatch.setattr(min_cost_flow, "SIZE_ORDER_WORK", 1)
+    reused = range_form(records, kernel=counted)
+    assert calls == [700, (min_cost_flow.WORK_PER_RECORD - 1) * 700]
+    assert flow_cost(records, reused) == flow_cost(records, numpy_form(records))

@@ -42,7 +42,9 @@ LOOP_RECORDS = 20_000  # up to here the loop (its plans pinned); above, the rang
 MAX_RECORDS = 250_000
 # Tree steps the range-tree solver may take per record: branching graphs take about 4,900 a record
 # at 100,000 records, the other shapes of benchmarks/synthetic.py under 600.
-WORK_PER_RECORD = 6_000
+WORK_PER_RECORD = 3_000
+# Of which the first solve, rows largest first, may take this many (see _range_reused_records).
+SIZE_ORDER_WORK = 1_000
 # From this many records the compiled loop runs: its one-off cost (importing numba and loading
 # the compiled kernel from numba's cache, about 0.65 s; compiling it, when the cache is cold, about
 # 2 s more) is less than the numpy steps it saves (2,000 records: 0.5-1.3 s).
@@ -140,15 +142,27 @@ def _compiled_reused_records(records: Sequence[UsageRecord], graph: "_Graph", ke
 def _range_reused_records(records: Sequence[UsageRecord], kernel=None,
                           work_per_record: int | None = None) -> list[int]:
     """_reused_records by the range-tree solver (or by `kernel`, the same solver uncompiled): the
-    same optimal flow cost as the loop, ties broken otherwise."""
+    same optimal flow cost as the loop, ties broken otherwise.
+
+    Successive shortest paths may add the rows in any order. Largest first, each row joins as the
+    smallest so far, to which every column at least its size is free: on the shapes of real graphs
+    its runs settle few columns. On records of unrelated sizes and lifetimes that order settles
+    more than order of first_op does, so past SIZE_ORDER_WORK steps a record the solve starts
+    again in that order, with what remains of the budget."""
     if kernel is None:
         from packager.plan.objects.min_cost_flow_range_kernel import assign as kernel
     graph = _Graph(records)
     per_record = WORK_PER_RECORD if work_per_record is None else work_per_record
-    held, work = kernel(np.array(by_first_op(records), dtype=np.int64), graph.usable.astype(np.int64),
-                        np.array([r.size for r in records], dtype=np.int64),
-                        np.array([records[i].size for i in graph.by_last], dtype=np.int64),
-                        per_record * max(1, len(records)))
+    n = max(1, len(records))
+    sizes = np.array([r.size for r in records], dtype=np.int64)
+    first = by_first_op(records)
+    by_size = np.array(first, dtype=np.int64)[np.argsort(-sizes[first], kind="stable")]
+    args = (graph.usable.astype(np.int64), sizes,
+            np.array([records[i].size for i in graph.by_last], dtype=np.int64))
+    trial = min(per_record, SIZE_ORDER_WORK) * n
+    held, work = kernel(by_size, *args, trial)
+    if work < 0:
+        held, work = kernel(np.array(first, dtype=np.int64), *args, per_record * n - trial)
     if work < 0:
         raise SolverLimitError(f"{NAME} ran out of its work budget ({per_record:,} steps a record) on "
                                f"{len(records):,} records: choose a greedy strategy")

@@ -54,7 +54,11 @@ def _inner_set(tree, base, length, pos, col, value):
     while i >= 1:
         left = tree[base + 2 * i]
         right = tree[base + 2 * i + 1]
-        tree[base + i] = left if _better(value, left, right) else right
+        was = tree[base + i]
+        now = left if _better(value, left, right) else right
+        if now == was and now != col:  # the same column wins here, so every node above is unchanged
+            break
+        tree[base + i] = now
         i >>= 1
 
 
@@ -132,46 +136,47 @@ def _refresh(c, leaves, levels, start, length, where, tree_a, tree_b, value_a, v
 @njit(cache=True)
 def _cheapest(width, size, leaves, start, length, sorted_size, tree_a, tree_b, value_a, value_b):
     """The cheapest unsettled column among [0, width) for a row of `size`: (key, column), where
-    key = 2 * (max(0, size - s_col) - potential) + held; column -1 if there is none."""
+    key = 2 * (max(0, size - s_col) - potential) + held; ties go to the latest column (-1: none).
+
+    The prefix's nodes are met latest first, and a node whose least key of -potential (which no
+    key of its columns is below) is not below the best so far is passed over: its columns are all
+    earlier, so they could only win by a lower key."""
     best_key = NONE
     best_col = -1
     lo = leaves
     hi = leaves + width
     while lo < hi:
-        nodes_here = 0
-        if lo & 1:
-            nodes_here = lo
+        v = -1
+        if hi & 1:
+            hi -= 1
+            v = hi
+        elif lo & 1:  # only the root, when the prefix is every leaf
+            v = lo
             lo += 1
-        for pick in range(2):
-            v = -1
-            if pick == 0 and nodes_here:
-                v = nodes_here
-            elif pick == 1 and hi & 1:
-                hi -= 1
-                v = hi
-            if v < 0 or length[v] == 0:
-                continue
+        if v >= 0 and length[v] > 0:
             s0 = start[v]
             n = length[v]
-            # the first position whose column is at least `size`
-            a, b = 0, n
-            while a < b:
-                m = (a + b) >> 1
-                if sorted_size[s0 + m] < size:
-                    a = m + 1
-                else:
-                    b = m
-            c = _inner_min(tree_a, 2 * s0, n, a, n, value_a)
-            if c >= 0 and value_a[c] < NONE:
-                if value_a[c] < best_key or (value_a[c] == best_key and c > best_col):
-                    best_key = value_a[c]
-                    best_col = c
-            c = _inner_min(tree_b, 2 * s0, n, 0, a, value_b)
-            if c >= 0 and value_b[c] < NONE:
-                key = value_b[c] + 2 * size
-                if key < best_key or (key == best_key and c > best_col):
-                    best_key = key
-                    best_col = c
+            bound = value_a[tree_a[2 * s0 + 1]]
+            if bound < best_key:
+                # the first position whose column is at least `size`
+                a, b = 0, n
+                while a < b:
+                    m = (a + b) >> 1
+                    if sorted_size[s0 + m] < size:
+                        a = m + 1
+                    else:
+                        b = m
+                c = _inner_min(tree_a, 2 * s0, n, a, n, value_a)
+                if c >= 0 and value_a[c] < NONE:
+                    if value_a[c] < best_key or (value_a[c] == best_key and c > best_col):
+                        best_key = value_a[c]
+                        best_col = c
+                c = _inner_min(tree_b, 2 * s0, n, 0, a, value_b)
+                if c >= 0 and value_b[c] < NONE:
+                    key = value_b[c] + 2 * size
+                    if key < best_key or (key == best_key and c > best_col):
+                        best_key = key
+                        best_col = c
         lo >>= 1
         hi >>= 1
     return best_key, best_col
