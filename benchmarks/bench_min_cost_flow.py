@@ -2,7 +2,7 @@
 benchmarks/synthetic.py and on random records, printed as a table.
 
     python -m benchmarks.bench_min_cost_flow [--sizes 1000,3000,10000,20000,30000,100000]
-        [--numpy-up-to 3000] [--loop-up-to 30000]
+        [--numpy-up-to 3000] [--loop-up-to 31000]
 
 The compiled loops' one-off costs (importing numba, loading or compiling the kernels) are timed
 first and apart. `--numpy-up-to` also times the numpy form (the one small inputs take) up to that
@@ -55,7 +55,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,3000,10000,20000,30000,100000")
     ap.add_argument("--numpy-up-to", type=int, default=3000)
-    ap.add_argument("--loop-up-to", type=int, default=30000)
+    ap.add_argument("--loop-up-to", type=int, default=31000)
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
 

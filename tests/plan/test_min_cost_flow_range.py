@@ -67,7 +67,8 @@ def test_same_flow_cost_as_the_loop_on_the_fixture_models():
     for path in FIXTURE_MODELS:
         for arena in arenas_to_plan(read_model(str(path)), "tflite"):
             records = list(arena.lifetimes.records)
-            assert flow_cost(records, range_form(records)) == flow_cost(records, numpy_form(records)), path.name
+            expected = flow_cost(records, numpy_form(records))
+            assert flow_cost(records, range_form(records)) == expected, path.name
 
 
 def test_compiled_and_uncompiled_give_the_same_assignment():
@@ -75,8 +76,8 @@ def test_compiled_and_uncompiled_give_the_same_assignment():
     code = ("import json, sys\n"
             "from packager.plan.objects import min_cost_flow\n"
             "from tests.plan.pin_cases import random_records\n"
-            "print(json.dumps([min_cost_flow._range_reused_records(random_records(s, 30 + 7 * s, 25, 9, 300))\n"
-            "                  for s in json.loads(sys.argv[1])]))\n")
+            "cases = [random_records(s, 30 + 7 * s, 25, 9, 300) for s in json.loads(sys.argv[1])]\n"
+            "print(json.dumps([min_cost_flow._range_reused_records(records) for records in cases]))\n")
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     done = subprocess.run([sys.executable, "-c", code, json.dumps(seeds)], cwd=REPO, env=env,
                           capture_output=True, text=True)
@@ -113,9 +114,9 @@ def test_a_large_chain_plans_above_the_loops_limit():
 def test_out_of_work_it_refuses_and_best_leaves_it_out(monkeypatch):
     records = random_records(4, 800, 400, 30, 100_000)
     with pytest.raises(SolverLimitError, match="work budget"):
-        range_form(records, work_per_record=1)
+        range_form(records, work_limit=1)
     monkeypatch.setattr(min_cost_flow, "LOOP_RECORDS", 100)
-    monkeypatch.setattr(min_cost_flow, "WORK_PER_RECORD", 1)
+    monkeypatch.setattr(min_cost_flow, "WORK_LIMIT", 1)
     with pytest.raises(SolverLimitError, match="work budget"):
         min_cost_flow.plan(records)
     result = run_portfolio(Problem(records=tuple(records)), offset_names=[], local=False, baselines=False)
@@ -135,5 +136,5 @@ def test_past_the_size_order_trial_it_solves_again_in_order_of_first_op(monkeypa
     records = random_records(8, 700, 350, 30, 100_000)
     monkeypatch.setattr(min_cost_flow, "SIZE_ORDER_WORK", 1)
     reused = range_form(records, kernel=counted)
-    assert calls == [700, (min_cost_flow.WORK_PER_RECORD - 1) * 700]
+    assert calls == [700, min_cost_flow.WORK_LIMIT - 700]
     assert flow_cost(records, reused) == flow_cost(records, numpy_form(records))

@@ -18,13 +18,14 @@ columns, and ties settle whole plateaus of them), so it serves up to LOOP_RECORD
 
 Above LOOP_RECORDS the same successive shortest paths run over a range tree of the columns
 (min_cost_flow_range_kernel.py): each Dijkstra run visits only the columns it settles, asking the
-tree for a row's cheapest unsettled column. Both solvers are exact, so their flow costs are equal;
-they break ties otherwise, so above LOOP_RECORDS the plan may differ from the one the loop would
-give. CPU seconds at 100,000 records: chain 2.6, residual 1.7, transformer 0.8, branching 20; on
-random records (whose runs settle far more columns) 30,000 take 12. Its work (tree steps) is
-budgeted at WORK_PER_RECORD a record; past the budget, or above MAX_RECORDS records, it refuses
-(SolverLimitError) rather than hand in another strategy's plan under its name, and `best` then
-lists it as left out.
+tree for a row's cheapest unsettled column, and rows join largest first (see
+_range_reused_records). Both solvers are exact, so their flow costs are equal; they break ties
+otherwise, so above LOOP_RECORDS the plan may differ from the one the loop would give. CPU seconds
+of the range-tree solver at 100,000 records: branching 5.0, chain 0.5, residual 0.5, transformer
+0.5. On random records (benchmarks/bench_min_cost_flow.py) its runs settle far more columns: about
+8 s at 30,000, and at 100,000 it needs more than its budget. Its work (tree steps) is budgeted at
+WORK_LIMIT; past the budget, or above MAX_RECORDS records, it refuses (SolverLimitError) rather
+than hand in another strategy's plan under its name, and `best` then lists it as left out.
 """
 
 from __future__ import annotations
@@ -40,10 +41,12 @@ from packager.plan.records import ObjectPlan, UsageRecord
 NAME = "min_cost_flow"
 LOOP_RECORDS = 20_000  # up to here the loop (its plans pinned); above, the range-tree solver
 MAX_RECORDS = 250_000
-# Tree steps the range-tree solver may take per record: branching graphs take about 4,900 a record
-# at 100,000 records, the other shapes of benchmarks/synthetic.py under 600.
-WORK_PER_RECORD = 3_000
-# Of which the first solve, rows largest first, may take this many (see _range_reused_records).
+# Tree steps (a node met by a query or an update) the range-tree solver may take, both solves
+# together (see _range_reused_records): about 13 s of CPU. At 100,000 records the shapes of
+# benchmarks/synthetic.py take 3.6-77 million; random records 30,000 records about 190 million.
+WORK_LIMIT = 200_000_000
+# Steps a record that the first solve (rows largest first) may take: 770 on branching graphs of
+# 100,000 records, under 40 on the other shapes.
 SIZE_ORDER_WORK = 1_000
 # From this many records the compiled loop runs: its one-off cost (importing numba and loading
 # the compiled kernel from numba's cache, about 0.65 s; compiling it, when the cache is cold, about
@@ -140,7 +143,7 @@ def _compiled_reused_records(records: Sequence[UsageRecord], graph: "_Graph", ke
 
 
 def _range_reused_records(records: Sequence[UsageRecord], kernel=None,
-                          work_per_record: int | None = None) -> list[int]:
+                          work_limit: int | None = None) -> list[int]:
     """_reused_records by the range-tree solver (or by `kernel`, the same solver uncompiled): the
     same optimal flow cost as the loop, ties broken otherwise.
 
@@ -152,19 +155,18 @@ def _range_reused_records(records: Sequence[UsageRecord], kernel=None,
     if kernel is None:
         from packager.plan.objects.min_cost_flow_range_kernel import assign as kernel
     graph = _Graph(records)
-    per_record = WORK_PER_RECORD if work_per_record is None else work_per_record
-    n = max(1, len(records))
+    limit = WORK_LIMIT if work_limit is None else work_limit
     sizes = np.array([r.size for r in records], dtype=np.int64)
     first = by_first_op(records)
     by_size = np.array(first, dtype=np.int64)[np.argsort(-sizes[first], kind="stable")]
     args = (graph.usable.astype(np.int64), sizes,
             np.array([records[i].size for i in graph.by_last], dtype=np.int64))
-    trial = min(per_record, SIZE_ORDER_WORK) * n
+    trial = min(limit, SIZE_ORDER_WORK * max(1, len(records)))
     held, work = kernel(by_size, *args, trial)
     if work < 0:
-        held, work = kernel(np.array(first, dtype=np.int64), *args, per_record * n - trial)
+        held, work = kernel(np.array(first, dtype=np.int64), *args, limit - trial)
     if work < 0:
-        raise SolverLimitError(f"{NAME} ran out of its work budget ({per_record:,} steps a record) on "
+        raise SolverLimitError(f"{NAME} ran out of its work budget ({limit:,} steps) on "
                                f"{len(records):,} records: choose a greedy strategy")
     return [graph.by_last[c] if c >= 0 else -1 for c in held.tolist()]
 
