@@ -6,10 +6,11 @@ them in any order); a row may take a prefix of the columns (records in order of 
 ended before it starts) at cost max(0, s_row - s_col) less the potentials, or a new object. For
 a row the cheapest column of its prefix splits at its size: among columns at least as large the
 cost is -potential, among smaller ones s_row - s_col - potential. So one tree over the columns
-in order of last_op, each node holding its columns sorted by size with two minimum trees (of -potential and of -size - potential), answers
-"the cheapest unsettled column of this row's prefix" in log^2 steps, and a settled column leaves
-the tree (and comes back with its new potential) in log^2 steps. A Dijkstra run then costs
-log^2 per column it settles, rather than a pass over the whole prefix per row it reaches.
+in order of last_op, each node holding its columns sorted by size with two minimum trees (of
+-potential and of -size - potential), answers "the cheapest unsettled column of this row's
+prefix" in log^2 steps, and a settled column leaves the tree (and comes back with its new
+potential) in log^2 steps. A Dijkstra run then costs log^2 per column it settles, rather than a
+pass over the whole prefix per row it reaches.
 
 Keys are twice the reduced distance, plus one for a column already held by a row: at equal
 distance a free column (which ends the run) comes before a held one (which extends it). Ties
