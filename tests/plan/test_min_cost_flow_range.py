@@ -18,6 +18,7 @@ from benchmarks.synthetic import SHAPES, usage_records as shape_records
 from packager.errors import SolverLimitError
 from packager.plan.objects import min_cost_flow
 from packager.plan.problem import Problem
+from packager.plan.records import UsageRecord
 from packager.plan.portfolio import run_portfolio
 from packager.plan.validate import check_object_plan
 from tests.plan.pin_cases import random_records
@@ -136,5 +137,16 @@ def test_past_the_size_order_trial_it_solves_again_in_order_of_first_op(monkeypa
     records = random_records(8, 700, 350, 30, 100_000)
     monkeypatch.setattr(min_cost_flow, "SIZE_ORDER_WORK", 1)
     reused = range_form(records, kernel=counted)
-    assert calls == [700, min_cost_flow.WORK_LIMIT - 700]
+    solved = sum(1 for r in records if r.size)  # records of size 0 stay out of the solve
+    assert calls == [solved, min_cost_flow.WORK_LIMIT - solved]
     assert flow_cost(records, reused) == flow_cost(records, numpy_form(records))
+
+
+def test_records_of_size_zero_share_objects_among_themselves():
+    # They cost the flow nothing either way; chained, they add as few objects as can be.
+    records = [UsageRecord(i, i, i + 1, 0) for i in range(0, 40, 2)] + random_records(6, 300, 150, 20, 5000)
+    records = [UsageRecord(i, r.first_op, r.last_op, r.size) for i, r in enumerate(records)]
+    reused = range_form(records)
+    assert all(reused[i] >= 0 for i in range(1, 20))
+    assert flow_cost(records, reused) == flow_cost(records, numpy_form(records))
+    check_object_plan(records, min_cost_flow.plan_of_chains(records, reused))

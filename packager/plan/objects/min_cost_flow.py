@@ -23,13 +23,14 @@ _range_reused_records). Both solvers are exact, so their flow costs are equal; t
 otherwise, so above LOOP_RECORDS the plan may differ from the one the loop would give. CPU seconds
 of the range-tree solver at 100,000 records: branching 5.0, chain 0.5, residual 0.5, transformer
 0.5. On random records (benchmarks/bench_min_cost_flow.py) its runs settle far more columns: about
-8 s at 30,000, and at 100,000 it needs more than its budget. Its work (tree steps) is budgeted at
+10 s at 30,000, and at 100,000 it needs more than its budget. Its work (tree steps) is budgeted at
 WORK_LIMIT; past the budget, or above MAX_RECORDS records, it refuses (SolverLimitError) rather
 than hand in another strategy's plan under its name, and `best` then lists it as left out.
 """
 
 from __future__ import annotations
 
+import heapq
 from typing import Sequence
 
 import numpy as np
@@ -147,6 +148,11 @@ def _range_reused_records(records: Sequence[UsageRecord], kernel=None,
     """_reused_records by the range-tree solver (or by `kernel`, the same solver uncompiled): the
     same optimal flow cost as the loop, ties broken otherwise.
 
+    Records of size 0 stay out of the solve: as rows they cost nothing whatever they take, and as
+    columns they save nothing (reusing one costs a new object's price), so the least flow cost
+    is the same without them. Each takes over the object of an earlier record of size 0 that has
+    ended, where one is free (_chain_empty_records), so they add as few objects as can be.
+
     Successive shortest paths may add the rows in any order. Largest first, each row joins as the
     smallest so far, to which every column at least its size is free: on the shapes of real graphs
     its runs settle few columns. On records of unrelated sizes and lifetimes that order settles
@@ -154,21 +160,40 @@ def _range_reused_records(records: Sequence[UsageRecord], kernel=None,
     again in that order, with what remains of the budget."""
     if kernel is None:
         from packager.plan.objects.min_cost_flow_range_kernel import assign as kernel
-    graph = _Graph(records)
+    sized = [i for i, r in enumerate(records) if r.size > 0]
+    reused = _chain_empty_records(records)
+    solved = [records[i] for i in sized]
+    graph = _Graph(solved)
     limit = WORK_LIMIT if work_limit is None else work_limit
-    sizes = np.array([r.size for r in records], dtype=np.int64)
-    first = by_first_op(records)
+    sizes = np.array([r.size for r in solved], dtype=np.int64)
+    first = by_first_op(solved)
     by_size = np.array(first, dtype=np.int64)[np.argsort(-sizes[first], kind="stable")]
     args = (graph.usable.astype(np.int64), sizes,
-            np.array([records[i].size for i in graph.by_last], dtype=np.int64))
-    trial = min(limit, SIZE_ORDER_WORK * max(1, len(records)))
+            np.array([solved[i].size for i in graph.by_last], dtype=np.int64))
+    trial = min(limit, SIZE_ORDER_WORK * max(1, len(solved)))
     held, work = kernel(by_size, *args, trial)
     if work < 0:
         held, work = kernel(np.array(first, dtype=np.int64), *args, limit - trial)
     if work < 0:
         raise SolverLimitError(f"{NAME} ran out of its work budget ({limit:,} steps) on "
                                f"{len(records):,} records: choose a greedy strategy")
-    return [graph.by_last[c] if c >= 0 else -1 for c in held.tolist()]
+    for row, c in zip(sized, held.tolist()):
+        reused[row] = sized[graph.by_last[c]] if c >= 0 else -1
+    return reused
+
+
+def _chain_empty_records(records: Sequence[UsageRecord]) -> list[int]:
+    """For each record of size 0, an earlier one of size 0 that ended before it starts, each taken
+    over at most once (the one that ended first), or -1; -1 for every other record."""
+    reused = [-1] * len(records)
+    ended: list[tuple[int, int]] = []  # (last_op, position) of the records whose object is free
+    for pos in by_first_op(records):
+        if records[pos].size:
+            continue
+        if ended and ended[0][0] < records[pos].first_op:
+            reused[pos] = heapq.heappop(ended)[1]
+        heapq.heappush(ended, (records[pos].last_op, pos))
+    return reused
 
 
 class _Graph:
