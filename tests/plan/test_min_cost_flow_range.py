@@ -60,13 +60,14 @@ def test_the_flow_is_the_optimal_one():
         assert flow_cost(records, range_form(records)) == best_reuse_cost(records)
 
 
-def test_same_flow_cost_as_the_loop_on_the_fixture_models():
+@pytest.mark.parametrize("semantics", ["tflite", "tflm"])
+def test_same_flow_cost_as_the_loop_on_the_fixture_models(semantics):
     from packager.arenas import arenas_to_plan
     from packager.reader import read_model
 
     assert FIXTURE_MODELS
     for path in FIXTURE_MODELS:
-        for arena in arenas_to_plan(read_model(str(path)), "tflite"):
+        for arena in arenas_to_plan(read_model(str(path)), semantics):
             records = list(arena.lifetimes.records)
             expected = flow_cost(records, numpy_form(records))
             assert flow_cost(records, range_form(records)) == expected, path.name
