@@ -23,9 +23,10 @@ _range_reused_records). Both solvers are exact, so their flow costs are equal; t
 otherwise, so above LOOP_RECORDS the plan may differ from the one the loop would give. CPU seconds
 of the range-tree solver at 100,000 records: branching 5.0, chain 0.5, residual 0.5, transformer
 0.5. On random records (benchmarks/bench_min_cost_flow.py) its runs settle far more columns: about
-10 s at 30,000, and at 100,000 it needs more than its budget. Its work (tree steps) is budgeted at
-WORK_LIMIT; past the budget, or above MAX_RECORDS records, it refuses (SolverLimitError) rather
-than hand in another strategy's plan under its name, and `best` then lists it as left out.
+9 s at 30,000 (the loop 12), and at 100,000 more than its budget (it refuses after 12 s). Its
+work (tree steps) is budgeted at WORK_LIMIT; past the budget, or above MAX_RECORDS records, it
+refuses (SolverLimitError) rather than hand in another strategy's plan under its name, and `best`
+then lists it as left out.
 """
 
 from __future__ import annotations
