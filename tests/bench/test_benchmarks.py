@@ -97,3 +97,17 @@ def test_strategy_rows_time_each_strategys_whole_work():
     assert copy.__dict__["offset_lower_bound"] == bound and copy.records is problem.records
     gbs = next(s for s in OBJECT_STRATEGIES if s.name == "greedy_by_size")
     assert gbs.run(copy) == gbs.run(problem)
+
+
+def test_min_cost_flow_table_gives_both_solvers_flow_costs(monkeypatch, capsys):
+    # The two solvers are exact: the table shows both flow costs and that they are equal.
+    from benchmarks import bench_min_cost_flow
+    monkeypatch.setattr("sys.argv", ["bench_min_cost_flow", "--sizes", "300", "--numpy-up-to", "400"])
+    bench_min_cost_flow.main()
+    lines = capsys.readouterr().out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("shape"))
+    assert "loop flow" in lines[header] and "tree flow" in lines[header]
+    rows = [line.split() for line in lines[header + 1:]]
+    assert len(rows) == 5
+    for row in rows:
+        assert row[4] == "yes" and row[5] == row[7] and row[8] == "yes", row

@@ -13,14 +13,25 @@ steps and the same ties, so the same plans, and it skips the rows of a run that 
 dominates (they could neither lower a distance nor win a tie). CPU seconds of the loop
 (benchmarks/bench_min_cost_flow.py) on the shapes of benchmarks/synthetic.py / on random records:
 3,000 records 0.02-0.03 / 0.07, 10,000 0.15-0.44 / 1.0, 20,000 0.5-1.9 / 4.8, 30,000 1.5-4.9 / 15.
-The work still grows about as the square of the count (every run relaxes a prefix of the columns,
-and ties settle whole plateaus of them), so above MAX_RECORDS records it refuses (SolverLimitError,
-as the integer program does) rather than hand in another strategy's plan under its name; `best`
+The work of the loop grows about as the square of the count (every run relaxes a prefix of the
+columns, and ties settle whole plateaus of them), so it serves up to LOOP_RECORDS records.
+
+Above LOOP_RECORDS the same successive shortest paths run over a range tree of the columns
+(min_cost_flow_range_kernel.py): each Dijkstra run visits only the columns it settles, asking the
+tree for a row's cheapest unsettled column, and rows join largest first (see
+_range_reused_records). Both solvers are exact, so their flow costs are equal; they break ties
+otherwise, so above LOOP_RECORDS the plan may differ from the one the loop would give. CPU seconds
+of the range-tree solver at 100,000 records: branching 5.0, chain 0.5, residual 0.5, transformer
+0.5. On random records (benchmarks/bench_min_cost_flow.py) its runs settle far more columns: about
+9 s at 30,000 (the loop 12), and at 100,000 more than its budget (it refuses after 12 s). Its
+work (tree steps) is budgeted at WORK_LIMIT; past the budget, or above MAX_RECORDS records, it
+refuses (SolverLimitError) rather than hand in another strategy's plan under its name, and `best`
 then lists it as left out.
 """
 
 from __future__ import annotations
 
+import heapq
 from typing import Sequence
 
 import numpy as np
@@ -30,7 +41,15 @@ from packager.plan.objects._common import by_first_op, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord
 
 NAME = "min_cost_flow"
-MAX_RECORDS = 20_000
+LOOP_RECORDS = 20_000  # up to here the loop (its plans pinned); above, the range-tree solver
+MAX_RECORDS = 250_000
+# Tree steps (a node met by a query or an update) the range-tree solver may take, both solves
+# together (see _range_reused_records): about 13 s of CPU. At 100,000 records the shapes of
+# benchmarks/synthetic.py take 3.6-77 million; random records 30,000 records about 190 million.
+WORK_LIMIT = 200_000_000
+# Steps a record that the first solve (rows largest first) may take: 770 on branching graphs of
+# 100,000 records, under 40 on the other shapes.
+SIZE_ORDER_WORK = 1_000
 # From this many records the compiled loop runs: its one-off cost (importing numba and loading
 # the compiled kernel from numba's cache, about 0.65 s; compiling it, when the cache is cold, about
 # 2 s more) is less than the numpy steps it saves (2,000 records: 0.5-1.3 s).
@@ -40,7 +59,9 @@ COMPILED_FROM = 2000
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     if len(records) > MAX_RECORDS:
         raise SolverLimitError(f"{NAME} takes at most {MAX_RECORDS:,} records, not {len(records):,} "
-                               "(its solve grows about as the square of the count): choose a greedy strategy")
+                               "(its solve grows faster than the count): choose a greedy strategy")
+    if len(records) > LOOP_RECORDS:
+        return plan_of_chains(records, _range_reused_records(records))
     return plan_of_chains(records, _reused_records(records))
 
 
@@ -121,6 +142,59 @@ def _compiled_reused_records(records: Sequence[UsageRecord], graph: "_Graph", ke
     held = kernel(np.array(by_first_op(records), dtype=np.int64), graph.usable.astype(np.int64),
                   graph.row_size, graph.col_size)
     return [graph.by_last[c] if c >= 0 else -1 for c in held.tolist()]
+
+
+def _range_reused_records(records: Sequence[UsageRecord], kernel=None,
+                          work_limit: int | None = None) -> list[int]:
+    """_reused_records by the range-tree solver (or by `kernel`, the same solver uncompiled): the
+    same optimal flow cost as the loop, ties broken otherwise.
+
+    Records of size 0 stay out of the solve: as rows they cost nothing whatever they take, and as
+    columns they save nothing (reusing one costs a new object's price), so the least flow cost
+    is the same without them. Each takes over the object of an earlier record of size 0 that has
+    ended, where one is free (_chain_empty_records), so they add as few objects as can be.
+
+    Successive shortest paths may add the rows in any order. Largest first, each row joins as the
+    smallest so far, to which every column at least its size is free: on the shapes of real graphs
+    its runs settle few columns. On records of unrelated sizes and lifetimes that order settles
+    more than order of first_op does, so past SIZE_ORDER_WORK steps a record the solve starts
+    again in that order, with what remains of the budget."""
+    if kernel is None:
+        from packager.plan.objects.min_cost_flow_range_kernel import assign as kernel
+    sized = [i for i, r in enumerate(records) if r.size > 0]
+    reused = _chain_empty_records(records)
+    solved = [records[i] for i in sized]
+    graph = _Graph(solved)
+    limit = WORK_LIMIT if work_limit is None else work_limit
+    sizes = np.array([r.size for r in solved], dtype=np.int64)
+    first = by_first_op(solved)
+    by_size = np.array(first, dtype=np.int64)[np.argsort(-sizes[first], kind="stable")]
+    args = (graph.usable.astype(np.int64), sizes,
+            np.array([solved[i].size for i in graph.by_last], dtype=np.int64))
+    trial = min(limit, SIZE_ORDER_WORK * max(1, len(solved)))
+    held, work = kernel(by_size, *args, trial)
+    if work < 0:
+        held, work = kernel(np.array(first, dtype=np.int64), *args, limit - trial)
+    if work < 0:
+        raise SolverLimitError(f"{NAME} ran out of its work budget ({limit:,} steps) on "
+                               f"{len(records):,} records: choose a greedy strategy")
+    for row, c in zip(sized, held.tolist()):
+        reused[row] = sized[graph.by_last[c]] if c >= 0 else -1
+    return reused
+
+
+def _chain_empty_records(records: Sequence[UsageRecord]) -> list[int]:
+    """For each record of size 0, an earlier one of size 0 that ended before it starts, each taken
+    over at most once (the one that ended first), or -1; -1 for every other record."""
+    reused = [-1] * len(records)
+    ended: list[tuple[int, int]] = []  # (last_op, position) of the records whose object is free
+    for pos in by_first_op(records):
+        if records[pos].size:
+            continue
+        if ended and ended[0][0] < records[pos].first_op:
+            reused[pos] = heapq.heappop(ended)[1]
+        heapq.heappush(ended, (records[pos].last_op, pos))
+    return reused
 
 
 class _Graph:
