@@ -191,7 +191,8 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
     table of strategies): the offset strategies stop at the first plan for which `stop_at` holds,
     the shared-object strategies at the first plan that meets their lower bound. Such a plan is
     the one the whole portfolio would choose (nothing is below the bound, and ties go to the
-    earlier strategy); the strategies not run are listed in `not_needed`, never as run.
+    earlier strategy); the strategies not run are listed in `not_needed`, never as run. A strategy
+    above its `ship_max_records` is left out (listed in `skipped`).
 
     `stop_above` (with `stop_at`, whose plans must meet its limit): the strategies that can stop
     (`stoppable.STOPPABLE`) stop once their arena can no longer meet its limit (a record placed
@@ -265,6 +266,9 @@ def _object_plans(problem: Problem, names: Sequence[str] | None, stop_at: Callab
         so_far = min(objects, key=lambda o: o.total, default=None)
         if stop_at is not None and so_far and so_far.total <= problem.object_lower_bound:
             not_needed.append(("objects", s.name))
+            continue
+        if stop_at is not None and names is None and len(problem.records) > (s.ship_max_records or len(problem.records)):
+            skipped.append(s.name)
             continue
         if s.exact and so_far and so_far.total <= problem.object_lower_bound:
             objects.append(_as_is(problem, so_far, s.name))

@@ -24,11 +24,15 @@ from packager.plan.objects import (
     naive,
     texture_2d,
 )
+from dataclasses import replace
+
+from packager.plan import portfolio, registry
 from packager.plan.portfolio import run_portfolio
 from packager.text.plan_view import result_view
 from packager.plan.problem import Problem
 from packager.plan.records import UsageRecord, object_lower_bound, positional_maxima
 from packager.plan.validate import check_object_plan
+from tests.plan.pin_cases import random_records
 from tests.plan.record_strategies import records_of, tied_records, usage_records
 
 STRATEGIES = [naive, equality, greedy_in_order, min_cost_flow, greedy_by_breadth, greedy_by_size,
@@ -410,3 +414,26 @@ def test_extent_of_follows_the_gpu_delegate_layout(shape, extent):
 def test_extent_of_rejects_rank_five():
     with pytest.raises(PlanError):
         texture_2d.extent_of((1, 2, 3, 4, 5))
+
+
+
+def test_package_leaves_min_cost_flow_out_above_its_loop_and_best_does_not(monkeypatch):
+    """Above LOOP_RECORDS min_cost_flow's range-tree solve runs in `best`; a package (the
+    portfolio stopping at the bound) leaves it out there, as it did before that solve existed."""
+    assert {s.name: s.ship_max_records for s in registry.OBJECT_STRATEGIES}["min_cost_flow"] == \
+        min_cost_flow.LOOP_RECORDS
+    records = tuple(random_records(4, 60, 12, 6, 500))
+    monkeypatch.setattr(min_cost_flow, "LOOP_RECORDS", 10)
+    monkeypatch.setattr(portfolio, "OBJECT_STRATEGIES", tuple(
+        replace(s, ship_max_records=10) if s.name == "min_cost_flow" else s for s in registry.OBJECT_STRATEGIES))
+    problem = Problem(records)
+    whole = run_portfolio(problem, baselines=False)
+    assert "min_cost_flow" in {o.strategy for o in whole.objects}
+    shipped = run_portfolio(problem, baselines=False, stop_at=lambda outcome: False)
+    first_three = {o.strategy: o.total for o in shipped.objects}
+    assert min(first_three[n] for n in ("naive", "equality", "greedy_in_order")) > problem.object_lower_bound
+    assert "min_cost_flow" in shipped.skipped and "min_cost_flow" not in first_three
+    # Where an earlier plan meets the bound it is not needed, as before: the report says so.
+    chain = Problem(tuple(UsageRecord(i, i, i + 1, 64) for i in range(40)))
+    shipped = run_portfolio(chain, baselines=False, stop_at=lambda outcome: False)
+    assert ("objects", "min_cost_flow") in shipped.not_needed and "min_cost_flow" not in shipped.skipped
