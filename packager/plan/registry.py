@@ -64,8 +64,9 @@ class Strategy:
     improve: Callable[[Problem, OffsetPlan | None, Budget], Plan] | None = None
     budget: Budget | None = None
     # `package` (which needs one good plan, within a time target) leaves it out above this many
-    # records: a slower exact solve whose plans are the furthest from the bound on every shape
-    # measured (bench_strategies); `plan --strategy best` still runs it.
+    # records: min_cost_flow's range-tree solve takes seconds there, for plans far above the best
+    # on every shape measured (branching 10,000: 4 times the integer program's); `plan --strategy
+    # best` still runs it.
     ship_max_records: int | None = None
 
 
