@@ -83,6 +83,32 @@ def step_intervals(records: Sequence[UsageRecord]) -> tuple[list[int], list[int]
     return cols.dense_first.tolist(), cols.dense_last.tolist(), cols.steps
 
 
+def conflict_index(records: Sequence[UsageRecord]) -> "ConflictIndex | StepConflicts":
+    """The index of busy objects that suits the records: a bitset per dense step when they are
+    short-lived (as in real models), else ConflictIndex's trees; the same answers either way."""
+    steps = step_intervals(records)
+    return ConflictIndex(records) if steps is None else StepConflicts(*steps)
+
+
+class StepConflicts:
+    """ConflictIndex's answers from one bitset of busy objects per dense step: a short-lived
+    record ORs its few steps instead of walking two trees."""
+
+    def __init__(self, lo: list[int], hi: list[int], n_steps: int) -> None:
+        self._lo, self._hi, self._held = lo, hi, [0] * n_steps
+
+    def busy(self, pos: int) -> int:
+        busy = 0
+        for bits in self._held[self._lo[pos]:self._hi[pos] + 1]:
+            busy |= bits
+        return busy
+
+    def add(self, obj: int, pos: int) -> None:
+        bit, held = 1 << obj, self._held
+        for step in range(self._lo[pos], self._hi[pos] + 1):
+            held[step] |= bit
+
+
 class ConflictIndex:
     """Which objects already hold a record alive somewhere in the interval of a given record.
 

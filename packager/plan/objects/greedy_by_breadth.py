@@ -16,54 +16,26 @@ from __future__ import annotations
 import bisect
 from typing import Sequence
 
-from packager.plan.objects._common import ConflictIndex, make_plan, step_intervals
+from packager.plan.objects._common import conflict_index, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord, breadth_first_order
 
 NAME = "greedy_by_breadth"
 
 
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
-    steps = step_intervals(records)
-    if steps is not None:
-        return _plan_by_steps(records, *steps)
-    index = ConflictIndex(records)
+    index = conflict_index(records)
     assignment = [0] * len(records)
     objects = _Objects()
-    for pos in breadth_first_order(records):
-        size = records[pos].size
-        obj = objects.closest_fit(index.busy(pos), size)
-        if obj < 0:
-            obj = objects.new(size)
-        else:
-            objects.grow(obj, size)
-        assignment[pos] = obj
-        index.add(obj, pos)
-    return make_plan(NAME, assignment, objects.sizes)
-
-
-def _plan_by_steps(records: Sequence[UsageRecord], lo: list[int], hi: list[int],
-                   n_steps: int) -> ObjectPlan:
-    """The same loop with the busy objects of each dense step in `held[step]`."""
-    held = [0] * n_steps
-    assignment = [0] * len(records)
-    objects = _Objects()
-    closest_fit, new, grow, object_sizes = objects.closest_fit, objects.new, objects.grow, objects.sizes
     sizes = [r.size for r in records]
     for pos in breadth_first_order(records):
         size = sizes[pos]
-        a, b = lo[pos], hi[pos] + 1
-        busy = 0
-        for bits in held[a:b]:
-            busy |= bits
-        obj = closest_fit(busy, size)
+        obj = objects.closest_fit(index.busy(pos), size)
         if obj < 0:
-            obj = new(size)
-        elif object_sizes[obj] < size:
-            grow(obj, size)
+            obj = objects.new(size)
+        elif objects.sizes[obj] < size:
+            objects.grow(obj, size)
         assignment[pos] = obj
-        bit = 1 << obj
-        for step in range(a, b):
-            held[step] |= bit
+        index.add(obj, pos)
     return make_plan(NAME, assignment, objects.sizes)
 
 

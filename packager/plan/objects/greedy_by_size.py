@@ -13,19 +13,16 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from packager.plan.objects._common import ConflictIndex, by_size_desc, make_plan, step_intervals
+from packager.plan.objects._common import by_size_desc, conflict_index, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord
 
 NAME = "greedy_by_size"
 
 
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
-    steps = step_intervals(records)
-    if steps is not None:
-        return _plan_by_steps(records, *steps)
     assignment = [0] * len(records)
     sizes: list[int] = []
-    index = ConflictIndex(records)
+    index = conflict_index(records)
     every_object = 0  # bitset of all object ids
     for pos in by_size_desc(records):
         compatible = every_object ^ index.busy(pos)  # busy objects are a subset of all
@@ -37,30 +34,4 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
             every_object |= 1 << obj
         assignment[pos] = obj
         index.add(obj, pos)
-    return make_plan(NAME, assignment, sizes)
-
-
-def _plan_by_steps(records: Sequence[UsageRecord], lo: list[int], hi: list[int],
-                   n_steps: int) -> ObjectPlan:
-    """The same loop with the busy objects of each dense step in `held[step]`."""
-    assignment = [0] * len(records)
-    sizes: list[int] = []
-    held = [0] * n_steps
-    every_object = 0
-    for pos in by_size_desc(records):
-        a, b = lo[pos], hi[pos] + 1
-        busy = 0
-        for bits in held[a:b]:
-            busy |= bits
-        compatible = every_object ^ busy
-        if compatible:
-            obj = compatible.bit_length() - 1
-        else:
-            obj = len(sizes)
-            sizes.append(records[pos].size)
-            every_object |= 1 << obj
-        assignment[pos] = obj
-        bit = 1 << obj
-        for step in range(a, b):
-            held[step] |= bit
     return make_plan(NAME, assignment, sizes)

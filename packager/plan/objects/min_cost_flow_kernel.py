@@ -131,21 +131,30 @@ def assign(order, usable, row_size, col_size):
                     if reduced < dist[c]:
                         dist[c] = reduced
                         came_from[c] = row
-        row_potential[root] += final
-        for t in range(n_settled):
-            c = settled[t]
-            row_potential[owner[c]] += final - settled_dist[t]
-            col_potential[c] -= final - settled_dist[t]
-        # Flip the path: each row on it takes the column that reached it from the next one.
-        row = sink_row
-        col = sink_col
-        while True:
-            previous = held[row]
-            held[row] = col
-            if col >= 0:
-                owner[col] = row
-            if row == root:
-                break
-            row = came_from[previous]
-            col = previous
+        end_run(root, final, settled, settled_dist, n_settled, sink_row, sink_col, held, owner, came_from,
+                row_potential, col_potential)
     return held
+
+
+@njit(cache=True)
+def end_run(root, final, settled, settled_dist, n_settled, sink_row, sink_col, held, owner, came_from,
+            row_potential, col_potential):
+    """The end of a Dijkstra run that reached its sink at distance `final`: the potentials move by
+    how much nearer each settled column was, then the path flips, each row on it taking the column
+    that reached it from the next one (min_cost_flow_range_kernel ends its runs the same way)."""
+    row_potential[root] += final
+    for t in range(n_settled):
+        c = settled[t]
+        row_potential[owner[c]] += final - settled_dist[t]
+        col_potential[c] -= final - settled_dist[t]
+    row = sink_row
+    col = sink_col
+    while True:
+        previous = held[row]
+        held[row] = col
+        if col >= 0:
+            owner[col] = row
+        if row == root:
+            break
+        row = came_from[previous]
+        col = previous

@@ -35,6 +35,8 @@ except ImportError:  # numba missing on this platform: the same code, uncompiled
     def njit(*args, **kwargs):
         return (lambda f: f) if not args else args[0]
 
+from packager.plan.objects.min_cost_flow_kernel import end_run
+
 KEPT_CHECKED = 64  # the latest rows kept in a run that a newly reached row is checked against
 NONE = np.int64(1) << np.int64(61)  # the key of a settled column: above every real key
 
@@ -348,23 +350,8 @@ def assign(order, usable, row_size, col_size, work_limit):
                                     key2 + 2 * (reach[row] - row_potential[row]), c2, row)
             if work > work_limit:
                 return held, -1
-        row_potential[root] += final
-        for t in range(n_settled):
-            c = settled[t]
-            row_potential[owner[c]] += final - settled_dist[t]
-            col_potential[c] -= final - settled_dist[t]
-        # Flip the path: each row on it takes the column that reached it from the next one.
-        row = sink_row
-        col = sink_col
-        while True:
-            previous = held[row]
-            held[row] = col
-            if col >= 0:
-                owner[col] = row
-            if row == root:
-                break
-            row = came_from[previous]
-            col = previous
+        end_run(root, final, settled, settled_dist, n_settled, sink_row, sink_col, held, owner, came_from,
+                row_potential, col_potential)
         # settled columns come back with their new potentials; the sink column is now held
         for t in range(n_settled + 1):
             c = settled[t] if t < n_settled else sink_col
