@@ -267,8 +267,9 @@ def _object_plans(problem: Problem, names: Sequence[str] | None, stop_at: Callab
         if stop_at is not None and so_far and so_far.total <= problem.object_lower_bound:
             not_needed.append(("objects", s.name))
             continue
-        if stop_at is not None and names is None and len(problem.records) > (s.ship_max_records or len(problem.records)):
-            skipped.append(s.name)
+        if (stop_at is not None and names is None and s.ship_max_records is not None
+                and len(problem.records) > s.ship_max_records):
+            skipped.append(s.name)  # too large for it in a package (Strategy.ship_max_records)
             continue
         if s.exact and so_far and so_far.total <= problem.object_lower_bound:
             objects.append(_as_is(problem, so_far, s.name))

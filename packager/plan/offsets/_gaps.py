@@ -80,15 +80,16 @@ def place_in_order(
 # on compiled only if resumed: stopped early, they never repay numba's import and its memory.
 COMPILE_FROM = 20_000
 
+# Offsets and sizes the compiled loop takes: their sums stay inside int64.
+_INT64_SAFE = 1 << 61
+
 
 def compiles(records: int) -> bool:
     """Whether the loops run compiled on an input of this many records: from COMPILE_FROM, or from
     a tenth of it once numba is loaded in this process (min_cost_flow loads it from 2,000 records,
     and the portfolio runs the shared-object strategies first): then compiling costs only loading
-    each loop's cached code, a few milliseconds, against 10-50 ms of Python loop at 10,000 records."""
+    each loop's cached code, a few milliseconds, against 10-80 ms of Python loop at 10,000 records."""
     return records >= COMPILE_FROM or (records >= COMPILE_FROM // 10 and "numba" in sys.modules)
-# Offsets and sizes the compiled loop takes: their sums stay inside int64.
-_INT64_SAFE = 1 << 61
 
 
 def placement(records: Sequence[UsageRecord], order: Sequence[int], alignment: int, *,
