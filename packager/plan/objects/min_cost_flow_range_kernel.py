@@ -17,9 +17,9 @@ distance a free column (which ends the run) comes before a held one (which exten
 between keys go to the latest column (recently ended records are the likely free ones: on chains
 this settles 70 times fewer columns than the earliest), then to the lower row. A newly reached row
 that one of the latest KEPT_CHECKED rows of the run dominates (no dearer to any column, nor to a
-new object) offers nothing and is not asked. The plain loop
-(min_cost_flow_kernel.py) breaks ties otherwise, so the two may pick different plans of the same,
-optimal, flow cost.
+new object) offers nothing and is not asked. The plain loop (min_cost_flow_kernel.py, whose
+`end_run` ends each run here too) breaks ties otherwise, so the two may pick different plans of
+the same, optimal, flow cost.
 
 Plain Python over numpy arrays: uncompiled (NUMBA_DISABLE_JIT=1, or the .py_func of `assign`) it
 gives the same assignment. This module imports numba: import it only for large inputs.
