@@ -63,10 +63,10 @@ class Strategy:
     # (`run` starts it from nothing), spending at most `budget`.
     improve: Callable[[Problem, OffsetPlan | None, Budget], Plan] | None = None
     budget: Budget | None = None
-    # `package` (which needs one good plan, within a time target) leaves it out above this many
-    # records: min_cost_flow's range-tree solve takes seconds there, for plans far above the best
-    # on every shape measured (branching 10,000: 4 times the integer program's); `plan --strategy
-    # best` still runs it.
+    # A shared-object strategy `package` (which needs one good plan, within a time target) leaves
+    # out above this many records (portfolio._object_plans reads it): min_cost_flow's range-tree
+    # solve takes seconds there, for plans far above the best on every shape measured (branching
+    # 10,000: 4 times the integer program's); `plan --strategy best` still runs it.
     ship_max_records: int | None = None
 
 
