@@ -7,8 +7,8 @@ As in `best`, it starts from the best plan of the shared-object strategies liste
 registry (min_cost_flow only up to its own limit); when that plan already meets the lower bound,
 `best` reports it as is and the integer program does not run ("at the bound"). "Alone" is
 `plan --strategy integer_program`: it starts from greedy_by_size_improved's plan. Times are CPU
-seconds of this process (time.process_time) and leave out SciPy's import (about 0.4 s, once per
-process). Up to 250 records the whole model is solved; above, the window search runs.
+seconds of this process (time.process_time) and leave out highspy's import (a few milliseconds,
+once per process). Up to 250 records the whole model is solved; above, the window search runs.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)))
     parser.add_argument("--shapes", default=",".join(DEFAULT_SHAPES))
     args = parser.parse_args(argv)
-    import scipy.optimize  # noqa: F401  (its import is not the integer program's work)
+    import highspy  # noqa: F401  (its import is not the integer program's work)
 
     rows = []
     for shape in args.shapes.split(","):

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
 
-# Before numpy loads: its OpenBLAS (and SciPy's, a second one) starts a pool of threads that spin
+# Before numpy loads: its OpenBLAS starts a pool of threads that spin
 # on start-up, 0.1-0.2 s of CPU a command, for matrix products no command makes (the planning is
 # element-wise). A user's own setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

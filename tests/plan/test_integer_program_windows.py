@@ -87,20 +87,22 @@ def test_it_starts_from_the_plan_it_is_given():
 def test_no_time_limit_decides_a_plan(monkeypatch):
     """The solver is capped by nodes and model size only: the same input gives the same plan on
     any machine and under any load."""
-    import scipy.optimize
+    import highspy
 
-    seen = []
-    real = scipy.optimize.milp
+    solvers = []
 
-    def spy(*args, **kwargs):
-        seen.append(dict(kwargs.get("options", {})))  # milp empties the dict it is given
-        return real(*args, **kwargs)
+    class Recorded(highspy._Highs):
+        def __init__(self):
+            super().__init__()
+            solvers.append(self)
 
-    monkeypatch.setattr(scipy.optimize, "milp", spy)
+    monkeypatch.setattr(highspy, "_Highs", Recorded)
     integer_program.solve([UsageRecord(0, 0, 1, 8), UsageRecord(1, 2, 3, 8), UsageRecord(2, 1, 2, 4)])
     integer_program.solve(branching(1000))
-    assert seen and all("time_limit" not in options for options in seen)
-    assert all("node_limit" in options for options in seen)
+    assert len(solvers) >= 2  # the whole model, and windows
+    for solver in solvers:
+        assert solver.getOptionValue("time_limit")[1] == highspy.kHighsInf
+        assert solver.getOptionValue("mip_max_nodes")[1] in (integer_program.NODE_LIMIT, windows.WINDOW_NODES)
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))

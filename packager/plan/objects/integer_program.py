@@ -1,5 +1,5 @@
 """Integer program: the shared-object problem solved exactly by a MILP solver (HiGHS, through
-SciPy), for inputs of up to a few hundred records (real models; the paper's six have 27 to 125).
+binary_program.py), for inputs of up to a few hundred records (real models; the paper's six have 27 to 125).
 
 Formulation (representatives): order the records largest first (ties: earlier position). Every
 object is named by its first member in that order, its representative, whose size is the object's
@@ -32,7 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from packager.errors import PlanError, SolverLimitError
-from packager.plan.objects import greedy_by_size_improved, integer_program_windows
+from packager.plan.objects import binary_program, greedy_by_size_improved, integer_program_windows
 from packager.plan.objects._common import by_size_desc, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord, compress_time, object_lower_bound
 
@@ -95,9 +95,6 @@ def _improve(records: Sequence[UsageRecord], start: ObjectPlan | None) -> Soluti
 
 
 def _whole_model(records: Sequence[UsageRecord], node_limit: int) -> Solution:
-    from scipy.optimize import Bounds, LinearConstraint, milp  # heavy: import on first use
-    from scipy.sparse import coo_matrix
-
     order = by_size_desc(records)
     dense = compress_time(records)
     lo = np.array([dense[p].first_op for p in order], dtype=np.int64)
@@ -128,14 +125,11 @@ def _whole_model(records: Sequence[UsageRecord], node_limit: int) -> Solution:
             cols += [np.append(n + first + clique, rep)]
             vals += [np.append(np.ones(len(clique)), -1.0)]
             n_rows += 1
-    matrix = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                        shape=(n_rows, n_vars)).tocsr()
     lower = np.concatenate([np.ones(n), np.full(n_rows - n, -np.inf)])
     upper = np.concatenate([np.ones(n), np.zeros(n_rows - n)])
     cost = np.concatenate([size, np.zeros(len(pair_rep))])
-    result = milp(cost, constraints=LinearConstraint(matrix, lower, upper),
-                  integrality=np.ones(n_vars), bounds=Bounds(0, 1),
-                  options={"node_limit": node_limit, "mip_rel_gap": 0.0})
+    result = binary_program.solve(cost, np.concatenate(rows), np.concatenate(cols), np.concatenate(vals),
+                                  lower, upper, node_limit=node_limit, mip_rel_gap=0.0)
     if result.x is None:
         raise SolverLimitError(f"{NAME} found no plan within {node_limit:,} nodes on "
                                f"{len(records):,} records: choose a greedy strategy")
@@ -153,10 +147,10 @@ def _whole_model(records: Sequence[UsageRecord], node_limit: int) -> Solution:
     for rank, pos in enumerate(order):
         assignment[pos] = object_of_rep[int(rep_of[rank])]
     sizes = [records[order[r]].size for r in reps]
-    optimal = bool(result.status == 0)
+    optimal = result.optimal
     found = replace(make_plan(NAME, assignment, sizes), proven_optimal=optimal,
                     search_stopped="" if optimal else f"the solver's limit of {node_limit:,} nodes")
-    dual = result.mip_dual_bound if result.mip_dual_bound is not None else 0.0
+    dual = result.dual_bound if result.dual_bound is not None else 0.0
     return Solution(found, found.total if optimal else min(found.total, int(dual)))
 
 

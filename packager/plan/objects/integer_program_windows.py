@@ -27,6 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
+from packager.plan.objects import binary_program
 from packager.plan.records import UsageRecord, positional_maxima, time_columns
 
 # Each window's integer program may branch this many nodes: a window holds tens of records.
@@ -101,9 +102,6 @@ class _Timeline:
 def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Sequence[int],
            lower_bound: int) -> Repair:
     """Improve the plan (assignment, sizes) by moves over time windows; never worse than it."""
-    from scipy.optimize import Bounds, LinearConstraint, milp  # heavy: import on first use
-    from scipy.sparse import csr_matrix
-
     assign = np.asarray(assignment, dtype=np.int64).copy()
     n_obj = len(sizes)
     try:
@@ -167,13 +165,11 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
         n_rows = len(free) + len(kept_cells)
         rows = np.concatenate([rec_of_var, len(free) + step_row])
         cols = np.concatenate([np.arange(n_vars), var_rep[keep]])
-        matrix = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_rows, n_vars))
         lower = np.concatenate([np.ones(len(free)), np.zeros(len(kept_cells))])
         upper = np.ones(n_rows)
         cost = np.zeros(n_vars)  # any plan of the window will do: the solver stops at the first
-        result = milp(cost, constraints=LinearConstraint(matrix, lower, upper),
-                      integrality=np.ones(n_vars), bounds=Bounds(0, 1),
-                      options={"node_limit": WINDOW_NODES})
+        result = binary_program.solve(cost, rows, cols, np.ones(len(rows)), lower, upper,
+                                      node_limit=WINDOW_NODES)
         if result.x is None:
             return None
         chosen = result.x > 0.5
