@@ -107,7 +107,6 @@ def _whole_model(records: Sequence[UsageRecord], node_limit: int) -> Solution:
     disjoint = (hi[:, None] < lo[None, :]) | (hi[None, :] < lo[:, None])
     pair_rep, pair_member = np.nonzero(later & disjoint)  # row-major: grouped by representative
     bounds = np.searchsorted(pair_rep, np.arange(n + 1))
-    n_vars = n + len(pair_rep)
 
     rows: list[np.ndarray] = []
     cols: list[np.ndarray] = []
