@@ -138,3 +138,60 @@ def test_up_to_the_whole_model_a_start_changes_nothing_it_proves():
         assert alone.proven_optimal
         for start in (greedy_by_size.plan(records), greedy_by_size_improved.plan(records)):
             assert integer_program.plan(records, start) == alone.plan
+
+
+def _matchable_by_brute_force(lo, hi, fits) -> bool:
+    """Every step's alive records get distinct objects they fit: tried every way."""
+    from itertools import permutations
+    n_obj = len(fits)
+    for t in set(lo):
+        alive = [r for r in range(len(lo)) if lo[r] <= t <= hi[r]]
+        if len(alive) > n_obj or not any(all(fits[p][r] for p, r in zip(objs, alive))
+                                         for objs in permutations(range(n_obj), len(alive))):
+            return False
+    return True
+
+
+def test_the_step_matching_is_exact():
+    """The pre-check that spares the solver a window with no plan: a matching at every step,
+    against trying every assignment, on small random windows (equal spans and sparse fits)."""
+    import numpy as np
+
+    rng = random.Random(7)
+    for _ in range(600):
+        n_rec, n_obj = rng.randint(1, 7), rng.randint(1, 5)
+        lo = [rng.randint(0, 4) for _ in range(n_rec)]
+        hi = [a + rng.randint(0, 3) for a in lo]
+        fits = [[rng.random() < 0.45 for _ in range(n_rec)] for _ in range(n_obj)]
+        got = windows._each_step_matchable(np.array(lo), np.array(hi), np.array(fits, dtype=bool))
+        assert got == _matchable_by_brute_force(lo, hi, fits), (lo, hi, fits)
+
+
+def _random_records(seed: int, n: int = 600) -> tuple[UsageRecord, ...]:
+    rng = random.Random(seed)
+    records = []
+    for i in range(n):
+        first = rng.randrange(n // 3)
+        records.append(UsageRecord(i, first, first + rng.randrange(8), rng.choice((8, 16, 24, 32, 40, 64))))
+    return tuple(records)
+
+
+@pytest.mark.parametrize("records", [branching(1000), branching(3000), _random_records(2)],
+                         ids=["branching-1000", "branching-3000", "random"])
+def test_the_step_matching_never_changes_a_plan(monkeypatch, records):
+    """Windows it rejects are those the solver finds without a plan: the same plans without it
+    (each case has windows it rejects)."""
+    real = windows._each_step_matchable
+    rejected = []
+
+    def counted(lo, hi, fits):
+        ok = real(lo, hi, fits)
+        rejected.append(not ok)
+        return ok
+
+    start = greedy_by_size.plan(records)
+    monkeypatch.setattr(windows, "_each_step_matchable", counted)
+    with_check = integer_program.plan(records, start)
+    assert any(rejected)
+    monkeypatch.setattr(windows, "_each_step_matchable", lambda lo, hi, fits: True)
+    assert integer_program.plan(records, start) == with_check

@@ -12,7 +12,9 @@ in time; around each one, a window of the timeline is re-planned by a small inte
   meet p's staying records);
   sum_p z[r, p] = 1 for every free record, and sum z[r, p] <= 1 over the free records alive at
   each step, for every object; any solution will do (a sweep by start time tries first, and the
-  solver decides only where the sweep fails; its answer is checked before it is taken).
+  solver decides only where the sweep fails, unless the records alive at some step cannot each
+  have an object of their own: then the window has no plan; the solver's answer is checked
+  before it is taken).
 Windows are disjoint in what they free, so a move is the sum of its windows; it is taken only
 when every window succeeds, and then the total falls by the size given up. The moves repeat
 until the plan meets the lower bound (then it is optimal, and proven), no move succeeds, or the
@@ -22,6 +24,7 @@ branch-and-bound nodes in each), never time: the plan depends only on the input.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -148,7 +151,9 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
         if n_vars > WINDOW_VARIABLES or variables + n_vars > variable_budget:
             short = short or n_vars <= WINDOW_VARIABLES
             return None  # too large a program for one window, or for what is left of the budget
-        variables += n_vars
+        variables += n_vars  # counted even when the matching below decides: the same budget either way
+        if not _each_step_matchable(r_lo, r_hi, fits):
+            return None
         # Rows: one per free record (exactly one object), then one per object and step where
         # one of its variables starts (every maximal set of intervals alive together is the set
         # alive at such a step), when two or more variables meet there.
@@ -273,6 +278,71 @@ def _sweep(lo: np.ndarray, hi: np.ndarray, size: np.ndarray, fits: np.ndarray, c
         free_from[best] = hi_l[r]
         out[r] = best
     return out
+
+
+def _each_step_matchable(lo: np.ndarray, hi: np.ndarray, fits: np.ndarray) -> bool:
+    """Whether at every step the free records alive then can each have an object of their own
+    among those they fit (fits[object, record]). When not, the window has no plan, and no solver
+    need say so (every window the solver found without a plan so far failed this way).
+
+    One sweep in time keeps a matching of the records alive: a record that ends frees its object;
+    one that starts looks for an augmenting path. The matching covers every record alive before
+    it starts, so it is a largest one; no path means none covers them all (Berge)."""
+    options = [sum(1 << p for p in np.flatnonzero(column).tolist()) for column in fits.T]
+    lo_l, hi_l = lo.tolist(), hi.tolist()
+    holder: dict[int, int] = {}  # object -> record holding it
+    held = [0] * len(lo_l)  # record -> bit of its object
+    taken = 0  # bits of the objects held
+    ending: list[tuple[int, int]] = []  # (last step, record) of those alive, a heap
+    for r in sorted(range(len(lo_l)), key=lo_l.__getitem__):
+        while ending and ending[0][0] < lo_l[r]:
+            _, gone = heapq.heappop(ending)
+            taken &= ~held[gone]
+            del holder[held[gone].bit_length() - 1]
+        free = options[r] & ~taken
+        if free:  # most records: an object nobody alive holds
+            bit = free & -free
+            held[r] = bit
+            holder[bit.bit_length() - 1] = r
+        else:
+            bit = _augmenting(r, options, holder, held, taken)
+            if not bit:
+                return False
+        taken |= bit
+        heapq.heappush(ending, (hi_l[r], r))
+    return True
+
+
+def _augmenting(record: int, options: list[int], holder: dict[int, int], held: list[int], taken: int) -> int:
+    """A path from `record` through objects and their holders to an object nobody holds, found
+    breadth first; along it each record takes the next object. The object newly held, or 0 when
+    there is no such path."""
+    reached_by: dict[int, int] = {}  # object bit -> the record that reached it
+    seen = 0
+    frontier = [record]
+    while frontier:
+        nxt = []
+        for r in frontier:
+            reach = options[r] & ~seen
+            seen |= reach
+            while reach:
+                bit = reach & -reach
+                reach ^= bit
+                reached_by[bit] = r
+                if bit & taken:
+                    nxt.append(holder[bit.bit_length() - 1])
+                    continue
+                newly = bit
+                while True:  # each record on the path takes the object it reached
+                    r_ = reached_by[bit]
+                    before = held[r_]
+                    held[r_] = bit
+                    holder[bit.bit_length() - 1] = r_
+                    if r_ == record:
+                        return newly
+                    bit = before
+        frontier = nxt
+    return 0
 
 
 def _moves(assign: np.ndarray, size: np.ndarray, cap: np.ndarray) -> list[tuple[int, int]]:
