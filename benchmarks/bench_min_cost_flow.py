@@ -77,7 +77,8 @@ def main() -> None:
     _, first_use = cpu(lambda: min_cost_flow._range_reused_records(random_records(50)))
     print(f"range-tree solver, first use (load or compile its kernel): {first_use:.2f} s")
     print(f"{'shape':12} {'records':>8} {'loop s':>7} {'numpy s':>8} {'same':>5} {'loop flow':>10} "
-          f"{'tree s':>7} {'tree flow':>10} {'equal':>5} {'objects':>8} {'total bytes':>12} {'tree steps':>12}")
+          f"{'tree s':>7} {'tree flow':>10} {'equal':>5} {'objects':>8} {'total bytes':>12} "
+          f"{'tree steps':>12}")
     for n in sizes:
         cases = {name: usage_records(SHAPES[name](n)) for name in sorted(SHAPES)}
         cases["random"] = random_records(n)
@@ -107,7 +108,8 @@ def main() -> None:
                 plan = min_cost_flow.plan_of_chains(records, planned)
                 objects, total = str(len(plan.object_sizes)), f"{plan.total:,}"
             print(f"{name:12} {len(records):>8} {loop_s:>7} {numpy_s:>8} {same:>5} {loop_flow!s:>10} "
-                  f"{tree_s:>7} {tree_flow!s:>10} {equal:>5} {objects:>8} {total:>12} {sum(steps):>12,}", flush=True)
+                  f"{tree_s:>7} {tree_flow!s:>10} {equal:>5} {objects:>8} {total:>12} {sum(steps):>12,}",
+                  flush=True)
 
 
 if __name__ == "__main__":

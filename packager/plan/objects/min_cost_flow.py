@@ -182,7 +182,8 @@ def _range_reused_records(records: Sequence[UsageRecord], kernel=None,
     args = (graph.usable.astype(np.int64), sizes,
             np.array([solved[i].size for i in graph.by_last], dtype=np.int64))
     trial = min(limit, SIZE_ORDER_WORK * max(1, len(solved)))
-    held, work = kernel(by_size, *args, len(solved) // EARLY_PART, trial // EARLY_SHARE, len(solved) + 1, trial)
+    held, work = kernel(by_size, *args, len(solved) // EARLY_PART, trial // EARLY_SHARE,
+                        len(solved) + 1, trial)
     if work < 0:
         held, work = kernel(np.array(first, dtype=np.int64), *args, 0, 0,
                             max(1, len(solved) // EARLY_PART), limit - trial)

@@ -239,11 +239,11 @@ def _heap_pop(key, col, row, n):
 @njit(cache=True)
 def assign(order, usable, row_size, col_size, early_rows, early_work, project_from, work_limit):
     """The column each row holds at the end (-1: a new object), rows joining in `order`, and the
-    work done (tree queries and updates); stops once the work passes `work_limit`, returning as work
--1 less the steps it took.
+    work done (tree queries and updates); stops once the work passes `work_limit`, returning as
+    work -1 less the steps it took.
 
-    It also stops (the same way) as soon as the work is on a pace to pass the budget, so that a refusal
-    comes early: while fewer than `early_rows` rows have joined, once the work passes
+    It also stops (the same way) as soon as the work is on a pace to pass the budget, so that a
+    refusal comes early: while fewer than `early_rows` rows have joined, once the work passes
     `early_work`; from `project_from` rows joined on, once the work so far times the count of rows
     over the rows joined passes `work_limit` (when later rows take at least as many steps as
     earlier ones, as on records of unrelated sizes, the whole solve would). Neither check changes
