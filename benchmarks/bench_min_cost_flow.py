@@ -9,7 +9,8 @@ first and apart. `--numpy-up-to` also times the numpy form (the one small inputs
 many records and checks that both give every record the same predecessor. Beside the loop (up to
 `--loop-up-to` records: its work grows as the square of the count) the range-tree solver that
 plan() takes above LOOP_RECORDS is timed at every size, with both solvers' flow costs (equal:
-both are exact) or the CPU seconds it spent before refusing.
+both are exact) or the CPU seconds it spent before refusing, and the steps (range-tree queries and
+updates, what its budget counts) it took, both solves together.
 """
 
 from __future__ import annotations
@@ -45,6 +46,17 @@ def flow_cost(records, reused) -> int:
 started_at = [0.0]  # when the latest timed call began (a refusal reports the time spent before it)
 
 
+def counted_kernel(steps: list[int]):
+    """The range-tree kernel, adding the steps of each call (refused or not) to `steps`."""
+    from packager.plan.objects.min_cost_flow_range_kernel import assign
+
+    def kernel(order, *args):
+        held, work = assign(order, *args)
+        steps.append(work if work >= 0 else -1 - work)
+        return held, work
+    return kernel
+
+
 def cpu(fn):
     start = started_at[0] = time.process_time()
     out = fn()
@@ -65,7 +77,8 @@ def main() -> None:
     _, first_use = cpu(lambda: min_cost_flow._range_reused_records(random_records(50)))
     print(f"range-tree solver, first use (load or compile its kernel): {first_use:.2f} s")
     print(f"{'shape':12} {'records':>8} {'loop s':>7} {'numpy s':>8} {'same':>5} {'loop flow':>10} "
-          f"{'tree s':>7} {'tree flow':>10} {'equal':>5} {'objects':>8} {'total bytes':>12}")
+          f"{'tree s':>7} {'tree flow':>10} {'equal':>5} {'objects':>8} {'total bytes':>12} "
+          f"{'tree steps':>12}")
     for n in sizes:
         cases = {name: usage_records(SHAPES[name](n)) for name in sorted(SHAPES)}
         cases["random"] = random_records(n)
@@ -80,8 +93,10 @@ def main() -> None:
                 expected, seconds = cpu(lambda: min_cost_flow._reused_records_numpy(
                     records, min_cost_flow._Graph(records)))
                 numpy_s, same = f"{seconds:.2f}", "yes" if expected == reused else "NO"
+            steps: list[int] = []
             try:
-                tree, seconds = cpu(lambda: min_cost_flow._range_reused_records(records))
+                tree, seconds = cpu(lambda: min_cost_flow._range_reused_records(
+                    records, kernel=counted_kernel(steps)))
                 tree_s, tree_flow = f"{seconds:.2f}", flow_cost(records, tree)
             except SolverLimitError:
                 tree, seconds = None, time.process_time() - started_at[0]
@@ -93,7 +108,8 @@ def main() -> None:
                 plan = min_cost_flow.plan_of_chains(records, planned)
                 objects, total = str(len(plan.object_sizes)), f"{plan.total:,}"
             print(f"{name:12} {len(records):>8} {loop_s:>7} {numpy_s:>8} {same:>5} {loop_flow!s:>10} "
-                  f"{tree_s:>7} {tree_flow!s:>10} {equal:>5} {objects:>8} {total:>12}", flush=True)
+                  f"{tree_s:>7} {tree_flow!s:>10} {equal:>5} {objects:>8} {total:>12} {sum(steps):>12,}",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from benchmarks.synthetic import SHAPES, usage_records as shape_records
@@ -151,3 +152,41 @@ def test_records_of_size_zero_share_objects_among_themselves():
     assert all(reused[i] >= 0 for i in range(1, 20))
     assert flow_cost(records, reused) == flow_cost(records, numpy_form(records))
     check_object_plan(records, min_cost_flow.plan_of_chains(records, reused))
+
+
+def test_on_random_records_of_100000_it_refuses_within_a_small_part_of_its_budget(monkeypatch):
+    # Its runs grow with the rows before them there: both solves stop once they are on a pace to
+    # pass their budget, so `best` does not spend the whole budget (12 s) on a refusal.
+    from benchmarks.bench_min_cost_flow import random_records as bench_random_records
+    from packager.plan.objects.min_cost_flow_range_kernel import assign
+
+    spent = []
+
+    def counted(order, *args):
+        held, work = assign(order, *args)
+        spent.append(work)
+        return held, work
+
+    records = bench_random_records(100_000)
+    with pytest.raises(SolverLimitError, match="work budget"):
+        range_form(records, kernel=counted)
+    assert len(spent) == 2 and all(work < 0 for work in spent)
+    assert sum(-1 - work for work in spent) < min_cost_flow.WORK_LIMIT // 8
+
+
+def test_the_early_stops_leave_a_solve_they_do_not_stop_as_it_was():
+    # The same assignment with the checks on (not stopping) as with them off.
+    from packager.plan.objects.min_cost_flow_range_kernel import assign
+
+    for seed in range(6):
+        records = [r for r in random_records(40 + seed, 1500, 700, 30, 100_000) if r.size]
+        graph = min_cost_flow._Graph(records)
+        args = (graph.usable.astype(np.int64), np.array([r.size for r in records], dtype=np.int64),
+                np.array([records[i].size for i in graph.by_last], dtype=np.int64))
+        order = np.arange(len(records), dtype=np.int64)
+        plain, work = assign(order, *args, 0, 0, len(records) + 1, 10 ** 12)
+        assert work > 0
+        early, early_work = assign(order, *args, len(records) // 32, work, len(records) // 32, 10 ** 12)
+        assert early_work == work and early.tolist() == plain.tolist()
+        _, stopped = assign(order, *args, len(records), work // 2, len(records) + 1, 10 ** 12)
+        assert stopped < 0 and -1 - stopped <= work

@@ -237,9 +237,17 @@ def _heap_pop(key, col, row, n):
 
 
 @njit(cache=True)
-def assign(order, usable, row_size, col_size, work_limit):
+def assign(order, usable, row_size, col_size, early_rows, early_work, project_from, work_limit):
     """The column each row holds at the end (-1: a new object), rows joining in `order`, and the
-    work done (tree queries and updates); stops with work -1 once the work passes `work_limit`.
+    work done (tree queries and updates); stops once the work passes `work_limit`, returning as
+    work -1 less the steps it took.
+
+    It also stops (the same way) as soon as the work is on a pace to pass the budget, so that a
+    refusal comes early: while fewer than `early_rows` rows have joined, once the work passes
+    `early_work`; from `project_from` rows joined on, once the work so far times the count of rows
+    over the rows joined passes `work_limit` (when later rows take at least as many steps as
+    earlier ones, as on records of unrelated sizes, the whole solve would). Neither check changes
+    the assignment of a solve that it does not stop.
 
     usable[row]: the row may take the columns [0, usable[row]); sizes are integers."""
     n = len(row_size)
@@ -349,7 +357,7 @@ def assign(order, usable, row_size, col_size, work_limit):
                 n_heap = _heap_push(heap_key, heap_col, heap_row, n_heap,
                                     key2 + 2 * (reach[row] - row_potential[row]), c2, row)
             if work > work_limit:
-                return held, -1
+                return held, -1 - work
         end_run(root, final, settled, settled_dist, n_settled, sink_row, sink_col, held, owner, came_from,
                 row_potential, col_potential)
         # settled columns come back with their new potentials; the sink column is now held
@@ -362,4 +370,9 @@ def assign(order, usable, row_size, col_size, work_limit):
             value_b[c] = -2 * (col_size[c] + col_potential[c]) + flag
             _refresh(c, leaves, levels, start, length, where, tree_a, tree_b, value_a, value_b)
             work += levels
+        joined = k + 1
+        if joined < early_rows and work > early_work:
+            return held, -1 - work
+        if joined >= project_from and work * n > work_limit * joined:
+            return held, -1 - work
     return held, work
