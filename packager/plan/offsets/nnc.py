@@ -33,6 +33,11 @@ Simplifications, against libccv:
   execution dependencies, so "hops" become operator distances;
 - loops (libccv unrolls them into multi-view tensors so loop-carried tensors can share memory) are
   out of scope: records come from one straight-line schedule; sub-graphs are planned on their own.
+
+Two loops, the same plans: the Python loop below (lists, trees and heaps of Python integers),
+and `nnc_loop.run` (the same structures over int64 arrays), which runs compiled by numba from
+COMPILE_FROM records when numba is already loaded (`best` loads it for the shared-object
+strategies, which run first); NNC alone never imports numba.
 """
 
 from __future__ import annotations
