@@ -52,10 +52,10 @@ def run(first, last, size, by_size, interference, size_rank, order, ranks, class
     tried = np.zeros(n, np.bool_)
     tried_list = np.empty(n_place, np.int64)
     n_tried = 0
-    sizes_asc_top = 0
+    top_rank = 0  # the smallest size's rank: ranks ascending are top_rank - size_rank
     for k in range(n_place):
-        if size_rank[by_size[k]] > sizes_asc_top:
-            sizes_asc_top = size_rank[by_size[k]]
+        if size_rank[by_size[k]] > top_rank:
+            top_rank = size_rank[by_size[k]]
     n1 = n + 1
 
     # The records to try: (size rank, -count, position), lazy.
@@ -264,7 +264,7 @@ def run(first, last, size, by_size, interference, size_rank, order, ranks, class
                 j = order[node - leaves]
                 true = -1
                 if unplaced[j]:
-                    true = ((sizes_asc_top - size_rank[j]) * n1 + interference[j]) * n1 + (n - j)
+                    true = ((top_rank - size_rank[j]) * n1 + interference[j]) * n1 + (n - j)
                 if true != stored:
                     tree[node] = true
                     up = node >> 1
