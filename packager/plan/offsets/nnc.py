@@ -33,6 +33,11 @@ Simplifications, against libccv:
   execution dependencies, so "hops" become operator distances;
 - loops (libccv unrolls them into multi-view tensors so loop-carried tensors can share memory) are
   out of scope: records come from one straight-line schedule; sub-graphs are planned on their own.
+
+Two loops, the same plans: the Python loop below (lists, trees and heaps of Python integers),
+and `nnc_loop.run` (the same structures over int64 arrays), which runs compiled by numba from
+COMPILE_FROM records when numba is already loaded (`best` loads it for the shared-object
+strategies, which run first); NNC alone never imports numba.
 """
 
 from __future__ import annotations
@@ -41,10 +46,11 @@ from typing import Sequence
 
 import bisect
 import heapq
+import sys
 
 import numpy as np
 
-from packager.plan.records import OffsetPlan, UsageRecord, align_up
+from packager.plan.records import OffsetPlan, TimeColumns, UsageRecord, align_up, time_columns
 
 NAME = "nnc"
 
@@ -170,6 +176,10 @@ class AllocationGraph:
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     alignment = max(1, alignment)
+    compiled = _compiled_loop(records, alignment)
+    if compiled is not None:
+        loop, cols = compiled
+        return _plan_by_loop(loop, cols, alignment)
     n = len(records)
     offsets = [0] * n  # zero-size records take no space and keep offset 0
     ids = [i for i, r in enumerate(records) if r.size > 0]
@@ -253,6 +263,84 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
                 interference[j] -= 1
     arena = max(offsets[i] + records[i].size for i in ids)
     return OffsetPlan(NAME, tuple(offsets), arena, alignment)
+
+
+# From this many records on, the loop runs compiled when numba is already loaded in this process
+# (`best` loads it from 2,000 records, for the shared-object strategies that run first): the
+# cached code then loads in milliseconds, against 20-40 ms of Python loop per 1,000 records.
+# NNC alone never imports numba.
+COMPILE_FROM = 2_000
+
+# The compiled loop's numbers stay inside int64: offsets (at most the sizes and the alignment
+# padding summed), operators below the sink's, partner ranks (about the cube of the record count).
+_INT64_SAFE = 1 << 61
+
+
+def _compiled_loop(records: Sequence[UsageRecord], alignment: int):
+    """(`nnc_loop.run` compiled, the records' columns), or None: too few records, numba not
+    loaded (or missing), or numbers too large for int64."""
+    n = len(records)
+    if n < COMPILE_FROM or "numba" not in sys.modules or (n + 1) ** 3 >= _INT64_SAFE:
+        return None
+    cols = time_columns(records)  # None when a number is too large for int64 sums
+    if cols is None or alignment * n >= _INT64_SAFE or int(cols.last.max()) >= SINK_FIRST:
+        return None
+    if int(np.count_nonzero(cols.size)) < COMPILE_FROM:
+        return None
+    try:
+        from packager.plan.offsets import nnc_compiled
+    except (ImportError, RuntimeError):
+        return None
+    return nnc_compiled.run, cols
+
+
+def _plan_by_loop(loop, cols: TimeColumns, alignment: int) -> OffsetPlan:
+    """The plan by `nnc_loop.run` (compiled or not) over the records' columns."""
+    offsets = run_loop(loop, cols.first, cols.last, cols.size, alignment, cols.starts)
+    placed = cols.size > 0
+    arena = int((offsets[placed] + cols.size[placed]).max()) if placed.any() else 0
+    return OffsetPlan(NAME, tuple(offsets.tolist()), arena, alignment)
+
+
+def run_loop(loop, first: np.ndarray, last: np.ndarray, size: np.ndarray, alignment: int,
+             distinct_firsts: np.ndarray | None = None) -> np.ndarray:
+    """The offsets by `nnc_loop.run` (compiled or not) over int64 columns: the inputs it takes,
+    built as arrays (`distinct_firsts`: the sorted distinct first operators, if known)."""
+    n = len(first)
+    ids = np.flatnonzero(size > 0)
+    if len(ids) == 0:
+        return np.zeros(n, np.int64)
+    interference = np.zeros(n, np.int64)
+    interference[ids] = _meeting_counts(first[ids], last[ids])
+    by_size = ids[np.argsort(-size[ids], kind="stable")]
+    distinct_sizes, inverse = np.unique(size[ids], return_inverse=True)
+    ascending = inverse.reshape(-1).astype(np.int64)  # smallest 0
+    size_rank = np.zeros(n, np.int64)
+    size_rank[ids] = len(distinct_sizes) - 1 - ascending  # largest 0
+    order = ids[np.argsort(first[ids], kind="stable")]
+    ranks = np.zeros(n, np.int64)
+    ranks[ids] = (ascending * (n + 1) + interference[ids]) * (n + 1) + (n - ids)
+    class_ids, class_firsts, class_bounds, class_longest = _lifetime_classes(first, last)
+    if distinct_firsts is None:
+        distinct_firsts = np.unique(first)
+    starts = first[order]
+    return loop(first, last, size, by_size, interference, size_rank, order, ranks, class_ids,
+                class_firsts, class_bounds, class_longest,
+                np.searchsorted(distinct_firsts, first), np.searchsorted(distinct_firsts, last, "right"),
+                np.int64(len(distinct_firsts)), np.searchsorted(starts, first),
+                np.searchsorted(starts, last, "right"), np.int64(alignment))
+
+
+def _lifetime_classes(first: np.ndarray, last: np.ndarray):
+    """TimeIndex's lifetime classes as flat arrays: the records class after class (each class by
+    first operator), their first operators, where each class begins, its longest lifetime."""
+    time = TimeIndex(first, last, as_lists=False)
+    class_ids = np.concatenate([c[0] for c in time.classes]).astype(np.int64)
+    class_firsts = np.concatenate([c[1] for c in time.classes]).astype(np.int64)
+    class_bounds = np.zeros(len(time.classes) + 1, np.int64)
+    class_bounds[1:] = np.cumsum([len(c[0]) for c in time.classes])
+    class_longest = np.array([c[2] for c in time.classes], np.int64)
+    return class_ids, class_firsts, class_bounds, class_longest
 
 
 class _Arrays:
@@ -445,7 +533,7 @@ class TimeIndex:
     own longest lifetime only, so one record alive through the whole model (a chain's input under
     TFLite) does not make every query slice every record (16 of NNC's 25 s at 100,000 records)."""
 
-    def __init__(self, first: np.ndarray, last: np.ndarray) -> None:
+    def __init__(self, first: np.ndarray, last: np.ndarray, as_lists: bool = True) -> None:
         self.by_first = np.argsort(first, kind="stable")
         self.sorted_first = first[self.by_first]
         span = (last - first)[self.by_first]
@@ -459,7 +547,7 @@ class TimeIndex:
             self.classes.append((self.by_first[where], self.sorted_first[where], int(span[where].max())))
         # The same classes as lists, for the query of one placed record's neighbours.
         self._class_lists = [(ids.tolist(), firsts.tolist(), longest)
-                             for ids, firsts, longest in self.classes]
+                             for ids, firsts, longest in self.classes] if as_lists else []
 
     # A class's slice longer than this is filtered as arrays rather than element by element.
     SLICE_BY_ARRAY = 96
@@ -667,9 +755,14 @@ def interference_counts(records: Sequence[UsageRecord], ids: Sequence[int]) -> n
     counts = np.zeros(len(records), np.int64)
     own_first = np.array([records[i].first_op for i in ids], np.int64)
     own_last = np.array([records[i].last_op for i in ids], np.int64)
+    counts[np.asarray(ids, np.int64)] = _meeting_counts(own_first, own_last)
+    return counts
+
+
+def _meeting_counts(own_first: np.ndarray, own_last: np.ndarray) -> np.ndarray:
+    """interference_counts over the columns of the records counted."""
     firsts, lasts = np.sort(own_first), np.sort(own_last)
     # Others that start at or before the record's last op and end at or after its first op.
     started = np.searchsorted(firsts, own_last, side="right")
     ended_before = np.searchsorted(lasts, own_first, side="left")
-    counts[np.asarray(ids, np.int64)] = started - ended_before - 1
-    return counts
+    return started - ended_before - 1
