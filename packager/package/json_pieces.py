@@ -23,6 +23,16 @@ _SEPARATOR = re.compile(r"[ \t\n\r]*([,\]}])")
 _END_OF_SCALAR = re.compile(r"[ \t\n\r,\]}:]")
 
 
+class _Decoder(json.JSONDecoder):
+    """json's decoder with the caller's batch hook, and a scanner without the object hook for it."""
+
+    def __init__(self, object_hook: Callable[[dict], object] | None,
+                 batch_hook: Callable[[list], list] | None) -> None:
+        super().__init__(object_hook=object_hook)
+        self.batch_hook = batch_hook
+        self.plain_scan = json.JSONDecoder().scan_once if batch_hook is not None else None
+
+
 class _Incomplete(Exception):
     """The window ends inside the value being read: read more, then read it again."""
 
@@ -70,12 +80,17 @@ class _Text:
 
 
 def loads_in_pieces(chunks: Iterable[bytes], object_hook: Callable[[dict], object] | None = None,
-                    undo: Callable[[], Callable[[], None]] | None = None) -> object:
+                    undo: Callable[[], Callable[[], None]] | None = None,
+                    batch_hook: Callable[[list], list] | None = None) -> object:
     """json.loads(b"".join(chunks), object_hook=object_hook) for UTF-8 text (ValueError where it
     raises one; a byte order mark is refused, as in a str). `undo`: called before a value is
-    tried, returns what puts the hook's state back if that value has to be read again."""
+    tried, returns what puts the hook's state back if that value has to be read again.
+    `batch_hook`: a run of a large array's elements is parsed without the object hook and given
+    to it whole; it returns what the object hook makes of them (`hooked`: the hook's own calls,
+    in json.loads's order), so that a run of many small objects is looked at once, not one
+    object at a time."""
     text = _Text(chunks)
-    decoder = json.JSONDecoder(object_hook=object_hook)
+    decoder = _Decoder(object_hook, batch_hook)
     value = _value(text, decoder, undo, probe=True)
     text.skip_space()
     if text.ahead():
@@ -169,12 +184,15 @@ def _batch(text: _Text, decoder: json.JSONDecoder, undo) -> list | None:
         return None
     if text.failed_batch == (text.reads, pos):
         return None  # tried at this place already
-    restore = undo() if undo else None
+    batch_hook = decoder.batch_hook
+    restore = undo() if undo and batch_hook is None else None
     try:
-        values, end = decoder.scan_once("[" + buf[pos:cut] + "]", 0)
+        # without the hook where a batch hook takes the run whole (no hook is called until it parsed)
+        scan = decoder.scan_once if batch_hook is None else decoder.plain_scan
+        values, end = scan("[" + buf[pos:cut] + "]", 0)
         # ended by the "]" put after it, or by the array's own "]" (then these are its last elements)
         text.pos = cut if end == cut - pos + 2 else pos + end - 2
-        return values
+        return values if batch_hook is None else batch_hook(values)
     except (ValueError, StopIteration):
         pass
     if restore:
@@ -218,3 +236,16 @@ def _key(text: _Text) -> str:
 
 def _hooked(obj: dict, decoder: json.JSONDecoder) -> object:
     return decoder.object_hook(obj) if decoder.object_hook else obj
+
+
+def hooked(value: object, object_hook: Callable[[dict], object]) -> object:
+    """What json.loads with `object_hook` makes of a value parsed without it: each object's
+    values first, then the object itself, in the order of the text (as the parser calls it)."""
+    if type(value) is list:
+        return [hooked(v, object_hook) for v in value]
+    if type(value) is dict:
+        for key, v in value.items():
+            if type(v) is list or type(v) is dict:
+                value[key] = hooked(v, object_hook)
+        return object_hook(value)
+    return value
