@@ -31,6 +31,14 @@ class _Decoder(json.JSONDecoder):
         super().__init__(object_hook=object_hook)
         self.batch_hook = batch_hook
         self.plain_scan = json.JSONDecoder().scan_once if batch_hook is not None else None
+        # A value is parsed without the hook where a batch hook is given, and given to it once
+        # it is known to end in the text read: a large container tried first and then walked
+        # costs no hook calls for the part of it the try parsed.
+        self.try_scan = self.scan_once if batch_hook is None else self.plain_scan
+
+    def finish(self, value: object) -> object:
+        """A value parsed by try_scan, as the object hook makes it."""
+        return value if self.batch_hook is None else self.batch_hook([value])[0]
 
 
 class _Incomplete(Exception):
@@ -107,7 +115,7 @@ def _value(text: _Text, decoder: json.JSONDecoder, undo, probe: bool = False) ->
         # a number or literal: read on to what ends it ("2." would parse as 2)
         while not text.eof and not _END_OF_SCALAR.search(text.buf, text.pos):
             text.more()
-    scan = decoder.scan_once  # what raw_decode calls
+    scan = decoder.try_scan  # what raw_decode calls (without the hook: decoder.finish)
     while True:
         container = text.pos < len(text.buf) and text.buf[text.pos] in "{["
         restore = undo() if undo else None
@@ -121,7 +129,7 @@ def _value(text: _Text, decoder: json.JSONDecoder, undo, probe: bool = False) ->
                 if end == len(text.buf) and not text.eof:
                     raise _Incomplete  # a number may go on in the next piece
             text.pos = end
-            return value
+            return decoder.finish(value)
         except (ValueError, StopIteration, _Incomplete):
             if restore:
                 restore()
@@ -209,8 +217,8 @@ def _element(text: _Text, decoder: json.JSONDecoder, undo) -> object:
     if pos < len(buf) and buf[pos] == "{":
         restore = undo() if undo else None
         try:
-            value, text.pos = decoder.scan_once(buf, pos)  # its "}" ends it: no number runs on
-            return value
+            value, text.pos = decoder.try_scan(buf, pos)  # its "}" ends it: no number runs on
+            return decoder.finish(value)
         except (ValueError, StopIteration):
             if restore:
                 restore()
