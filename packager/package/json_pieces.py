@@ -38,7 +38,9 @@ class _Decoder(json.JSONDecoder):
 
     def finish(self, value: object) -> object:
         """A value parsed by try_scan, as the object hook makes it."""
-        return value if self.batch_hook is None else self.batch_hook([value])[0]
+        if self.batch_hook is None or not (type(value) is dict or type(value) is list):
+            return value
+        return self.batch_hook([value])[0]
 
 
 class _Incomplete(Exception):
