@@ -16,7 +16,6 @@ the sizes; the README's section "TFLite Micro's whole arena" the measurements).
 from __future__ import annotations
 
 import math
-from operator import attrgetter
 from dataclasses import dataclass
 
 from packager.compare.predict_tflm import predict_tflm
@@ -205,10 +204,6 @@ class _Figures:
     quiet: bool = False  # Prepare takes no buffer and requests nothing: the tail stays as it was
 
 
-_KEY_FIELDS = attrgetter("type", "shape", "shape_signature", "has_data", "quantized", "is_variable", "sparse",
-                         "quant_channels", "unknown_axes")
-
-
 class _OpFigures:
     """Each node's figures, computed once per signature: the op code (with its options where a
     kernel reads them) and, for each input and output, every field of the tensor but its index,
@@ -231,7 +226,9 @@ class _OpFigures:
         absent optional tensor (-1), with the fields of the tensor -1 would index."""
         keys = self.tensor_keys.get(s)
         if keys is None:
-            fields = list(map(_KEY_FIELDS, sg.tensors))  # each tensor's fields, taken in C
+            fields = [(x.type, x.shape, x.shape_signature, x.has_data, x.quantized,
+                       x.is_variable, x.sparse, x.quant_channels, x.unknown_axes)
+                      for x in sg.tensors]
             fields.append(("absent", fields[-1] if fields else None))
             numbers = self.field_numbers  # small numbers: cheap to hash in every node's key
             keys = [numbers.setdefault(f, len(numbers)) for f in fields]
