@@ -101,10 +101,6 @@ def render_rows(data: bytes | memoryview) -> memoryview:
     return memoryview(out)
 
 
-# "0xNN, " for each byte value: a row is 4 spaces, 12 of these without the last space, a newline.
-_CELLS = np.frombuffer("".join(f"0x{b:02x}, " for b in range(256)).encode("ascii"), np.uint8).reshape(256, 6)
-
-
 _ROWS_AT_ONCE = 1 << 16  # rows formatted per step: bounds the temporary array to a few megabytes
 
 
@@ -114,11 +110,20 @@ _ROW_BYTES = 4 + BYTES_PER_ROW * 6
 def _fill_rows(data: bytes | memoryview, out: np.ndarray) -> None:
     """Rows of BYTES_PER_ROW bytes each, every row ending in a newline, written into `out` (a
     uint8 array of exactly their size) as one array: a model of tens of megabytes has millions
-    of bytes to format."""
+    of bytes to format. A row's text is a fixed template but for each byte's two hex digits,
+    which sit on even offsets: the template is copied, then the digits set as 16-bit words."""
     values = np.frombuffer(data, np.uint8).reshape(-1, BYTES_PER_ROW)
     rows = out.reshape(values.shape[0], _ROW_BYTES)
-    rows[:, :4] = ord(" ")
-    cells = rows[:, 4:].reshape(-1, BYTES_PER_ROW, 6)
+    words = out.view(np.uint16).reshape(values.shape[0], _ROW_BYTES // 2)
     for start in range(0, values.shape[0], _ROWS_AT_ONCE):
-        cells[start:start + _ROWS_AT_ONCE] = _CELLS[values[start:start + _ROWS_AT_ONCE]]
-    rows[:, -1] = ord("\n")  # the last cell's space
+        stop = start + _ROWS_AT_ONCE
+        rows[start:stop] = _ROW_TEMPLATE
+        words[start:stop, _DIGIT_WORDS] = _DIGITS[values[start:stop]]
+
+
+# One row's text with "00" for every byte, and where each byte's two digits go (in 16-bit words:
+# "    " then "0xNN, " per byte, so the digits of byte k start at 4 + 6k + 2, an even offset).
+_ROW_TEMPLATE = np.frombuffer(("    " + " ".join(["0x00,"] * BYTES_PER_ROW) + "\n").encode("ascii"), np.uint8)
+_DIGIT_WORDS = np.arange(BYTES_PER_ROW) * 3 + 3
+_DIGITS = np.frombuffer("".join(f"{b:02x}" for b in range(256)).encode("ascii"), np.uint16)
+assert len(_ROW_TEMPLATE) == _ROW_BYTES

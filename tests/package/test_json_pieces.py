@@ -121,3 +121,66 @@ def test_package_refuses_a_plan_json_written_wrong(monkeypatch, tmp_path):
     with pytest.raises(PlanError, match="does not read back"):
         build.package(model_file("mobile_block"), tmp_path / "out", semantics="tflite", report=False)
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())  # nothing half-written
+
+
+@pytest.mark.parametrize("name,semantics,window", [("mobile_block", "tflite", 4096), ("dynamic_batch", "tflite", 1 << 20)])
+def test_runs_of_entries_compared_at_once_refuse_what_one_at_a_time_refuses(name, semantics, window, monkeypatch):
+    """The read-back takes runs of entries parsed without the hook and compares them as whole
+    lists: a change to any one entry of a run (a value, a bool or a float for an int, a key
+    missing or added, a size expression) is refused as the entry-by-entry check refuses it, and
+    another key order inside a run is still the same plan."""
+    from packager.package import plan_json
+    from packager.package.read_back import _EntryChecker, json_pieces_read_back, json_reads_back
+    from tests.package.test_read_back import DIMS, planned
+    plan = planned(name, semantics, DIMS.get(name, ()))
+    data = plan_json.dumps(plan)
+    monkeypatch.setattr(json_pieces, "WINDOW", window)  # runs of a few entries each
+    monkeypatch.setattr(json_pieces, "BATCH", 64)
+    runs = {"tensor": 0, "object": 0}
+    real = _EntryChecker.batch
+
+    def counted(self, entries):
+        out = real(self, entries)
+        if len(entries) > 1 and all(e is self.tensor for e in out):
+            runs["tensor"] += 1
+        if len(entries) > 1 and all(e is self.pairs["object"] for e in out):
+            runs["object"] += 1
+        return out
+    monkeypatch.setattr(_EntryChecker, "batch", counted)
+    assert json_pieces_read_back(_plan_pieces(data, 1000), plan)
+    if name == "mobile_block":  # (a dynamic plan of six entries fits one window: parsed whole, then hooked)
+        assert runs["tensor"] and runs["object"]  # both kinds of entry were compared as runs
+    doc = json.loads(data)
+    tensors, pairs = doc["arenas"][0]["offsets"]["tensors"], doc["arenas"][0]["objects"]["tensors"]
+
+    def edits(k):
+        t = tensors[k]
+        yield "offset", lambda e: e.update(offset=e["offset"] + 16)
+        yield "bool", lambda e: e.update(**{"pass": bool(e["pass"]) if e["pass"] in (0, 1) else True})
+        yield "float", lambda e: e.update(first_op=float(e["first_op"]))
+        yield "float in a shape", lambda e: e.update(shape=[float(d) for d in e["shape"]] or [1.0])
+        yield "key missing", lambda e: e.pop("type")
+        yield "key added", lambda e: e.update(extra=1)
+        yield "size_expr", lambda e: e.update(size_expr="N") if "size_expr" not in e else e.pop("size_expr")
+        yield "alias", lambda e: e.update(alias_of=0 if t["alias_of"] is None else None)
+        yield "reordered (same plan)", lambda e: [e.update({key: e.pop(key)}) for key in list(e)[:5]]
+
+    for k in sorted({1, len(tensors) // 2, len(tensors) - 2}):
+        for what, edit in edits(k):
+            changed = json.loads(data)
+            edit(changed["arenas"][0]["offsets"]["tensors"][k])
+            other = json.dumps(changed, indent=2).encode()
+            expected = json_reads_back(other, plan)
+            assert expected == (what == "reordered (same plan)"), (k, what)
+            assert json_pieces_read_back(_plan_pieces(other, 1000), plan) == expected, (k, what)
+    for k in sorted({1, len(pairs) // 2, len(pairs) - 2}):
+        for what, edit in (("object", lambda e: e.update(object=e["object"] + 1)),
+                           ("bool", lambda e: e.update(object=bool(e["object"]) if e["object"] in (0, 1) else True)),
+                           ("other key", lambda e: e.update(offset=e.pop("object"))),
+                           ("reordered (same plan)", lambda e: e.update(index=e.pop("index")))):
+            changed = json.loads(data)
+            edit(changed["arenas"][0]["objects"]["tensors"][k])
+            other = json.dumps(changed, indent=2).encode()
+            expected = json_reads_back(other, plan)
+            assert expected == (what == "reordered (same plan)"), (k, what)
+            assert json_pieces_read_back(_plan_pieces(other, 1000), plan) == expected, (k, what)
