@@ -53,8 +53,14 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     return make_plan(NAME, assignment, objects.sizes)
 
 
-def _stages(records: Sequence[UsageRecord]) -> list[list[int]]:
-    """Record positions by stage, each stage largest first (ties: earlier position)."""
+def _columns(records: Sequence[UsageRecord]):
+    """The records' int64 columns when the vector forms apply (more than 64 records), else None."""
+    return time_columns(records) if len(records) > 64 else None
+
+
+def _stages(records: Sequence[UsageRecord]) -> list:
+    """Record positions by stage, each stage largest first (ties: earlier position): int64
+    arrays in the vector form, lists otherwise."""
     maxima = positional_maxima(records)
     cols = time_columns(records) if len(records) > 64 else None
     if cols is not None:  # the same stages by vector operations
@@ -62,7 +68,7 @@ def _stages(records: Sequence[UsageRecord]) -> list[list[int]]:
         stage_of = np.searchsorted(-np.asarray(maxima, np.int64), -cols.size[order], side="right") - 1
         grouped = order[np.argsort(stage_of, kind="stable")]
         ends = np.cumsum(np.bincount(stage_of, minlength=len(maxima)))
-        return [part.tolist() for part in np.split(grouped, ends[:-1]) if len(part)]
+        return [part for part in np.split(grouped, ends[:-1]) if len(part)]
     descending = [-m for m in maxima]  # ascending, for bisect
     stages: list[list[int]] = [[] for _ in range(len(descending))]
     for pos in by_size_desc(records):
@@ -79,9 +85,14 @@ class _Objects:
 
     def __init__(self, records: Sequence[UsageRecord]) -> None:
         self.sizes: list[int] = []
-        self.first = [r.first_op for r in records]
-        self.last = [r.last_op for r in records]
-        self.record_sizes = [r.size for r in records]
+        self.cols = _columns(records)
+        if self.cols is not None:  # the same values from the columns, without a walk of the records
+            self.first, self.last = self.cols.first.tolist(), self.cols.last.tolist()
+            self.record_sizes = self.cols.size.tolist()
+        else:
+            self.first = [r.first_op for r in records]
+            self.last = [r.last_op for r in records]
+            self.record_sizes = [r.size for r in records]
         self.before = [-1] * len(records)  # the previous member of the record's object, or -1
         self.after = [-1] * len(records)  # the next one, or -1
         self.placed: list[int] = []  # every record placed so far
@@ -117,23 +128,33 @@ class _Stage:
     """The waiting records of one stage, sorted by first operator (ties: stage order) and by last
     operator (ties: stage order, reversed), with pointer jumping over the records already taken."""
 
-    def __init__(self, first: list[int], last: list[int]) -> None:
+    def __init__(self, first, last) -> None:
+        """`first`, `last`: the stage's operators, as lists or int64 arrays."""
         n = len(first)
-        self.first, self.last = first, last
-        if n > 64:  # the same orders by vector sorts
-            self.by_first = np.argsort(np.asarray(first, np.int64), kind="stable").tolist()
-            self.by_last = np.lexsort((-np.arange(n), np.asarray(last, np.int64))).tolist()
+        if n > 64:  # the same orders and their inverses by vector operations
+            first, last = np.asarray(first, np.int64), np.asarray(last, np.int64)
+            by_first = np.argsort(first, kind="stable")
+            by_last = np.lexsort((-np.arange(n), last))
+            rank = np.arange(n)
+            at_first, at_last = np.empty(n, np.int64), np.empty(n, np.int64)
+            at_first[by_first], at_last[by_last] = rank, rank
+            self.firsts, self.lasts = first[by_first].tolist(), last[by_last].tolist()
+            self.by_first, self.by_last = by_first.tolist(), by_last.tolist()
+            self.at_first, self.at_last = at_first.tolist(), at_last.tolist()
+            self.first_column, self.last_column = first, last
+            first, last = first.tolist(), last.tolist()
         else:
             self.by_first = sorted(range(n), key=lambda k: (first[k], k))
             self.by_last = sorted(range(n), key=lambda k: (last[k], -k))
-        self.firsts = [first[k] for k in self.by_first]
-        self.lasts = [last[k] for k in self.by_last]
-        self.at_first = [0] * n
-        for i, k in enumerate(self.by_first):
-            self.at_first[k] = i
-        self.at_last = [0] * n
-        for i, k in enumerate(self.by_last):
-            self.at_last[k] = i
+            self.firsts = [first[k] for k in self.by_first]
+            self.lasts = [last[k] for k in self.by_last]
+            self.at_first = [0] * n
+            for i, k in enumerate(self.by_first):
+                self.at_first[k] = i
+            self.at_last = [0] * n
+            for i, k in enumerate(self.by_last):
+                self.at_last[k] = i
+        self.first, self.last = first, last
         self.next = list(range(n + 1))  # next[i]: some position >= i still waiting (n: none)
         self.prev = list(range(n + 1))  # prev[i + 1]: some position <= i still waiting (0: none)
         self.waiting = [True] * n
@@ -163,9 +184,12 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
                 assignment: list[int]) -> None:
     first_op, last_op, before, after = objects.first, objects.last, objects.before, objects.after
     sizes = objects.record_sizes
-    first = [first_op[p] for p in stage]
-    last = [last_op[p] for p in stage]
-    waiting = _Stage(first, last)
+    if isinstance(stage, np.ndarray):  # the vector form: the stage's columns by fancy indexing
+        waiting = _Stage(objects.cols.first[stage], objects.cols.last[stage])
+        stage = stage.tolist()
+    else:
+        waiting = _Stage([first_op[p] for p in stage], [last_op[p] for p in stage])
+    first, last = waiting.first, waiting.last
     still, nxt, prv, next_waiting, prev_waiting = (waiting.waiting, waiting.next, waiting.prev,
                                                    waiting._next, waiting._prev)
     firsts, by_first, lasts, by_last = waiting.firsts, waiting.by_first, waiting.lasts, waiting.by_last
@@ -273,22 +297,30 @@ def _opening_entries(objects: _Objects, waiting: _Stage, assignment: list[int], 
     """The entries of both sides of every member placed before the stage, as `left` and `right`
     give them, by vector operations: no record of the stage is taken yet, so the walks over the
     sorted records skip none."""
-    members = np.asarray(objects.placed, np.int64)
-    first_op = np.asarray(objects.first, np.int64)
-    last_op = np.asarray(objects.last, np.int64)
-    firsts, lasts = np.asarray(waiting.firsts, np.int64), np.asarray(waiting.lasts, np.int64)
+    placed = objects.placed
+    members = np.asarray(placed, np.int64)
+    cols = objects.cols
+    if cols is not None:  # the same values from the records' columns, not converted again
+        first_op, last_op = cols.first, cols.last
+    else:
+        first_op, last_op = np.asarray(objects.first, np.int64), np.asarray(objects.last, np.int64)
+    if getattr(waiting, "first_column", None) is not None:
+        stage_first, stage_last = waiting.first_column, waiting.last_column
+    else:
+        stage_first, stage_last = np.asarray(waiting.first, np.int64), np.asarray(waiting.last, np.int64)
     by_first, by_last = np.asarray(waiting.by_first, np.int64), np.asarray(waiting.by_last, np.int64)
-    stage_first, stage_last = np.asarray(waiting.first, np.int64), np.asarray(waiting.last, np.int64)
+    firsts, lasts = stage_first[by_first], stage_last[by_last]
     n = len(firsts)
     entries: list = []
     for side in (_LEFT, _RIGHT):
+        # the members' neighbours on this side (only the members', not the whole list's)
+        neighbour = objects.before if side == _LEFT else objects.after
+        nb = np.fromiter(map(neighbour.__getitem__, placed), np.int64, len(placed))
         if side == _LEFT:
-            nb = np.asarray(objects.before, np.int64)[members]
             start = first_op[members]
             bound = np.where(nb >= 0, last_op[nb], -1)
             at = np.searchsorted(lasts, start, side="left") - 1
         else:
-            nb = np.asarray(objects.after, np.int64)[members]
             start = last_op[members]
             bound = np.where(nb >= 0, first_op[nb], _END)
             at = np.searchsorted(firsts, start, side="right")
