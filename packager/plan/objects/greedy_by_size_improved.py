@@ -81,7 +81,8 @@ class _Objects:
     """The objects built so far: their sizes and, per record placed, its neighbours in its object
     (members of one object never overlap, so they form a chain in time): a record joins an object
     in the free slot beside the member it was found next to, so no search of the members is
-    needed to place it or to find the slots beside it."""
+    needed to place it or to find the slots beside it (_fill_stage links it in, inline: it runs
+    once per record)."""
 
     def __init__(self, records: Sequence[UsageRecord]) -> None:
         self.sizes: list[int] = []
@@ -102,23 +103,6 @@ class _Objects:
         self.sizes.append(size)
         self.placed.append(pos)
         return len(self.sizes) - 1
-
-    def join(self, pos: int, obj: int, size: int, member: int, side: int) -> None:
-        """Record `pos` joins `obj` in the free slot on `side` of `member`."""
-        if size > self.sizes[obj]:
-            self.sizes[obj] = size
-        before, after = self.before, self.after
-        if side == _RIGHT:
-            nxt = after[member]
-            before[pos], after[pos], after[member] = member, nxt, pos
-            if nxt >= 0:
-                before[nxt] = pos
-        else:
-            prv = before[member]
-            before[pos], after[pos], before[member] = prv, member, pos
-            if prv >= 0:
-                after[prv] = pos
-        self.placed.append(pos)
 
 
 _END = 1 << 62  # past every operator
@@ -240,9 +224,10 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
     else:
         heap = [e for member in objects.placed for e in (left(member), right(member)) if e is not None]
     heapq.heapify(heap)  # the pairs pop in the same order whatever the heap's layout: all differ
+    obj_sizes, placed = objects.sizes, objects.placed
     for _ in range(n):
         while heap:
-            gap, k, _, _, side, member, nb = heap[0]
+            gap, k, obj, _, side, member, nb = heap[0]
             if side == _LEFT:
                 if still[k] and nb == before[member]:
                     break  # its record waits and its slot is unchanged: still the side's best
@@ -258,10 +243,12 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
                 break
             else:
                 heapreplace(heap, now)
-        if heap:
-            _, k, obj, _, side, member, _ = heappop(heap)
+        if heap:  # the top entry's record joins its member's object (linked in below)
             pos = stage[k]
-            objects.join(pos, obj, sizes[pos], member, side)
+            size = sizes[pos]
+            if size > obj_sizes[obj]:
+                obj_sizes[obj] = size
+            placed.append(pos)
         else:  # no pair left: a new object for the first waiting record
             while not still[first_waiting]:
                 first_waiting += 1
@@ -278,14 +265,31 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
         prv[j + 1] = j
         # Beside a member, only the side away from it can hold a waiting record: one between the
         # two would have been nearer to the member than this one (the member's side's best).
-        if side != _RIGHT:
+        # The entry just used gives way to the new one in one step of the heap.
+        if side == _RIGHT:
+            nb = after[member]
+            before[pos], after[pos], after[member] = member, nb, pos
+            if nb >= 0:
+                before[nb] = pos
+            entry = right(pos)
+        elif side == _LEFT:
+            nb = before[member]
+            before[pos], after[pos], before[member] = nb, member, pos
+            if nb >= 0:
+                after[nb] = pos
+            entry = left(pos)
+        else:
             entry = left(pos)
             if entry is not None:
                 heappush(heap, entry)
-        if side != _LEFT:
             entry = right(pos)
             if entry is not None:
                 heappush(heap, entry)
+            continue
+        if entry is not None:
+            heapreplace(heap, entry)
+        else:
+            heappop(heap)
 
 
 # Rounds of the vector walk in _opening_entries; the few sides still walking after them finish
