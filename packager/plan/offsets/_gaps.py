@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from packager.gc_pause import collector_paused
 from packager.plan.offsets import _placement, _placement_steps
 from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of, time_columns
@@ -154,8 +155,7 @@ class PlacementLoop:
             self._kernel, self._compiled, self._by_steps = _placement_steps.place_by_steps, False, True
             self._order, self._width, self._n_buckets = list(order), width, n_buckets
             self._args = (cols.dense_first.tolist(), cols.dense_last.tolist(), size, self._order, align,
-                          best_fit, remember_unaligned, [[] for _ in range(cols.steps)],
-                          [[] for _ in range(cols.steps)], self._out)
+                          best_fit, remember_unaligned, [()] * cols.steps, [()] * cols.steps, self._out)
             return
         first = [r.first_op for r in records]
         last = [r.last_op for r in records]
@@ -219,7 +219,11 @@ class PlacementLoop:
                 watch = np.asarray(watch, dtype=np.int64)
                 if limit >= _INT64_SAFE:
                     watch, limit = self._args[2], -1  # no record of int64 size can end above it
-        clash = self._kernel(*self._args, watch, limit, self._state)
+        if self._by_steps:  # it makes a pair per record placed: no cycles, nothing to collect
+            with collector_paused():
+                clash = self._kernel(*self._args, watch, limit, self._state)
+        else:
+            clash = self._kernel(*self._args, watch, limit, self._state)
         if clash == -2:
             return None
         out = self._out.tolist() if self._compiled else self._out
