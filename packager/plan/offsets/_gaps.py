@@ -123,10 +123,10 @@ class PlacementLoop:
         self._by_steps = False  # True: the loop's Python form over the dense timeline's steps
         self._sizes, self._fixed = sizes, fixed
         align = alignment if alignment > 1 else 1
-        width, n_buckets = _bucket_width(records)
         self._may_compile = compiles(n)
         kernel = _compiled_kernel(records, sizes, fixed) if self._may_compile and not plain_first else None
         if kernel is not None:
+            width, n_buckets = _bucket_width(records)
             cols = time_columns(records)
             first, last = cols.first, cols.last
             size = cols.size if sizes is None else np.asarray(sizes, dtype=np.int64)
@@ -146,17 +146,20 @@ class PlacementLoop:
             self._args = (first, last, size, at, fixed_at, align, best_fit, remember_unaligned,
                           skip_empty, width, *buffers, self._out)
             return
-        size = ([r.size for r in records] if sizes is None
-                else sizes.tolist() if isinstance(sizes, np.ndarray) else list(sizes))
+        size = (sizes.tolist() if isinstance(sizes, np.ndarray) else list(sizes)) if sizes is not None else None
         cols = time_columns(records) if skip_empty and not fixed and n > 64 else None
         if cols is not None and _placement_steps.fits(cols.dense_first, cols.dense_last):
             # Python's own form of the loop (`_placement_steps`): the same offsets.
             self._out, self._state = [0] * n, [0]
             self._kernel, self._compiled, self._by_steps = _placement_steps.place_by_steps, False, True
-            self._order, self._width, self._n_buckets = list(order), width, n_buckets
-            self._args = (cols.dense_first.tolist(), cols.dense_last.tolist(), size, self._order, align,
-                          best_fit, remember_unaligned, [()] * cols.steps, [()] * cols.steps, self._out)
+            self._order = list(order)
+            self._args = (cols.dense_first.tolist(), cols.dense_last.tolist(),
+                          cols.size.tolist() if size is None else size, self._order, align, best_fit,
+                          remember_unaligned, [()] * cols.steps, [()] * cols.steps, self._out)
             return
+        width, n_buckets = _bucket_width(records)
+        if size is None:
+            size = [r.size for r in records]
         first = [r.first_op for r in records]
         last = [r.last_op for r in records]
         fixed_at = [-1] * n
@@ -199,10 +202,10 @@ class PlacementLoop:
         would have left them."""
         first, last = cols.first.tolist(), cols.last.tolist()
         size, order, align, best_fit, remember_unaligned = self._args[2:7]
-        width, offsets, n = self._width, self._out, len(first)
+        (width, n_buckets), offsets, n = _bucket_width(self._records), self._out, len(first)
         entries = sum(last[i] // width - first[i] // width + 1 for i in order if size[i] != 0)
         *buffers, used = _placement_steps.bucket_state(first, last, size, order, self.done, offsets,
-                                                       width, self._n_buckets, entries)
+                                                       width, n_buckets, entries)
         args = (first, last, size, order, [-1] * n, align, best_fit, remember_unaligned, True, width,
                 *buffers, [0] * n, [0] * n, offsets)
         return args, [self.done, used]
