@@ -24,7 +24,8 @@ operator, skipping taken records in near-constant time (pointer jumping).
 What keeps the constant small (100,000 records of the branching shape in under a second): each
 object's members are chained to their neighbours in time (a record joins beside the member whose
 side found it: no sorted lists to search or insert into); an entry at the top is known up to date,
-without a search, while its record waits and its member's neighbour on that side is unchanged; a
+without a search, while its record waits and still fits the slot on its member's side (a new
+neighbour there shrinks the slot, but the first waiting record that fits stays the first); a
 record joining beside a member needs a candidate on its outer side only; and the candidates of the
 members placed before a stage are found by vector operations.
 """
@@ -184,8 +185,8 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
     heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
 
     # A side's entry: (gap, k, object, member's first op, side, member, the member's neighbour on
-    # that side). The first five order the pairs as the strategy ranks them and are unique (one
-    # entry per side of a member); the neighbour tells whether the side's slot has shrunk since.
+    # that side when it was found). The first five order the pairs as the strategy ranks them and
+    # are unique (one entry per side of a member).
     def right(member: int):
         """The waiting record starting nearest after `member` that ends before its next member."""
         nb = after[member]
@@ -228,13 +229,19 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
     for _ in range(n):
         while heap:
             gap, k, obj, _, side, member, nb = heap[0]
+            # Up to date while its record waits and still fits the side's slot: the slot only
+            # shrinks and the waiting records only leave, so the first that fits stays first.
             if side == _LEFT:
-                if still[k] and nb == before[member]:
-                    break  # its record waits and its slot is unchanged: still the side's best
+                if still[k]:
+                    nb = before[member]
+                    if nb < 0 or first[k] > last_op[nb]:
+                        break
                 now = left(member)
             else:
-                if still[k] and nb == after[member]:
-                    break
+                if still[k]:
+                    nb = after[member]
+                    if nb < 0 or last[k] < first_op[nb]:
+                        break
                 now = right(member)
             # Out of date (its record taken, or its slot shrunk): the side's candidate now.
             if now is None:
