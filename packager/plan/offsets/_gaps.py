@@ -67,8 +67,9 @@ def place_in_order(
     and no space; positions missing from `order` stay at 0. `remember_unaligned`: TFLite's way of
     measuring the best gap (see `smallest_gap_offset`).
 
-    The loop is `_placement.place` (compiled for large inputs): it runs once per record in
-    several strategies, `package` at 100,000 operators among them."""
+    The loop is `_placement.place` (compiled for large inputs; as Python over short-lived
+    records, `_placement_steps`): it runs once per record in several strategies, `package` at
+    100,000 operators among them."""
     offsets, _ = placement(records, order, alignment, best_fit=best_fit,
                            remember_unaligned=remember_unaligned, skip_empty=True)
     return offsets
