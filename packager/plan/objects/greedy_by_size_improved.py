@@ -24,7 +24,8 @@ operator, skipping taken records in near-constant time (pointer jumping).
 What keeps the constant small (100,000 records of the branching shape in under a second): each
 object's members are chained to their neighbours in time (a record joins beside the member whose
 side found it: no sorted lists to search or insert into); an entry at the top is known up to date,
-without a search, while its record waits and its member's neighbour on that side is unchanged; a
+without a search, while its record waits and still fits the slot on its member's side (a new
+neighbour there shrinks the slot, but the first waiting record that fits stays the first); a
 record joining beside a member needs a candidate on its outer side only; and the candidates of the
 members placed before a stage are found by vector operations.
 """
@@ -53,8 +54,14 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     return make_plan(NAME, assignment, objects.sizes)
 
 
-def _stages(records: Sequence[UsageRecord]) -> list[list[int]]:
-    """Record positions by stage, each stage largest first (ties: earlier position)."""
+def _columns(records: Sequence[UsageRecord]):
+    """The records' int64 columns when the vector forms apply (more than 64 records), else None."""
+    return time_columns(records) if len(records) > 64 else None
+
+
+def _stages(records: Sequence[UsageRecord]) -> list:
+    """Record positions by stage, each stage largest first (ties: earlier position): int64
+    arrays in the vector form, lists otherwise."""
     maxima = positional_maxima(records)
     cols = time_columns(records) if len(records) > 64 else None
     if cols is not None:  # the same stages by vector operations
@@ -62,7 +69,7 @@ def _stages(records: Sequence[UsageRecord]) -> list[list[int]]:
         stage_of = np.searchsorted(-np.asarray(maxima, np.int64), -cols.size[order], side="right") - 1
         grouped = order[np.argsort(stage_of, kind="stable")]
         ends = np.cumsum(np.bincount(stage_of, minlength=len(maxima)))
-        return [part.tolist() for part in np.split(grouped, ends[:-1]) if len(part)]
+        return [part for part in np.split(grouped, ends[:-1]) if len(part)]
     descending = [-m for m in maxima]  # ascending, for bisect
     stages: list[list[int]] = [[] for _ in range(len(descending))]
     for pos in by_size_desc(records):
@@ -75,13 +82,19 @@ class _Objects:
     """The objects built so far: their sizes and, per record placed, its neighbours in its object
     (members of one object never overlap, so they form a chain in time): a record joins an object
     in the free slot beside the member it was found next to, so no search of the members is
-    needed to place it or to find the slots beside it."""
+    needed to place it or to find the slots beside it (_fill_stage links it in, inline: it runs
+    once per record)."""
 
     def __init__(self, records: Sequence[UsageRecord]) -> None:
         self.sizes: list[int] = []
-        self.first = [r.first_op for r in records]
-        self.last = [r.last_op for r in records]
-        self.record_sizes = [r.size for r in records]
+        self.cols = _columns(records)
+        if self.cols is not None:  # the same values from the columns, without a walk of the records
+            self.first, self.last = self.cols.first.tolist(), self.cols.last.tolist()
+            self.record_sizes = self.cols.size.tolist()
+        else:
+            self.first = [r.first_op for r in records]
+            self.last = [r.last_op for r in records]
+            self.record_sizes = [r.size for r in records]
         self.before = [-1] * len(records)  # the previous member of the record's object, or -1
         self.after = [-1] * len(records)  # the next one, or -1
         self.placed: list[int] = []  # every record placed so far
@@ -92,23 +105,6 @@ class _Objects:
         self.placed.append(pos)
         return len(self.sizes) - 1
 
-    def join(self, pos: int, obj: int, size: int, member: int, side: int) -> None:
-        """Record `pos` joins `obj` in the free slot on `side` of `member`."""
-        if size > self.sizes[obj]:
-            self.sizes[obj] = size
-        before, after = self.before, self.after
-        if side == _RIGHT:
-            nxt = after[member]
-            before[pos], after[pos], after[member] = member, nxt, pos
-            if nxt >= 0:
-                before[nxt] = pos
-        else:
-            prv = before[member]
-            before[pos], after[pos], before[member] = prv, member, pos
-            if prv >= 0:
-                after[prv] = pos
-        self.placed.append(pos)
-
 
 _END = 1 << 62  # past every operator
 
@@ -117,23 +113,33 @@ class _Stage:
     """The waiting records of one stage, sorted by first operator (ties: stage order) and by last
     operator (ties: stage order, reversed), with pointer jumping over the records already taken."""
 
-    def __init__(self, first: list[int], last: list[int]) -> None:
+    def __init__(self, first, last) -> None:
+        """`first`, `last`: the stage's operators, as lists or int64 arrays."""
         n = len(first)
-        self.first, self.last = first, last
-        if n > 64:  # the same orders by vector sorts
-            self.by_first = np.argsort(np.asarray(first, np.int64), kind="stable").tolist()
-            self.by_last = np.lexsort((-np.arange(n), np.asarray(last, np.int64))).tolist()
+        if n > 64:  # the same orders and their inverses by vector operations
+            first, last = np.asarray(first, np.int64), np.asarray(last, np.int64)
+            by_first = np.argsort(first, kind="stable")
+            by_last = np.lexsort((-np.arange(n), last))
+            rank = np.arange(n)
+            at_first, at_last = np.empty(n, np.int64), np.empty(n, np.int64)
+            at_first[by_first], at_last[by_last] = rank, rank
+            self.firsts, self.lasts = first[by_first].tolist(), last[by_last].tolist()
+            self.by_first, self.by_last = by_first.tolist(), by_last.tolist()
+            self.at_first, self.at_last = at_first.tolist(), at_last.tolist()
+            self.first_column, self.last_column = first, last
+            first, last = first.tolist(), last.tolist()
         else:
             self.by_first = sorted(range(n), key=lambda k: (first[k], k))
             self.by_last = sorted(range(n), key=lambda k: (last[k], -k))
-        self.firsts = [first[k] for k in self.by_first]
-        self.lasts = [last[k] for k in self.by_last]
-        self.at_first = [0] * n
-        for i, k in enumerate(self.by_first):
-            self.at_first[k] = i
-        self.at_last = [0] * n
-        for i, k in enumerate(self.by_last):
-            self.at_last[k] = i
+            self.firsts = [first[k] for k in self.by_first]
+            self.lasts = [last[k] for k in self.by_last]
+            self.at_first = [0] * n
+            for i, k in enumerate(self.by_first):
+                self.at_first[k] = i
+            self.at_last = [0] * n
+            for i, k in enumerate(self.by_last):
+                self.at_last[k] = i
+        self.first, self.last = first, last
         self.next = list(range(n + 1))  # next[i]: some position >= i still waiting (n: none)
         self.prev = list(range(n + 1))  # prev[i + 1]: some position <= i still waiting (0: none)
         self.waiting = [True] * n
@@ -163,9 +169,12 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
                 assignment: list[int]) -> None:
     first_op, last_op, before, after = objects.first, objects.last, objects.before, objects.after
     sizes = objects.record_sizes
-    first = [first_op[p] for p in stage]
-    last = [last_op[p] for p in stage]
-    waiting = _Stage(first, last)
+    if isinstance(stage, np.ndarray):  # the vector form: the stage's columns by fancy indexing
+        waiting = _Stage(objects.cols.first[stage], objects.cols.last[stage])
+        stage = stage.tolist()
+    else:
+        waiting = _Stage([first_op[p] for p in stage], [last_op[p] for p in stage])
+    first, last = waiting.first, waiting.last
     still, nxt, prv, next_waiting, prev_waiting = (waiting.waiting, waiting.next, waiting.prev,
                                                    waiting._next, waiting._prev)
     firsts, by_first, lasts, by_last = waiting.firsts, waiting.by_first, waiting.lasts, waiting.by_last
@@ -176,8 +185,8 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
     heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
 
     # A side's entry: (gap, k, object, member's first op, side, member, the member's neighbour on
-    # that side). The first five order the pairs as the strategy ranks them and are unique (one
-    # entry per side of a member); the neighbour tells whether the side's slot has shrunk since.
+    # that side when it was found). The first five order the pairs as the strategy ranks them and
+    # are unique (one entry per side of a member).
     def right(member: int):
         """The waiting record starting nearest after `member` that ends before its next member."""
         nb = after[member]
@@ -216,16 +225,23 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
     else:
         heap = [e for member in objects.placed for e in (left(member), right(member)) if e is not None]
     heapq.heapify(heap)  # the pairs pop in the same order whatever the heap's layout: all differ
+    obj_sizes, placed = objects.sizes, objects.placed
     for _ in range(n):
         while heap:
-            gap, k, _, _, side, member, nb = heap[0]
+            gap, k, obj, _, side, member, nb = heap[0]
+            # Up to date while its record waits and still fits the side's slot: the slot only
+            # shrinks and the waiting records only leave, so the first that fits stays first.
             if side == _LEFT:
-                if still[k] and nb == before[member]:
-                    break  # its record waits and its slot is unchanged: still the side's best
+                if still[k]:
+                    nb = before[member]
+                    if nb < 0 or first[k] > last_op[nb]:
+                        break
                 now = left(member)
             else:
-                if still[k] and nb == after[member]:
-                    break
+                if still[k]:
+                    nb = after[member]
+                    if nb < 0 or last[k] < first_op[nb]:
+                        break
                 now = right(member)
             # Out of date (its record taken, or its slot shrunk): the side's candidate now.
             if now is None:
@@ -234,10 +250,12 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
                 break
             else:
                 heapreplace(heap, now)
-        if heap:
-            _, k, obj, _, side, member, _ = heappop(heap)
+        if heap:  # the top entry's record joins its member's object (linked in below)
             pos = stage[k]
-            objects.join(pos, obj, sizes[pos], member, side)
+            size = sizes[pos]
+            if size > obj_sizes[obj]:
+                obj_sizes[obj] = size
+            placed.append(pos)
         else:  # no pair left: a new object for the first waiting record
             while not still[first_waiting]:
                 first_waiting += 1
@@ -254,14 +272,31 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
         prv[j + 1] = j
         # Beside a member, only the side away from it can hold a waiting record: one between the
         # two would have been nearer to the member than this one (the member's side's best).
-        if side != _RIGHT:
+        # The entry just used gives way to the new one in one step of the heap.
+        if side == _RIGHT:
+            nb = after[member]
+            before[pos], after[pos], after[member] = member, nb, pos
+            if nb >= 0:
+                before[nb] = pos
+            entry = right(pos)
+        elif side == _LEFT:
+            nb = before[member]
+            before[pos], after[pos], before[member] = nb, member, pos
+            if nb >= 0:
+                after[nb] = pos
+            entry = left(pos)
+        else:
             entry = left(pos)
             if entry is not None:
                 heappush(heap, entry)
-        if side != _LEFT:
             entry = right(pos)
             if entry is not None:
                 heappush(heap, entry)
+            continue
+        if entry is not None:
+            heapreplace(heap, entry)
+        else:
+            heappop(heap)
 
 
 # Rounds of the vector walk in _opening_entries; the few sides still walking after them finish
@@ -273,22 +308,30 @@ def _opening_entries(objects: _Objects, waiting: _Stage, assignment: list[int], 
     """The entries of both sides of every member placed before the stage, as `left` and `right`
     give them, by vector operations: no record of the stage is taken yet, so the walks over the
     sorted records skip none."""
-    members = np.asarray(objects.placed, np.int64)
-    first_op = np.asarray(objects.first, np.int64)
-    last_op = np.asarray(objects.last, np.int64)
-    firsts, lasts = np.asarray(waiting.firsts, np.int64), np.asarray(waiting.lasts, np.int64)
+    placed = objects.placed
+    members = np.asarray(placed, np.int64)
+    cols = objects.cols
+    if cols is not None:  # the same values from the records' columns, not converted again
+        first_op, last_op = cols.first, cols.last
+    else:
+        first_op, last_op = np.asarray(objects.first, np.int64), np.asarray(objects.last, np.int64)
+    if getattr(waiting, "first_column", None) is not None:
+        stage_first, stage_last = waiting.first_column, waiting.last_column
+    else:
+        stage_first, stage_last = np.asarray(waiting.first, np.int64), np.asarray(waiting.last, np.int64)
     by_first, by_last = np.asarray(waiting.by_first, np.int64), np.asarray(waiting.by_last, np.int64)
-    stage_first, stage_last = np.asarray(waiting.first, np.int64), np.asarray(waiting.last, np.int64)
+    firsts, lasts = stage_first[by_first], stage_last[by_last]
     n = len(firsts)
     entries: list = []
     for side in (_LEFT, _RIGHT):
+        # the members' neighbours on this side (only the members', not the whole list's)
+        neighbour = objects.before if side == _LEFT else objects.after
+        nb = np.fromiter(map(neighbour.__getitem__, placed), np.int64, len(placed))
         if side == _LEFT:
-            nb = np.asarray(objects.before, np.int64)[members]
             start = first_op[members]
             bound = np.where(nb >= 0, last_op[nb], -1)
             at = np.searchsorted(lasts, start, side="left") - 1
         else:
-            nb = np.asarray(objects.after, np.int64)[members]
             start = last_op[members]
             bound = np.where(nb >= 0, first_op[nb], _END)
             at = np.searchsorted(firsts, start, side="right")
