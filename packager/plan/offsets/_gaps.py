@@ -13,8 +13,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from packager.gc_pause import collector_paused
-from packager.plan.offsets import _placement, _placement_steps
+from packager.plan.offsets import _placement
 from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of, time_columns
 
@@ -67,9 +66,8 @@ def place_in_order(
     and no space; positions missing from `order` stay at 0. `remember_unaligned`: TFLite's way of
     measuring the best gap (see `smallest_gap_offset`).
 
-    The loop is `_placement.place` (compiled for large inputs; as Python over short-lived
-    records, `_placement_steps`): it runs once per record in several strategies, `package` at
-    100,000 operators among them."""
+    The loop is `_placement.place` (compiled for large inputs): it runs once per record in
+    several strategies, `package` at 100,000 operators among them."""
     offsets, _ = placement(records, order, alignment, best_fit=best_fit,
                            remember_unaligned=remember_unaligned, skip_empty=True)
     return offsets
@@ -121,13 +119,12 @@ class PlacementLoop:
         n = len(records)
         self.steps = len(order)
         self._records = records
-        self._by_steps = False  # True: the loop's Python form over the dense timeline's steps
         self._sizes, self._fixed = sizes, fixed
         align = alignment if alignment > 1 else 1
+        width, n_buckets = _bucket_width(records)
         self._may_compile = compiles(n)
         kernel = _compiled_kernel(records, sizes, fixed) if self._may_compile and not plain_first else None
         if kernel is not None:
-            width, n_buckets = _bucket_width(records)
             cols = time_columns(records)
             first, last = cols.first, cols.last
             size = cols.size if sizes is None else np.asarray(sizes, dtype=np.int64)
@@ -147,22 +144,10 @@ class PlacementLoop:
             self._args = (first, last, size, at, fixed_at, align, best_fit, remember_unaligned,
                           skip_empty, width, *buffers, self._out)
             return
-        size = (sizes.tolist() if isinstance(sizes, np.ndarray) else list(sizes)) if sizes is not None else None
-        cols = time_columns(records) if skip_empty and not fixed and n > 64 else None
-        if cols is not None and _placement_steps.fits(cols.dense_first, cols.dense_last):
-            # Python's own form of the loop (`_placement_steps`): the same offsets.
-            self._out, self._state = [0] * n, [0]
-            self._kernel, self._compiled, self._by_steps = _placement_steps.place_by_steps, False, True
-            self._order = list(order)
-            self._args = (cols.dense_first.tolist(), cols.dense_last.tolist(),
-                          cols.size.tolist() if size is None else size, self._order, align, best_fit,
-                          remember_unaligned, [()] * cols.steps, [()] * cols.steps, self._out)
-            return
-        width, n_buckets = _bucket_width(records)
-        if size is None:
-            size = [r.size for r in records]
         first = [r.first_op for r in records]
         last = [r.last_op for r in records]
+        size = ([r.size for r in records] if sizes is None
+                else sizes.tolist() if isinstance(sizes, np.ndarray) else list(sizes))
         fixed_at = [-1] * n
         for i, o in (fixed or {}).items():
             fixed_at[i] = o
@@ -188,28 +173,12 @@ class PlacementLoop:
         cols = time_columns(self._records)
         size = cols.size if self._sizes is None else np.asarray(self._sizes, dtype=np.int64)
         as_array = lambda values: np.asarray(values, dtype=np.int64)
-        if self._by_steps:  # the buckets' buffers as `_placement.place` would hold them by now
-            self._args, self._state = self._bucket_args(cols)
-            self._by_steps = False
         args = self._args
         self._out = as_array(self._out)
         self._args = (cols.first, cols.last, size, as_array(args[3]), as_array(args[4]), *args[5:10],
                       *(as_array(a) for a in args[10:17]), self._out)
         self._state = as_array(self._state)
         self._kernel, self._compiled = kernel, True
-
-    def _bucket_args(self, cols) -> tuple[tuple, list[int]]:
-        """`_placement.place`'s arguments and state as its own run over the steps done so far
-        would have left them."""
-        first, last = cols.first.tolist(), cols.last.tolist()
-        size, order, align, best_fit, remember_unaligned = self._args[2:7]
-        (width, n_buckets), offsets, n = _bucket_width(self._records), self._out, len(first)
-        entries = sum(last[i] // width - first[i] // width + 1 for i in order if size[i] != 0)
-        *buffers, used = _placement_steps.bucket_state(first, last, size, order, self.done, offsets,
-                                                       width, n_buckets, entries)
-        args = (first, last, size, order, [-1] * n, align, best_fit, remember_unaligned, True, width,
-                *buffers, [0] * n, [0] * n, offsets)
-        return args, [self.done, used]
 
     def run(self, stop: StopRule | None = None) -> tuple[list[int], int] | None:
         """Run (or resume) the loop: (offsets, clash) at its end, None if `stop` stopped it."""
@@ -223,11 +192,7 @@ class PlacementLoop:
                 watch = np.asarray(watch, dtype=np.int64)
                 if limit >= _INT64_SAFE:
                     watch, limit = self._args[2], -1  # no record of int64 size can end above it
-        if self._by_steps:  # it makes a pair per record placed: no cycles, nothing to collect
-            with collector_paused():
-                clash = self._kernel(*self._args, watch, limit, self._state)
-        else:
-            clash = self._kernel(*self._args, watch, limit, self._state)
+        clash = self._kernel(*self._args, watch, limit, self._state)
         if clash == -2:
             return None
         out = self._out.tolist() if self._compiled else self._out

@@ -10,8 +10,7 @@ buckets it touches, each once, and sorts them by offset. Equal offsets need no f
 the gap walk gives the same answer whichever comes first.
 
 Everything is one function without calls to helpers: numba compiles only functions it is given,
-and the uncompiled run must be the very same code. (Uncompiled runs over short-lived records
-without fixed offsets take `_placement_steps`, a form written for Python lists: the same offsets.)
+and the uncompiled run must be the very same code.
 """
 
 from __future__ import annotations
