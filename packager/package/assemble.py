@@ -15,7 +15,7 @@ from packager.lifetimes import PERSISTENT
 from packager.model import Model
 from packager.package.sidecar import (SCRATCH, TENSOR, ArenaSection, ObjectSection, OffsetSection,
                                       PackagePlan, PassSection, PersistentEntry, SourceModel, SymbolEntry,
-                                      tensor_entries, tensor_entries_from_columns)
+                                      tensor_entries_from_columns)
 from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord
 from packager.semantics import SEMANTICS
 
@@ -44,7 +44,7 @@ def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
         return lifetimes.tensor_subgraph.get(tensor_id, (lifetimes.subgraph, tensor_id))
 
     def entry(r: UsageRecord, offset: int, alias_of: int | None = None) -> tuple:
-        """The entry's fields in order (made into entries all at once: sidecar.tensor_entries)."""
+        """The entry's fields in order (made into entries all at once: sidecar.tensor_entries_from_columns)."""
         g = r.tensor
         more = static if sizes is None else (sizes.passes[g], str(sizes.expressions[g]))
         if g in scratch:
