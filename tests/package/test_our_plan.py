@@ -38,3 +38,20 @@ def test_a_plan_larger_than_50_mb_is_still_ours(tmp_path):
     plan.write_text(json.dumps({**dict.fromkeys(PLAN_KEYS, 0), "filler": filler}))
     assert plan.stat().st_size > 50_000_000
     assert _our_plan(plan) is not None
+
+
+def test_a_plain_rerun_does_not_read_the_old_plan(tmp_path, monkeypatch):
+    """Re-packaging into the same folder rewrites every file of the prefix: nothing can be stale,
+    so the old plan (50 MB at 100,000 tensors) is not read; a file left over makes it read."""
+    from packager.package import output_dir
+
+    plan = {**dict.fromkeys(PLAN_KEYS, 0), "arenas": []}
+    (tmp_path / "net_plan.json").write_text(json.dumps(plan))
+    (tmp_path / "net_plan.h").write_text("old")
+    (tmp_path / "net_report.html").write_text("old")
+    read = []
+    monkeypatch.setattr(output_dir, "_our_plan", lambda path: read.append(path) or plan)
+    assert output_dir.stale_files(tmp_path, ["net_plan.json", "net_plan.h", "net_report.html"]) == []
+    assert read == []
+    assert output_dir.stale_files(tmp_path, ["net_plan.json", "net_plan.h"]) == ["net_report.html"]
+    assert read == [tmp_path / "net_plan.json"]
