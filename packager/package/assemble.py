@@ -15,7 +15,7 @@ from packager.lifetimes import PERSISTENT
 from packager.model import Model
 from packager.package.sidecar import (SCRATCH, TENSOR, ArenaSection, ObjectSection, OffsetSection,
                                       PackagePlan, PassSection, PersistentEntry, SourceModel, SymbolEntry,
-                                      tensor_entries_from_columns)
+                                      tensor_entries)
 from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord
 from packager.semantics import SEMANTICS
 
@@ -44,7 +44,7 @@ def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
         return lifetimes.tensor_subgraph.get(tensor_id, (lifetimes.subgraph, tensor_id))
 
     def entry(r: UsageRecord, offset: int, alias_of: int | None = None) -> tuple:
-        """The entry's fields in order (made into entries all at once: sidecar.tensor_entries_from_columns)."""
+        """The entry's fields in order (made into entries all at once: sidecar.tensor_entries)."""
         g = r.tensor
         more = static if sizes is None else (sizes.passes[g], str(sizes.expressions[g]))
         if g in scratch:
@@ -58,29 +58,17 @@ def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
     static, subgraph, subgraphs = (0, None), lifetimes.subgraph, model.subgraphs
     subgraph_of = lifetimes.tensor_subgraph.get
 
-    ids = list(map(_TENSOR_ID, problem.records))
-    if sizes is None and scratch.keys().isdisjoint(ids):
-        # The usual case, a column at a time (the same values entry() gives each record)
-        columns = _record_columns(problem.records, ids, offsets.plan.offsets, lifetimes.subgraph, subgraph_of,
-                                  subgraphs)
-    else:
-        columns = [list(c) for c in zip(*(entry(r, o) for r, o in zip(problem.records, offsets.plan.offsets)))] \
-            or [[] for _ in range(14)]
-    # id -> its position (the last record of an id, as a dict of the rows built in order)
-    at = {g: i for i, g in enumerate(columns[0])}
-    alias_rows = []
+    rows = [entry(r, o) for r, o in zip(problem.records, offsets.plan.offsets)]
+    by_id = {row[0]: row for row in rows}
     for alias, owner in sorted(problem.aliases.items()):
-        i = at[owner]
         # (first_op, last_op), size and offset of the owner's entry
-        first, last = problem.alias_intervals.get(alias, (columns[9][i], columns[10][i]))
+        first, last = problem.alias_intervals.get(alias, (by_id[owner][9], by_id[owner][10]))
         # Its own bytes, inside the owner's buffer (in-place sharing needs equal sizes anyway).
         size = min(alias_bytes(model, lifetimes, alias) if sizes is None else sizes.largest[alias],
-                   columns[8][i])
-        alias_rows.append(entry(UsageRecord(alias, first, last, size), columns[7][i], owner))
-    for column, more in zip(columns, zip(*alias_rows)):
-        column.extend(more)
-    entries = tensor_entries_from_columns(columns)
-    del columns, at, alias_rows
+                   by_id[owner][8])
+        rows.append(entry(UsageRecord(alias, first, last, size), by_id[owner][7], owner))
+    entries = tensor_entries(rows)
+    del rows, by_id
     persistent = []
     for g in lifetimes.ids(PERSISTENT):
         s, t = where(g)
@@ -101,20 +89,6 @@ def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
 
 
 _TENSOR_ID = attrgetter("tensor")
-_SIZE, _FIRST, _LAST = attrgetter("size"), attrgetter("first_op"), attrgetter("last_op")
-_NAME, _TYPE, _SHAPE = attrgetter("name"), attrgetter("type"), attrgetter("shape")
-
-
-def _record_columns(records, ids: list[int], offsets, subgraph: int, subgraph_of, subgraphs) -> list[list]:
-    """The fields of each record's entry (a model tensor's, with no alias, pass 0 and no size
-    expression), as one list per field in TensorEntry's order."""
-    n = len(ids)
-    where = [subgraph_of(g, (subgraph, g)) for g in ids]  # asked once per tensor
-    tensors = [subgraphs[s].tensors[t] for s, t in where]
-    s_column, t_column = (list(c) for c in zip(*where)) if where else ([], [])
-    return [ids, s_column, t_column, [TENSOR] * n, list(map(_NAME, tensors)), list(map(_TYPE, tensors)),
-            list(map(_SHAPE, tensors)), list(offsets), list(map(_SIZE, records)), list(map(_FIRST, records)),
-            list(map(_LAST, records)), [None] * n, [0] * n, [None] * n]
 
 
 def symbol_entries(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]]) -> tuple[SymbolEntry, ...]:

@@ -52,15 +52,8 @@ def tensor_entries(rows: Sequence[tuple]) -> list[TensorEntry]:
     entries in one pass."""
     if rows and set(map(len, rows)) != {len(_ENTRY_FIELDS)}:
         raise TypeError(f"a tensor entry has {len(_ENTRY_FIELDS)} fields")
-    return tensor_entries_from_columns(list(zip(*rows)) if rows else [() for _ in _ENTRY_FIELDS])
-
-
-def tensor_entries_from_columns(columns: Sequence[Sequence]) -> list[TensorEntry]:
-    """tensor_entries of the rows these columns (one per field, in order, of equal length) make."""
-    if len(columns) != len(_ENTRY_FIELDS) or len(set(map(len, columns))) > 1:
-        raise TypeError(f"a tensor entry has {len(_ENTRY_FIELDS)} fields")
-    entries = list(map(TensorEntry.__new__, repeat(TensorEntry, len(columns[0]))))
-    for name, column in zip(_ENTRY_FIELDS, columns):
+    entries = list(map(TensorEntry.__new__, repeat(TensorEntry, len(rows))))
+    for name, column in zip(_ENTRY_FIELDS, zip(*rows)):
         deque(map(getattr(TensorEntry, name).__set__, entries, column), maxlen=0)
     return entries
 
