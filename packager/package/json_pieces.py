@@ -23,26 +23,6 @@ _SEPARATOR = re.compile(r"[ \t\n\r]*([,\]}])")
 _END_OF_SCALAR = re.compile(r"[ \t\n\r,\]}:]")
 
 
-class _Decoder(json.JSONDecoder):
-    """json's decoder with the caller's batch hook, and a scanner without the object hook for it."""
-
-    def __init__(self, object_hook: Callable[[dict], object] | None,
-                 batch_hook: Callable[[list], list] | None) -> None:
-        super().__init__(object_hook=object_hook)
-        self.batch_hook = batch_hook
-        self.plain_scan = json.JSONDecoder().scan_once if batch_hook is not None else None
-        # A value is parsed without the hook where a batch hook is given, and given to it once
-        # it is known to end in the text read: a large container tried first and then walked
-        # costs no hook calls for the part of it the try parsed.
-        self.try_scan = self.scan_once if batch_hook is None else self.plain_scan
-
-    def finish(self, value: object) -> object:
-        """A value parsed by try_scan, as the object hook makes it."""
-        if self.batch_hook is None or not (type(value) is dict or type(value) is list):
-            return value
-        return self.batch_hook([value])[0]
-
-
 class _Incomplete(Exception):
     """The window ends inside the value being read: read more, then read it again."""
 
@@ -90,17 +70,12 @@ class _Text:
 
 
 def loads_in_pieces(chunks: Iterable[bytes], object_hook: Callable[[dict], object] | None = None,
-                    undo: Callable[[], Callable[[], None]] | None = None,
-                    batch_hook: Callable[[list], list] | None = None) -> object:
+                    undo: Callable[[], Callable[[], None]] | None = None) -> object:
     """json.loads(b"".join(chunks), object_hook=object_hook) for UTF-8 text (ValueError where it
     raises one; a byte order mark is refused, as in a str). `undo`: called before a value is
-    tried, returns what puts the hook's state back if that value has to be read again.
-    `batch_hook`: a run of a large array's elements is parsed without the object hook and given
-    to it whole; it returns what the object hook makes of them (`hooked`: the hook's own calls,
-    in json.loads's order), so that a run of many small objects is looked at once, not one
-    object at a time."""
+    tried, returns what puts the hook's state back if that value has to be read again."""
     text = _Text(chunks)
-    decoder = _Decoder(object_hook, batch_hook)
+    decoder = json.JSONDecoder(object_hook=object_hook)
     value = _value(text, decoder, undo, probe=True)
     text.skip_space()
     if text.ahead():
@@ -117,7 +92,7 @@ def _value(text: _Text, decoder: json.JSONDecoder, undo, probe: bool = False) ->
         # a number or literal: read on to what ends it ("2." would parse as 2)
         while not text.eof and not _END_OF_SCALAR.search(text.buf, text.pos):
             text.more()
-    scan = decoder.try_scan  # what raw_decode calls (without the hook: decoder.finish)
+    scan = decoder.scan_once  # what raw_decode calls
     while True:
         container = text.pos < len(text.buf) and text.buf[text.pos] in "{["
         restore = undo() if undo else None
@@ -131,7 +106,7 @@ def _value(text: _Text, decoder: json.JSONDecoder, undo, probe: bool = False) ->
                 if end == len(text.buf) and not text.eof:
                     raise _Incomplete  # a number may go on in the next piece
             text.pos = end
-            return decoder.finish(value)
+            return value
         except (ValueError, StopIteration, _Incomplete):
             if restore:
                 restore()
@@ -194,15 +169,12 @@ def _batch(text: _Text, decoder: json.JSONDecoder, undo) -> list | None:
         return None
     if text.failed_batch == (text.reads, pos):
         return None  # tried at this place already
-    batch_hook = decoder.batch_hook
-    restore = undo() if undo and batch_hook is None else None
+    restore = undo() if undo else None
     try:
-        # without the hook where a batch hook takes the run whole (no hook is called until it parsed)
-        scan = decoder.scan_once if batch_hook is None else decoder.plain_scan
-        values, end = scan("[" + buf[pos:cut] + "]", 0)
+        values, end = decoder.scan_once("[" + buf[pos:cut] + "]", 0)
         # ended by the "]" put after it, or by the array's own "]" (then these are its last elements)
         text.pos = cut if end == cut - pos + 2 else pos + end - 2
-        return values if batch_hook is None else batch_hook(values)
+        return values
     except (ValueError, StopIteration):
         pass
     if restore:
@@ -219,8 +191,8 @@ def _element(text: _Text, decoder: json.JSONDecoder, undo) -> object:
     if pos < len(buf) and buf[pos] == "{":
         restore = undo() if undo else None
         try:
-            value, text.pos = decoder.try_scan(buf, pos)  # its "}" ends it: no number runs on
-            return decoder.finish(value)
+            value, text.pos = decoder.scan_once(buf, pos)  # its "}" ends it: no number runs on
+            return value
         except (ValueError, StopIteration):
             if restore:
                 restore()
@@ -246,16 +218,3 @@ def _key(text: _Text) -> str:
 
 def _hooked(obj: dict, decoder: json.JSONDecoder) -> object:
     return decoder.object_hook(obj) if decoder.object_hook else obj
-
-
-def hooked(value: object, object_hook: Callable[[dict], object]) -> object:
-    """What json.loads with `object_hook` makes of a value parsed without it: each object's
-    values first, then the object itself, in the order of the text (as the parser calls it)."""
-    if type(value) is list:
-        return [hooked(v, object_hook) for v in value]
-    if type(value) is dict:
-        for key, v in value.items():
-            if type(v) is list or type(v) is dict:
-                value[key] = hooked(v, object_hook)
-        return object_hook(value)
-    return value

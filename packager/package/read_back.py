@@ -20,7 +20,7 @@ import numpy as np
 from packager.errors import PlanError
 from packager.gc_pause import without_collector_pauses
 from packager.package import plan_flatbuffer, plan_json
-from packager.package.json_pieces import hooked, loads_in_pieces
+from packager.package.json_pieces import loads_in_pieces
 from packager.package.columns import NUMBERS, TensorColumns, tensor_columns
 from packager.package.sidecar import FORMAT_NAME, FORMAT_VERSION, ArenaSection, OffsetSection, PackagePlan
 
@@ -76,107 +76,21 @@ class _EntryChecker:
             self._at_tensor, self._at_pair["object"], self._at_pair["offset"] = at_tensor, at_object, at_offset
         return restore
 
-    def _chunk_of(self, a: int, start: int) -> tuple[list[tuple], list]:
-        """(rows, size expressions) of arena a's entries from `start` (a multiple of _CHUNK)."""
-        if self._chunk_at != (a, start):
-            want = self._sections[a]
-            self._chunk = (_expected_rows(want, start, start + _CHUNK), want.size_expr[start:start + _CHUNK])
-            self._chunk_at = (a, start)
-        return self._chunk
-
-    def _where(self) -> tuple[int, int]:
-        """(arena, entry in it) of the plan's next tensor entry; (-1, 0) after the last."""
-        k = self._at_tensor
-        for a, want in enumerate(self._sections):
-            if k < want.count:
-                return a, k
-            k -= want.count
-        return -1, 0
-
     def _next_row(self):
         """(values in _KEYS' order, size_expr) of the plan's next tensor entry, arenas in order;
         None after the last. The rows are made a chunk at a time."""
-        a, k = self._where()
-        if a < 0:
-            return None
-        start = k - k % _CHUNK
-        rows, exprs = self._chunk_of(a, start)
-        self._at_tensor += 1
-        return rows[k - start], exprs[k - start]
-
-    def _rows(self, count: int) -> tuple[list[tuple], list] | None:
-        """(rows, size expressions) of the plan's next `count` tensor entries, all of one arena;
-        None where fewer are left in it."""
-        a, k = self._where()
-        if a < 0 or k + count > self._sections[a].count:
-            return None
-        rows, exprs = [], []
-        while count:
-            start = k - k % _CHUNK
-            chunk_rows, chunk_exprs = self._chunk_of(a, start)
-            take = min(count, start + _CHUNK - k)
-            rows += chunk_rows[k - start:k - start + take]
-            exprs += chunk_exprs[k - start:k - start + take]
-            k, count = k + take, count - take
-        return rows, exprs
-
-    def batch(self, entries: list) -> list:
-        """What __call__ makes of each of a run of elements parsed without it (json_pieces'
-        batch hook): a run of tensor entries, or of pairs, that equals the plan's next ones
-        becomes markers at once, compared as whole lists; anything else goes through __call__
-        one object at a time, as the parser would have called it."""
-        if entries and type(entries[0]) is dict:
-            matched = (self._pairs_matched(entries) if len(entries[0]) == 2 else self._tensors_matched(entries))
-            if matched is not None:
-                return matched
-        return hooked(entries, self)
-
-    def _tensors_matched(self, entries: list) -> list | None:
-        """len(entries) markers where each entry is, key for key and type for type, the plan's
-        next tensor entry (as __call__ would find one by one); else None, nothing consumed."""
-        want = self._rows(len(entries))
-        if want is None:
-            return None
-        rows, exprs = want
-        try:
-            found = list(map(_ROW, entries))  # KeyError: a key missing; TypeError: not an object
-            if any(e is not None for e in exprs):
-                if (list(map(len, entries)) != [len(_KEYS) + (e is not None) for e in exprs]
-                        or [e.get("size_expr") for e in entries] != exprs):
-                    return None
-            elif set(map(len, entries)) != {len(_KEYS)}:
-                return None
-        except (KeyError, TypeError, AttributeError):
-            return None
-        # Equal values of these types are the same values of the same types (1.0 and true equal
-        # 1 too, so floats and bools are kept out); a size expression equal to a text is one.
-        if (found != rows or not set(map(type, chain.from_iterable(found))) <= _PLAIN
-                or not set(map(type, chain.from_iterable(map(_SHAPE, found)))) <= _INT):
-            return None
-        self._at_tensor += len(entries)
-        return [self.tensor] * len(entries)
-
-    def _pairs_matched(self, entries: list) -> list | None:
-        """len(entries) markers where each entry is an ("index", "object") or ("index", "offset")
-        pair, all of one kind, equal to the plan's next pairs of that kind, both integers; else
-        None, nothing consumed."""
-        keys = tuple(entries[0])
-        if keys not in _PAIR_ORDERS:
-            return None
-        second = keys[0] if keys[1] == "index" else keys[1]
-        pairs, at = self._pair_lists[second], self._at_pair[second]
-        if at + len(entries) > len(pairs):
-            return None
-        try:
-            found = list(map(itemgetter("index", second), entries))
-            if set(map(len, entries)) != {2}:
-                return None
-        except (KeyError, TypeError):
-            return None
-        if found != pairs[at:at + len(entries)] or not set(map(type, chain.from_iterable(found))) <= _INT:
-            return None
-        self._at_pair[second] = at + len(entries)
-        return [self.pairs[second]] * len(entries)
+        k = self._at_tensor
+        for a, want in enumerate(self._sections):
+            if k < want.count:
+                start = k - k % _CHUNK
+                if self._chunk_at != (a, start):
+                    self._chunk = list(zip(_expected_rows(want, start, start + _CHUNK),
+                                           want.size_expr[start:start + _CHUNK]))
+                    self._chunk_at = (a, start)
+                self._at_tensor += 1
+                return self._chunk[k - start]
+            k -= want.count
+        return None
 
     def _next_pair(self, second: str):
         pairs, at = self._pair_lists[second], self._at_pair[second]
@@ -212,8 +126,6 @@ class _EntryChecker:
 
 
 _INT = {int}
-_PLAIN = {int, str, list, type(None)}  # the types of a tensor entry's values (a shape's: _INT)
-_SHAPE = itemgetter(_KEYS.index("shape"))
 _PAIR_ORDERS = {("index", "object"), ("object", "index"), ("index", "offset"), ("offset", "index")}
 _ABSENT = object()
 
@@ -232,8 +144,7 @@ def json_pieces_read_back(chunks: Iterable[bytes], plan: PackagePlan) -> bool:
     a file checked from disk this way is never held whole."""
     checker = _EntryChecker(plan)
     try:
-        return _document_is(loads_in_pieces(chunks, object_hook=checker, undo=checker.saved,
-                                            batch_hook=checker.batch), checker, plan)
+        return _document_is(loads_in_pieces(chunks, object_hook=checker, undo=checker.saved), checker, plan)
     except (ValueError, KeyError, TypeError, AttributeError, PlanError):
         return False
 
