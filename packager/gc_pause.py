@@ -38,6 +38,21 @@ def without_collector_pauses(function: F) -> F:
     return run  # type: ignore[return-value]
 
 
+def free_lists_cleared() -> None:
+    """Give back the interpreter's free lists (spare tuples, floats, lists, dicts kept for reuse):
+    only a collection of the oldest generation clears them, and none runs while a whole job keeps
+    the collector paused. Over no objects (all frozen for it) that collection takes well under a
+    millisecond instead of a walk of millions; the lists held about 4 MB at the peak of `package`
+    at 100,000 operators. Skipped when something else froze objects (unfreezing is all or none)."""
+    if gc.get_freeze_count():
+        return
+    gc.freeze()
+    try:
+        gc.collect()
+    finally:
+        gc.unfreeze()
+
+
 def no_collections_at_exit() -> None:
     """When the process ends, the interpreter runs the cyclic collector over everything still held
     (every strategy's plan, the model's columns, numba's modules) before freeing it: 0.1-0.3 s of

@@ -26,7 +26,7 @@ from packager.emit.report import report_html_chunks
 from packager.pictures import arena_picture
 from packager.errors import PackagerError, PlanError
 from packager.emit.encoded_blocks import encoded_in_blocks
-from packager.gc_pause import without_collector_pauses
+from packager.gc_pause import free_lists_cleared, without_collector_pauses
 from packager.model import Model
 from packager.package.output_dir import StagedFolder, stale_files, staged_folder
 from packager.package.existing_plan import (existing_plan, existing_plan_note, head_plan_name, refuse_to_keep,
@@ -189,6 +189,7 @@ def report_html(planned: PlannedModel, model: Model, strategy: str) -> Iterator[
 
 # -- the whole job -----------------------------------------------------------------------------
 
+@without_collector_pauses  # few cycles are made; collections would walk the model and plans again and again
 def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.name,
             strategy: str = "best", budget: int | None = None, name: str | None = None,
             dims: Sequence[str] = (), report: bool = True, target: str = "host",
@@ -230,6 +231,7 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
         raise BudgetExceeded(f"{model_path.name}: the plan needs {needed:,} B {what}, "
                              f"{needed - budget:,} B over the budget of {budget:,} B ({why})")
     notes: list[str] = []
+    free_lists_cleared()  # what planning left in them would stay beside the files' peak
     with staged_folder(out_dir) as folder:
         whats = write_files(folder, plan, model, prefix, notes, planned.unmodelled_ops, keep_offline_plan=keep)
         if existing is not None:
