@@ -87,8 +87,9 @@ def _tensor(t: TensorEntry) -> dict[str, Any]:
 
 
 def _tensors_written(section: OffsetSection) -> Written:
-    """The tensor entries' text at a level, as dumps_indented would write the list of their dicts
-    (keys sorted), from one format per entry: the general writer costs a second at 100,000."""
+    """The offset plan's tensor entries' text at a level, as dumps_indented would write the list
+    of their dicts (keys sorted), from one format per entry: the general writer costs a second
+    at 100,000."""
     return Written(lambda level: list(_tensor_chunks(section, level)))
 
 
@@ -96,9 +97,9 @@ _ENTRIES_PER_CHUNK = 4096  # entries joined into one piece: pieces of a few mega
 
 
 def _tensor_chunks(section: OffsetSection, level: int) -> Iterator[str]:
-    """The text of _tensors_written at `level`, a chunk of entries at a time: each chunk's
-    entries formatted from one template over its columns (package/columns.py), the texts of
-    its shapes worked out once per shape."""
+    """The text of _tensors_written at `level`, a chunk of entries at a time: each entry one
+    f-string over the chunk's columns (package/columns.py, built once for the plan check and
+    the read-back too), each shape's text made once."""
     tensors = section.tensors
     if not tensors:
         yield "[]"
