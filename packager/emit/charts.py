@@ -99,13 +99,11 @@ def _levels(scale: TimeAddressScale, steps: int, lower_bound: int, arena: int) -
 
 def tensor_tooltip(p: PlacedTensor, step_name: str) -> str:
     t = p.tensor
-    lines = [describe(t),
-             f"{format_bytes(t.size)} at offset {format_bytes(p.offset)} (to {format_bytes(p.offset + t.size)})",
-             f"alive over {ops_text(p.first_op, p.last_op, step_name)}"]
+    text = (f"{describe(t)}\n{format_bytes(t.size)} at offset {format_bytes(p.offset)} "
+            f"(to {format_bytes(p.offset + t.size)})\nalive over {ops_text(p.first_op, p.last_op, step_name)}")
     for a in p.aliases:
-        lines.append(f"also holds {describe(a.tensor)}, "
-                     f"{ops_text(a.first_op, a.last_op, step_name)}")
-    return "\n".join(lines)
+        text += f"\nalso holds {describe(a.tensor)}, {ops_text(a.first_op, a.last_op, step_name)}"
+    return text
 
 
 def _plain(a: object, b: object, c: object, d: object, e: object) -> bool:

@@ -18,6 +18,7 @@ from packager.emit.json_text import Written, dumps_indented_bytes, dumps_indente
 
 _INDENT = "  "
 from packager.errors import PlanError
+from packager.package.columns import NUMBERS, tensor_columns
 from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
                                    PassSection, PersistentEntry, RuntimeArena, SourceModel, SymbolEntry,
                                    TensorEntry)
@@ -56,7 +57,7 @@ def _arena(a: ArenaSection, fast: bool = False, tensors_as=None) -> dict[str, An
         "steps": a.steps,
         "offsets": {"strategy": a.offsets.strategy, "arena_bytes": a.offsets.arena_bytes,
                     "lower_bound": a.offsets.lower_bound,
-                    "tensors": (tensors_as or _tensors_written)(a.offsets.tensors) if fast else
+                    "tensors": (tensors_as or _tensors_written)(a.offsets) if fast else
                     [_tensor(t) for t in a.offsets.tensors],
                     "optimal": a.offsets.optimal},
         "objects": {"strategy": a.objects.strategy, "total_bytes": a.objects.total_bytes,
@@ -85,38 +86,60 @@ def _tensor(t: TensorEntry) -> dict[str, Any]:
     return doc
 
 
-def _tensors_written(tensors: tuple[TensorEntry, ...]) -> Written:
-    """The tensor entries' text at a level, as dumps_indented would write the list of their dicts
-    (keys sorted), from one format per entry: the general writer costs a second at 100,000."""
-    return Written(lambda level: list(_tensor_chunks(tensors, level)))
+def _tensors_written(section: OffsetSection) -> Written:
+    """The offset plan's tensor entries' text at a level, as dumps_indented would write the list
+    of their dicts (keys sorted), from one format per entry: the general writer costs a second
+    at 100,000."""
+    return Written(lambda level: list(_tensor_chunks(section, level)))
 
 
 _ENTRIES_PER_CHUNK = 4096  # entries joined into one piece: pieces of a few megabytes, not one per entry
 
 
-def _tensor_chunks(tensors: tuple[TensorEntry, ...], level: int) -> Iterator[str]:
-    """The text of _tensors_written at `level`, a chunk of entries at a time."""
+def _tensor_chunks(section: OffsetSection, level: int) -> Iterator[str]:
+    """The text of _tensors_written at `level`, a chunk of entries at a time: each entry one
+    f-string over the chunk's columns (package/columns.py, built once for the plan check and
+    the read-back too), each shape's text made once."""
+    tensors = section.tensors
     if not tensors:
         yield "[]"
         return
     pad, key, dim = ("\n" + _INDENT * (level + k) for k in (1, 2, 3))
-    end_shape = key + "]"
-    head = [("{" if i == 0 else ",") + key + f'"{k}": ' for i, k in enumerate(_TENSOR_KEYS)]
+    h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11, h12 = (
+        ("{" if i == 0 else ",") + key + f'"{k}": ' for i, k in enumerate(_TENSOR_KEYS))
+    end = pad + "}"
+    columns = tensor_columns(section)
+    shapes = _ShapeTexts(dim, key + "]")
     text_of = encode_basestring
-    before = "[" + pad
     for start in range(0, len(tensors), _ENTRIES_PER_CHUNK):
-        out = []
-        for t in tensors[start:start + _ENTRIES_PER_CHUNK]:
-            shape = "[" + dim + ("," + dim).join(map(str, t.shape)) + end_shape if t.shape else "[]"
-            alias = "null" if t.alias_of is None else str(t.alias_of)
-            expr = "" if t.size_expr is None else "," + key + '"size_expr": ' + text_of(t.size_expr)
-            out.append(f"{before}{head[0]}{alias}{head[1]}{t.first_op}{head[2]}{t.index}{head[3]}{text_of(t.kind)}"
-                       f"{head[4]}{t.last_op}{head[5]}{text_of(t.name)}{head[6]}{t.offset}{head[7]}{t.pass_}"
-                       f"{head[8]}{shape}{head[9]}{t.size}{expr}{head[10]}{t.subgraph}{head[11]}{t.tensor}"
-                       f"{head[12]}{text_of(t.type)}{pad}}}")
-            before = "," + pad
-        yield "".join(out)
+        stop = start + _ENTRIES_PER_CHUNK
+        numbers = {f: columns[f][start:stop].tolist() for f in NUMBERS}
+        exprs = columns.size_expr[start:stop]
+        expr = ([""] * len(exprs) if exprs.count(None) == len(exprs) else
+                ["" if e is None else "," + key + '"size_expr": ' + text_of(e) for e in exprs])
+        entries = zip(["null" if a is None else str(a) for a in columns.alias_of[start:stop]],
+                      numbers["first_op"], numbers["index"], map(text_of, columns.kind[start:stop]),
+                      numbers["last_op"], map(text_of, columns.name[start:stop]), numbers["offset"],
+                      numbers["pass_"], map(shapes.__getitem__, columns.shape[start:stop]), numbers["size"],
+                      expr, numbers["subgraph"], numbers["tensor"], map(text_of, columns.type[start:stop]))
+        # size_expr, where an entry has one, after size: its text with its key, else ""
+        yield ("[" if start == 0 else ",") + pad + ("," + pad).join([
+            f"{h0}{a}{h1}{f}{h2}{i}{h3}{k}{h4}{l}{h5}{n}{h6}{o}{h7}{p}{h8}{sh}{h9}{sz}{e}{h10}{sg}{h11}{t}{h12}{ty}{end}"
+            for a, f, i, k, l, n, o, p, sh, sz, e, sg, t, ty in entries])
     yield "\n" + _INDENT * level + "]"
+
+
+class _ShapeTexts(dict):
+    """A shape's text in a tensor entry, worked out once per shape (a model has few)."""
+
+    def __init__(self, dim: str, end: str) -> None:
+        super().__init__()
+        self._dim, self._end = dim, end
+
+    def __missing__(self, shape: tuple[int, ...]) -> str:
+        text = self[shape] = ("[" + self._dim + ("," + self._dim).join(map(str, shape)) + self._end
+                              if shape else "[]")
+        return text
 
 
 def _pairs_written(pairs: tuple[tuple[int, int], ...], second: str) -> Written | list[dict[str, int]]:
@@ -151,11 +174,11 @@ _SLOT = re.compile("\x00([0-9]+)\x00")  # a NUL is never raw in JSON text: strin
 def text_pieces(plan: PackagePlan) -> Iterator[str]:
     """The pieces of dumps(plan)'s text in order, each tensor list a chunk of entries at a
     time: the document is written with a slot for each tensor list, which is then filled in."""
-    lists: list[tuple[int, tuple[TensorEntry, ...]]] = []
+    lists: list[tuple[int, OffsetSection]] = []
 
-    def slot(tensors: tuple[TensorEntry, ...]) -> Written:
+    def slot(section: OffsetSection) -> Written:
         def render(level: int) -> list[str]:
-            lists.append((level, tensors))
+            lists.append((level, section))
             return [f"\x00{len(lists) - 1}\x00"]
         return Written(render)
 
@@ -165,8 +188,8 @@ def text_pieces(plan: PackagePlan) -> Iterator[str]:
             if part:
                 yield part
         else:
-            level, tensors = lists[int(part)]
-            yield from _tensor_chunks(tensors, level)
+            level, section = lists[int(part)]
+            yield from _tensor_chunks(section, level)
 
 
 def encoded_pieces(plan: PackagePlan) -> Iterator[bytes]:

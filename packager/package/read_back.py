@@ -32,9 +32,11 @@ _KEY_SET, _KEY_SET_DYNAMIC = frozenset(_KEYS), frozenset((*_KEYS, "size_expr"))
 _ROW = itemgetter(*_KEYS)
 # the numbers among them, in columns.NUMBERS' order ("pass" is pass_)
 _NUMBER_KEYS = ("index", "subgraph", "tensor", "offset", "size", "first_op", "last_op", "pass")
-_ROW_TYPES = {tuple(type(None) if k == "alias_of" else list if k == "shape" else str if k in ("kind", "name", "type")
-                    else int for k in _KEYS)}
-_ROW_TYPES.add(tuple(int if k == "alias_of" else t for k, t in zip(_KEYS, next(iter(_ROW_TYPES)))))
+# The types of a tensor entry's values in _KEYS' order (1 is not true, 1.0 is not 1): alias_of
+# null, or the owner's index.
+_ROW_TYPES = [type(None) if k == "alias_of" else list if k == "shape" else str if k in ("kind", "name", "type")
+              else int for k in _KEYS]
+_ALIAS_ROW_TYPES = [int if k == "alias_of" else t for k, t in zip(_KEYS, _ROW_TYPES)]
 _SHAPE_AT = _KEYS.index("shape")
 _CHUNK = 8192  # the plan's entries made at a time
 
@@ -52,6 +54,14 @@ class _Matched:
         return f"<matched {self.kind} entry>"
 
 
+class _Pairs:
+    """The plan's ("index", `second`) pairs, arenas in order, and how many the file gave so far."""
+    __slots__ = ("want", "at", "second", "marker")
+
+    def __init__(self, want: list[tuple[int, int]], second: str) -> None:
+        self.want, self.at, self.second, self.marker = want, 0, second, _Matched(second)
+
+
 class _EntryChecker:
     """json's object_hook: each tensor entry (the writer's keys, in any order) is compared with
     the plan's next tensor entry, each ("index", "object") or ("index", "offset") pair with the
@@ -60,74 +70,91 @@ class _EntryChecker:
     fails the check of its list)."""
 
     def __init__(self, plan: PackagePlan) -> None:
-        self.tensor, self.pairs = _Matched("tensor"), {"object": _Matched("object"), "offset": _Matched("offset")}
+        self.tensor = _Matched("tensor")
         self._sections = [tensor_columns(section.offsets) for section in plan.arenas]
-        self._at_tensor, self._chunk_at, self._chunk = 0, (-1, -1), []
-        self._pair_lists = {"object": [p for s in plan.arenas for p in s.objects.assignment],
-                            "offset": [p for s in plan.arenas if s.passes is not None for p in s.passes.offsets]}
-        self._at_pair = {"object": 0, "offset": 0}
+        self._at_tensor = 0  # tensor entries the file gave so far, arenas in order
+        self._chunk, self._chunk_first = [], 0  # rows of the plan's entries from _chunk_first on
+        objects = _Pairs([p for s in plan.arenas for p in s.objects.assignment], "object")
+        offsets = _Pairs([p for s in plan.arenas if s.passes is not None for p in s.passes.offsets], "offset")
+        self.pairs = {"object": objects.marker, "offset": offsets.marker}
+        self._pair_kinds = {("index", "object"): objects, ("object", "index"): objects,
+                            ("index", "offset"): offsets, ("offset", "index"): offsets}
+        # a tensor entry's keys in the order the file gives them -> how its values are taken in
+        # _KEYS' order (_NOT_AN_ENTRY: not a tensor entry's keys), worked out once per order
+        self._orders: dict[tuple[str, ...], object] = {_KEYS: _VALUES}
 
     def saved(self):
         """What puts the checker back where it is now: an entry parsed twice (the JSON read in
         pieces tries a value again once more of it is read) is compared with the same row."""
-        at_tensor, at_object, at_offset = self._at_tensor, self._at_pair["object"], self._at_pair["offset"]
+        objects, offsets = self._pair_kinds[("index", "object")], self._pair_kinds[("index", "offset")]
+        at_tensor, at_object, at_offset = self._at_tensor, objects.at, offsets.at
 
         def restore() -> None:
-            self._at_tensor, self._at_pair["object"], self._at_pair["offset"] = at_tensor, at_object, at_offset
+            self._at_tensor, objects.at, offsets.at = at_tensor, at_object, at_offset
         return restore
 
-    def _next_row(self):
-        """(values in _KEYS' order, size_expr) of the plan's next tensor entry, arenas in order;
-        None after the last. The rows are made a chunk at a time."""
-        k = self._at_tensor
-        for a, want in enumerate(self._sections):
-            if k < want.count:
-                start = k - k % _CHUNK
-                if self._chunk_at != (a, start):
-                    self._chunk = list(zip(_expected_rows(want, start, start + _CHUNK),
-                                           want.size_expr[start:start + _CHUNK]))
-                    self._chunk_at = (a, start)
-                self._at_tensor += 1
-                return self._chunk[k - start]
-            k -= want.count
-        return None
-
-    def _next_pair(self, second: str):
-        pairs, at = self._pair_lists[second], self._at_pair[second]
-        if at >= len(pairs):
-            return None
-        self._at_pair[second] = at + 1
-        return pairs[at]
+    def _load_chunk(self, k: int) -> bool:
+        """Make the chunk of rows that holds the plan's k-th tensor entry (arenas in order) the
+        current one; False after the last entry."""
+        first = 0
+        for want in self._sections:
+            if k - first < want.count:
+                start = (k - first) - (k - first) % _CHUNK
+                self._chunk = list(zip(_expected_rows(want, start, start + _CHUNK),
+                                       want.size_expr[start:start + _CHUNK]))
+                self._chunk_first = first + start
+                return True
+            first += want.count
+        return False
 
     def __call__(self, entry: dict):
         n = len(entry)
         if n == 2:
-            keys = tuple(entry)
-            if keys in _PAIR_ORDERS:
-                second = keys[0] if keys[1] == "index" else keys[1]
-                want = self._next_pair(second)
-                index, value = entry["index"], entry[second]
-                if want is not None and type(index) is int and type(value) is int and (index, value) == want:
-                    return self.pairs[second]
+            pairs = self._pair_kinds.get(tuple(entry))
+            if pairs is not None and pairs.at < len(pairs.want):
+                want = pairs.want[pairs.at]
+                pairs.at += 1
+                index, value = entry["index"], entry[pairs.second]
+                if type(index) is int and type(value) is int and (index, value) == want:
+                    return pairs.marker
             return entry
         if n == 13 or n == 14:
-            if tuple(entry) == _KEYS:
+            keys = tuple(entry)
+            order = self._orders.get(keys)
+            if order is None:
+                order = self._orders[keys] = _order_of(keys)
+            if order is _VALUES:  # the writer's order: the values as they are
                 row, expr = tuple(entry.values()), _ABSENT
-            elif entry.keys() == _KEY_SET or entry.keys() == _KEY_SET_DYNAMIC:
-                row, expr = _ROW(entry), entry.get("size_expr", _ABSENT)
-            else:
+            elif order is _NOT_AN_ENTRY:
                 return entry
-            want = self._next_row()
-            if (want is not None and row == want[0] and tuple(map(type, row)) in _ROW_TYPES
-                    and set(map(type, row[_SHAPE_AT])) <= _INT
-                    and (expr is _ABSENT if want[1] is None else (type(expr) is str and expr == want[1]))):
+            else:
+                row, expr = order(entry), entry.get("size_expr", _ABSENT)
+            k = self._at_tensor
+            i = k - self._chunk_first
+            if not 0 <= i < len(self._chunk):
+                if not self._load_chunk(k):
+                    return entry
+                i = k - self._chunk_first
+            self._at_tensor = k + 1
+            want, want_expr = self._chunk[i]
+            if (row == want and [*map(type, row)] == (_ROW_TYPES if row[0] is None else _ALIAS_ROW_TYPES)
+                    and [*map(type, row[_SHAPE_AT])].count(int) == len(row[_SHAPE_AT])
+                    and (expr is _ABSENT if want_expr is None else (type(expr) is str and expr == want_expr))):
                 return self.tensor
         return entry
 
 
-_INT = {int}
-_PAIR_ORDERS = {("index", "object"), ("object", "index"), ("index", "offset"), ("offset", "index")}
-_ABSENT = object()
+_ABSENT, _VALUES, _NOT_AN_ENTRY = object(), object(), object()
+
+
+def _order_of(keys: tuple[str, ...]):
+    """How a tensor entry with these keys, in this order, gives its values in _KEYS' order:
+    _VALUES (as they are), a getter, or _NOT_AN_ENTRY (not the keys of a tensor entry)."""
+    if keys == _KEYS:
+        return _VALUES
+    if set(keys) == _KEY_SET or set(keys) == _KEY_SET_DYNAMIC:
+        return _ROW
+    return _NOT_AN_ENTRY
 
 
 def json_reads_back(data: bytes, plan: PackagePlan) -> bool:

@@ -44,6 +44,18 @@ def mutations(doc: dict):
     yield "a bool for an int", changed(lambda d: tensors(d)[0].update(first_op=True) if tensors(d)[0]["first_op"] == 1
                                        else tensors(d)[0].update(pass_=0, **{"pass": False}))
     yield "a float for an int", changed(lambda d: tensors(d)[0].update(size=float(tensors(d)[0]["size"])))
+    # inside a shape and in alias_of (equal values, other types: the checker compares types there too)
+    shaped = next(i for i, t in enumerate(tensors(doc)) if t["shape"])
+    yield "a float in a shape", changed(lambda d: tensors(d)[shaped]["shape"].__setitem__(
+        -1, float(tensors(d)[shaped]["shape"][-1])))
+    ones = [i for i, t in enumerate(tensors(doc)) if 1 in t["shape"]]
+    if ones:
+        yield "a bool in a shape", changed(lambda d: tensors(d)[ones[0]]["shape"].__setitem__(
+            tensors(d)[ones[0]]["shape"].index(1), True))
+    aliased = [i for i, t in enumerate(tensors(doc)) if t["alias_of"] is not None]
+    if aliased:
+        yield "a float alias", changed(lambda d: tensors(d)[aliased[0]].update(
+            alias_of=float(tensors(d)[aliased[0]]["alias_of"])))
     yield "a name", changed(lambda d: tensors(d)[0].update(name=tensors(d)[0]["name"] + "x"))
     yield "a shape", changed(lambda d: tensors(d)[0].update(shape=tensors(d)[0]["shape"] + [1]))
     yield "a tensor missing", changed(lambda d: tensors(d).pop())
