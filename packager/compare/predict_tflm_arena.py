@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from operator import attrgetter
 
@@ -123,7 +123,7 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
         sg, op, f = model.subgraphs[s], all_ops[p], distinct[numbers[p]]
         buffers = f.buffers[f.first:]
         start = target.scratch_request * (requests + target.max_scratch_per_op)
-        temp, live, before = figures.temps(f, numbers[p], sg, op, start)
+        temp, live, before = figures.temps(f, numbers[p], start)
         prepare_peak = max(prepare_peak, tail.bytes + (temp if before is None else before))
         for size in buffers:
             tail.take(size, ARENA_ALIGNMENT)
@@ -147,11 +147,13 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
         tail.take(size, ARENA_ALIGNMENT)
     if requests:
         tail.take(target.scratch_handle * requests, a)
-    sizes = [tensor_bytes(model, s) for s in range(len(model.subgraphs))]
-    for sg, nbytes in zip(model.subgraphs, sizes):
-        for t, n in zip(sg.tensors, nbytes):
-            if t.is_variable and n:
+    planned = requests  # TFLite Micro plans the scratch buffers, and every tensor below
+    for s, sg in enumerate(model.subgraphs):
+        for t, n in zip(sg.tensors, tensor_bytes(model, s)):
+            if n and t.is_variable:
                 tail.take(n, ARENA_ALIGNMENT)
+            elif n and not t.has_data:
+                planned += 1
     at_planning = tail.bytes
     main = model.subgraphs[0]
     for ids in (main.inputs, main.outputs):
@@ -160,8 +162,6 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
             for size, alignment in tflm_arena.quantized_io_bytes(main.tensors[t], target):
                 tail.take(size, alignment)
     tensors = sum(len(sg.tensors) for sg in model.subgraphs)
-    planned = sum(1 for sg, nbytes in zip(model.subgraphs, sizes) for t, n in zip(sg.tensors, nbytes)
-                  if n and not t.has_data and not t.is_variable) + requests  # TFLite Micro plans them
     temporaries = (target.scratch_request * (requests + target.max_scratch_per_op)
                    + align_up(target.pointer * len(model.subgraphs), a)
                    + target.allocation_info * (tensors + requests))
@@ -197,12 +197,15 @@ class _Figures:
     buffers: list[int]  # persistent buffers, Init's first
     first: int  # how many of them Init takes
     unmodelled: str | None  # the kernel's name when its persistent memory is not modelled
-    taken: list[int] | None  # temporaries (tensor ids) of the node it was computed for
+    taken: list[int]  # temporaries (tensor ids) of the node it was computed for
     softmax_overlap: bool
     requests: int  # scratch requests
     requests_known: bool
     key: tuple | None  # the signature it is shared under (None: computed for this node only)
     quiet: bool = False  # Prepare takes no buffer and requests nothing: the tail stays as it was
+    # The (subgraph, operator) it was computed for: its temporaries are those of every node of
+    # its signature (tensors of equal fields at every position).
+    node: tuple = field(default=(), compare=False, repr=False)
 
 
 class _OpFigures:
@@ -335,12 +338,12 @@ class _OpFigures:
         figures = _Figures(tflm_arena.builtin_data(op, target), buffers, first, unmodelled,
                            tflm_arena.prepare_temp_tensors(op, sg),
                            tflm_arena.softmax_tables_overlap(sg, op), len(wanted), known_requests,
-                           key, quiet=known_requests and not wanted and not buffers[first:])
+                           key, quiet=known_requests and not wanted and not buffers[first:], node=(sg, op))
         if key is not None:
             self.memo[key] = figures
         return figures
 
-    def temps(self, f: _Figures, number: int, sg, op, start: int) -> tuple[int, int, int | None]:
+    def temps(self, f: _Figures, number: int, start: int) -> tuple[int, int, int | None]:
         """(temp, live, before) of tflm_arena.prepare_temps and prepare_temps_before_buffers
         for temporaries laid from `start`; `before` None where every temporary counts. `number`:
         f's index among of_all's distinct figures (a small key, cheaper to hash than f.key)."""
@@ -349,9 +352,9 @@ class _OpFigures:
             temp, live, before = self.temps_memo[memo_key]
             return temp + start, live + start, None if before is None else before + start
         target = self.target
-        taken = f.taken if f.key is None else tflm_arena.prepare_temp_tensors(op, sg)
-        temp, live = tflm_arena.prepare_temps(sg, op, target, start, taken)
-        before = tflm_arena.prepare_temps_before_buffers(sg, op, target, start, taken)
+        sg, op = f.node
+        temp, live = tflm_arena.prepare_temps(sg, op, target, start, f.taken)
+        before = tflm_arena.prepare_temps_before_buffers(sg, op, target, start, f.taken)
         if not f.buffers[f.first:] and op.name == "TFLM_DECODE":
             before = None  # a decode type not modelled: every temporary counts, as by default
         if memo_key is not None:
