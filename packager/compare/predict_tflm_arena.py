@@ -94,9 +94,9 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
     distinct, which = figures.of_all(model)  # each node's figures, subgraphs in order, nodes in order
     # The tail pointer's steps, inlined (_Tail.take): one per node with builtin data.
     taken = tail.bytes
-    data, numbers = [f.data for f in distinct], which.tolist()
+    data = [f.data for f in distinct]
     if any(d is not None for d in data):
-        for d in map(data.__getitem__, numbers):
+        for d in map(data.__getitem__, which.tolist()):
             if d is not None:
                 size, alignment = d
                 taken = -(-(taken + size) // alignment) * alignment
@@ -116,14 +116,15 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
     # (a TfLiteTensor each, with its quantization), and temp may not reach the tail.
     prepare_peak = 0
     overlap_peak: tuple[int, str] = (0, "")
-    all_ops = [op for sg in model.subgraphs for op in sg.operators]
     firsts = np.cumsum([0] + [len(sg.operators) for sg in model.subgraphs]).tolist()
-    for p in _visited(distinct, which).tolist():
+    visited = _visited(distinct, which)
+    for p, number in zip(visited.tolist(), which[visited].tolist()):
         s = bisect_right(firsts, p) - 1
-        sg, op, f = model.subgraphs[s], all_ops[p], distinct[numbers[p]]
+        sg, f = model.subgraphs[s], distinct[number]
+        op = sg.operators[p - firsts[s]]
         buffers = f.buffers[f.first:]
         start = target.scratch_request * (requests + target.max_scratch_per_op)
-        temp, live, before = figures.temps(f, numbers[p], start)
+        temp, live, before = figures.temps(f, number, start)
         prepare_peak = max(prepare_peak, tail.bytes + (temp if before is None else before))
         for size in buffers:
             tail.take(size, ARENA_ALIGNMENT)
@@ -290,10 +291,11 @@ class _OpFigures:
                 continue
             keys = self._tensor_keys(s, sg)  # [-1]: the absent tensor, as _key gives -1
             lookup, key_column = keys.__getitem__, np.asarray(keys, dtype=np.int64)
-            code_ids = list(map(id, map(attrgetter("opcode"), ops)))
-            some_node = dict(zip(code_ids, range(len(ops))))  # op code -> a node running it
+            codes = list(map(attrgetter("opcode"), ops))  # a few objects, each node's by reference
+            some_node = dict(zip(map(id, codes), range(len(ops))))  # op code -> a node running it
             code_number = dict(zip(some_node, range(len(some_node))))
-            code_of = np.fromiter(map(code_number.__getitem__, code_ids), dtype=np.int64, count=len(ops))
+            code_of = np.fromiter(map(code_number.__getitem__, map(id, codes)), dtype=np.int64, count=len(ops))
+            del codes
             by_node = np.array([code.is_custom or code.name in _READS_OPTIONS
                                 for code in (ops[k].opcode for k in some_node.values())], dtype=bool)
             alone = by_node[code_of] | (not self.shared)
