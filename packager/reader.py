@@ -12,6 +12,7 @@ import re
 import struct
 from dataclasses import fields, replace
 from itertools import repeat
+from operator import attrgetter
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
@@ -332,7 +333,10 @@ class _Parser:
                 raise ModelError(f"metadata '{name}' points to buffer {buf}, but the model has {len(buffers)}")
             metadata.append((name, buf))
         signatures = tuple(self._signature(s, subgraphs) for s in self._table_vector(fb, "SignatureDefs"))
-        for t in (t for sg in subgraphs for t in sg.tensors):
+        buffer_of = attrgetter("buffer")  # the largest first, over each subgraph's column: one
+        # pass in C; the tensor named is the first out of range, as the loop below finds it
+        over = any(max(map(buffer_of, sg.tensors), default=-1) >= len(buffers) for sg in subgraphs)
+        for t in (t for sg in subgraphs for t in sg.tensors) if over else ():
             if t.buffer >= len(buffers):
                 raise ModelError(f"tensor {t.index} '{t.name}' points to buffer {t.buffer}, "
                                  f"but the model has {len(buffers)}")
