@@ -12,12 +12,14 @@ import re
 import struct
 from dataclasses import fields, replace
 from itertools import repeat
+from operator import attrgetter
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
 from packager.errors import ModelError
+from packager.field_columns import made_field_by_field
 from packager.gc_pause import collector_paused
 from packager.model import (ELEMENT_BITS, MAX_TENSOR_BYTES, Buffer, Model, Operator,
                             OperatorCode, SignatureDef, Subgraph, Tensor)
@@ -331,7 +333,10 @@ class _Parser:
                 raise ModelError(f"metadata '{name}' points to buffer {buf}, but the model has {len(buffers)}")
             metadata.append((name, buf))
         signatures = tuple(self._signature(s, subgraphs) for s in self._table_vector(fb, "SignatureDefs"))
-        for t in (t for sg in subgraphs for t in sg.tensors):
+        buffer_of = attrgetter("buffer")  # the largest first, over each subgraph's column: one
+        # pass in C; the tensor named is the first out of range, as the loop below finds it
+        over = any(max(map(buffer_of, sg.tensors), default=-1) >= len(buffers) for sg in subgraphs)
+        for t in (t for sg in subgraphs for t in sg.tensors) if over else ():
             if t.buffer >= len(buffers):
                 raise ModelError(f"tensor {t.index} '{t.name}' points to buffer {t.buffer}, "
                                  f"but the model has {len(buffers)}")
@@ -462,10 +467,11 @@ class _Parser:
             return None
         lazy, tables_of = _LazyOptions, _OPTION_TABLES
         n = len(codes)
-        # Operator's fields in order, passed by position column by column.
-        return list(map(Operator, range(n), list(map(opcodes.__getitem__, codes)), inputs, outputs, intermediates,
-                        [lazy(self, tables_of[kind], table) if table and kind in tables_of else {}
-                         for kind, table in zip(kinds, options)], repeat((), n)))
+        # Operator's fields in order, set a column at a time (field_columns.py).
+        return made_field_by_field(Operator, n, (
+            range(n), list(map(opcodes.__getitem__, codes)), inputs, outputs, intermediates,
+            [lazy(self, tables_of[kind], table) if table and kind in tables_of else {}
+             for kind, table in zip(kinds, options)], repeat((), n)))
 
     def _options(self, op: int) -> Mapping[str, object]:
         kind = self.tables.u8(op, _OP_OPTIONS_TYPE)

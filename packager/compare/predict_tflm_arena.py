@@ -16,7 +16,12 @@ the sizes; the README's section "TFLite Micro's whole arena" the measurements).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
+
+import numpy as np
 
 from packager.compare.predict_tflm import predict_tflm
 from packager.kernels import tflm_arena, tflm_scratch
@@ -86,43 +91,40 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
         if sg.operators:
             tail.take(target.node_and_registration * len(sg.operators), a)
     figures = _OpFigures(model, target)
-    each = figures.of_all(model)  # each node's figures, subgraphs in order, nodes in order
-    distinct = {id(f): f for f in each}.values()
-    # The tail pointer's steps, inlined (_Tail.take): one or two per node on large models.
+    distinct, which = figures.of_all(model)  # each node's figures, subgraphs in order, nodes in order
+    # The tail pointer's steps, inlined (_Tail.take): one per node with builtin data.
     taken = tail.bytes
-    if any(f.data is not None for f in distinct):
-        for f in each:
-            if f.data is not None:
-                size, alignment = f.data
+    data = [f.data for f in distinct]
+    if any(d is not None for d in data):
+        for d in map(data.__getitem__, which.tolist()):
+            if d is not None:
+                size, alignment = d
                 taken = -(-(taken + size) // alignment) * alignment
-    if any(f.unmodelled is not None or f.first for f in distinct):
-        for f in each:
-            if f.unmodelled is not None:
-                unmodelled.add(f.unmodelled)
-            if f.first:
-                for size in f.buffers[:f.first]:  # Init runs for every node before any Prepare
-                    taken = -(-(taken + size) // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
+    unmodelled.update(f.unmodelled for f in distinct if f.unmodelled is not None)
+    # Init runs for every node before any Prepare, each buffer on a 16-byte boundary: once the
+    # first is taken the tail is on one, and each buffer after it adds its size rounded up.
+    init = np.array([f.first > 0 for f in distinct], dtype=bool)
+    if init.any():
+        rounded = np.array([sum(align_up(size, ARENA_ALIGNMENT) for size in f.buffers[:f.first])
+                            for f in distinct], dtype=np.int64)
+        size = distinct[int(which[np.flatnonzero(init[which])[0]])].buffers[0]
+        taken = (align_up(taken + size, ARENA_ALIGNMENT) - align_up(size, ARENA_ALIGNMENT)
+                 + int(rounded[which].sum()))
     tail.bytes = taken
     requests = 0
     # Prepare, node by node: the head holds the scratch-request array, temp the node's tensors
     # (a TfLiteTensor each, with its quantization), and temp may not reach the tail.
     prepare_peak = 0
     overlap_peak: tuple[int, str] = (0, "")
-    # A node that takes no buffer and requests nothing leaves the tail and the request count as
-    # they were: the next node of its figures then reaches the same peak, so it is skipped.
-    seen_since_change: set[int] = set()
-    ops = ((s, sg, op) for s, sg in enumerate(model.subgraphs) for op in sg.operators)
-    for (s, sg, op), f in zip(ops, each):
-        quiet = f.quiet
-        if quiet:
-            if id(f) in seen_since_change:
-                continue
-            seen_since_change.add(id(f))
-        else:
-            seen_since_change.clear()
+    firsts = np.cumsum([0] + [len(sg.operators) for sg in model.subgraphs]).tolist()
+    visited = _visited(distinct, which)
+    for p, number in zip(visited.tolist(), which[visited].tolist()):
+        s = bisect_right(firsts, p) - 1
+        sg, f = model.subgraphs[s], distinct[number]
+        op = sg.operators[p - firsts[s]]
         buffers = f.buffers[f.first:]
         start = target.scratch_request * (requests + target.max_scratch_per_op)
-        temp, live, before = figures.temps(f, sg, op, start)
+        temp, live, before = figures.temps(f, number, start)
         prepare_peak = max(prepare_peak, tail.bytes + (temp if before is None else before))
         for size in buffers:
             tail.take(size, ARENA_ALIGNMENT)
@@ -146,11 +148,13 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
         tail.take(size, ARENA_ALIGNMENT)
     if requests:
         tail.take(target.scratch_handle * requests, a)
-    sizes = [tensor_bytes(model, s) for s in range(len(model.subgraphs))]
-    for sg, nbytes in zip(model.subgraphs, sizes):
-        for t, n in zip(sg.tensors, nbytes):
-            if t.is_variable and n:
+    planned = requests  # TFLite Micro plans the scratch buffers, and every tensor below
+    for s, sg in enumerate(model.subgraphs):
+        for t, n in zip(sg.tensors, tensor_bytes(model, s)):
+            if n and t.is_variable:
                 tail.take(n, ARENA_ALIGNMENT)
+            elif n and not t.has_data:
+                planned += 1
     at_planning = tail.bytes
     main = model.subgraphs[0]
     for ids in (main.inputs, main.outputs):
@@ -159,8 +163,6 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
             for size, alignment in tflm_arena.quantized_io_bytes(main.tensors[t], target):
                 tail.take(size, alignment)
     tensors = sum(len(sg.tensors) for sg in model.subgraphs)
-    planned = sum(1 for sg, nbytes in zip(model.subgraphs, sizes) for t, n in zip(sg.tensors, nbytes)
-                  if n and not t.has_data and not t.is_variable) + requests  # TFLite Micro plans them
     temporaries = (target.scratch_request * (requests + target.max_scratch_per_op)
                    + align_up(target.pointer * len(model.subgraphs), a)
                    + target.allocation_info * (tensors + requests))
@@ -196,12 +198,15 @@ class _Figures:
     buffers: list[int]  # persistent buffers, Init's first
     first: int  # how many of them Init takes
     unmodelled: str | None  # the kernel's name when its persistent memory is not modelled
-    taken: list[int] | None  # temporaries (tensor ids) of the node it was computed for
+    taken: list[int]  # temporaries (tensor ids) of the node it was computed for
     softmax_overlap: bool
     requests: int  # scratch requests
     requests_known: bool
     key: tuple | None  # the signature it is shared under (None: computed for this node only)
     quiet: bool = False  # Prepare takes no buffer and requests nothing: the tail stays as it was
+    # The (subgraph, operator) it was computed for: its temporaries are those of every node of
+    # its signature (tensors of equal fields at every position).
+    node: tuple = field(default=(), compare=False, repr=False)
 
 
 class _OpFigures:
@@ -220,6 +225,8 @@ class _OpFigures:
         self.period = math.lcm(*tflm_arena.temp_alignments(target))
         self.tensor_keys: dict[int, list[int]] = {}
         self.field_numbers: dict[tuple, int] = {}
+
+    shared = True  # False: every node's figures computed alone (the tests compare the two)
 
     def _tensor_keys(self, s: int, sg) -> list:
         """Each tensor's fields but its index, name and buffer; the last entry stands for an
@@ -259,33 +266,67 @@ class _OpFigures:
                 return known
         return self._computed(s, sg, op, key)
 
-    def of_all(self, model: Model) -> list[_Figures]:
-        """of() for every node, subgraphs in order: the same keys, built with the op code's part
-        worked out once per op code (a model of 100,000 nodes has a few dozen)."""
-        out = []
-        memo = self.memo
+    def of_all(self, model: Model) -> tuple[list[_Figures], np.ndarray]:
+        """of() for every node, subgraphs in order, as (the distinct figures, each node's index
+        into them): the nodes of one signature found over whole columns (the op code and each
+        operand's tensor key, rows of one arity compared as packed numbers), the key of each
+        signature built once from one of its nodes (a model of 100,000 nodes has a few
+        thousand signatures at most)."""
+        distinct: list[_Figures] = []
+        number: dict[int, int] = {}  # id(figures) -> index in distinct
+
+        def index_of(f: _Figures) -> int:
+            k = number.get(id(f))
+            if k is None:
+                k = number[id(f)] = len(distinct)
+                distinct.append(f)
+            return k
+
+        which = []
         for s, sg in enumerate(model.subgraphs):
-            keys = self._tensor_keys(s, sg)
-            # keys[-1] is the absent tensor's: what _key gives -1 (the one negative id a read
-            # model holds; anything else goes through _key).
-            lookup = keys.__getitem__
-            codes: dict[int, tuple] = {}
-            for op in sg.operators:
-                code = op.opcode
-                known_code = codes.get(id(code))
-                if known_code is None:
-                    known_code = codes[id(code)] = (
-                        (code.builtin_code, code.name, code.custom_code, code.version),
-                        code.is_custom or code.name in _READS_OPTIONS)
-                fields, by_node = known_code
-                ins, outs = op.inputs, op.outputs
-                if by_node or (ins and min(ins) < -1) or (outs and min(outs) < -1):
-                    out.append(self.of(s, sg, op))
-                    continue
-                key = (*fields, (), tuple(map(lookup, ins)), tuple(map(lookup, outs)))
-                known = memo.get(key)
-                out.append(known if known is not None else self._computed(s, sg, op, key))
-        return out
+            ops = sg.operators
+            node = np.full(len(ops), -1, dtype=np.int64)
+            which.append(node)
+            if not ops:
+                continue
+            keys = self._tensor_keys(s, sg)  # [-1]: the absent tensor, as _key gives -1
+            lookup, key_column = keys.__getitem__, np.asarray(keys, dtype=np.int64)
+            codes = list(map(attrgetter("opcode"), ops))  # a few objects, each node's by reference
+            some_node = dict(zip(map(id, codes), range(len(ops))))  # op code -> a node running it
+            code_number = dict(zip(some_node, range(len(some_node))))
+            code_of = np.fromiter(map(code_number.__getitem__, map(id, codes)), dtype=np.int64, count=len(ops))
+            del codes
+            by_node = np.array([code.is_custom or code.name in _READS_OPTIONS
+                                for code in (ops[k].opcode for k in some_node.values())], dtype=bool)
+            alone = by_node[code_of] | (not self.shared)
+            in_counts, in_flat = _operands(ops, "inputs")
+            out_counts, out_flat = _operands(ops, "outputs")
+            for counts, flat in ((in_counts, in_flat), (out_counts, out_flat)):
+                if len(flat) and int(flat.min()) < -1:  # ids only _key reads (as the absent tensor)
+                    alone[np.repeat(np.arange(len(ops)), counts)[flat < -1]] = True
+            for k in np.flatnonzero(alone).tolist():
+                node[k] = index_of(self.of(s, sg, ops[k]))
+            shared = ~alone
+            arity = in_counts * (int(out_counts.max()) + 1) + out_counts
+            in_starts, out_starts = np.cumsum(in_counts) - in_counts, np.cumsum(out_counts) - out_counts
+            for a in np.unique(arity[shared]).tolist():
+                members = np.flatnonzero(shared & (arity == a))
+                columns = [code_of[members]]
+                for starts, flat, width in ((in_starts, in_flat, int(in_counts[members[0]])),
+                                            (out_starts, out_flat, int(out_counts[members[0]]))):
+                    at = starts[members]
+                    columns += [key_column[flat[at + j]] for j in range(width)]
+                first, group = _distinct_rows(columns)
+                numbers = []
+                for k in members[first].tolist():
+                    op = ops[k]
+                    code = op.opcode
+                    key = (code.builtin_code, code.name, code.custom_code, code.version, (),
+                           tuple(map(lookup, op.inputs)), tuple(map(lookup, op.outputs)))
+                    known = self.memo.get(key)
+                    numbers.append(index_of(known if known is not None else self._computed(s, sg, op, key)))
+                node[members] = np.asarray(numbers, dtype=np.int64)[group]
+        return distinct, (np.concatenate(which) if which else np.zeros(0, dtype=np.int64))
 
     def _computed(self, s: int, sg, op, key: tuple | None) -> _Figures:
         model, target = self.model, self.target
@@ -299,25 +340,61 @@ class _OpFigures:
         figures = _Figures(tflm_arena.builtin_data(op, target), buffers, first, unmodelled,
                            tflm_arena.prepare_temp_tensors(op, sg),
                            tflm_arena.softmax_tables_overlap(sg, op), len(wanted), known_requests,
-                           key, quiet=known_requests and not wanted and not buffers[first:])
+                           key, quiet=known_requests and not wanted and not buffers[first:], node=(sg, op))
         if key is not None:
             self.memo[key] = figures
         return figures
 
-    def temps(self, f: _Figures, sg, op, start: int) -> tuple[int, int, int | None]:
+    def temps(self, f: _Figures, number: int, start: int) -> tuple[int, int, int | None]:
         """(temp, live, before) of tflm_arena.prepare_temps and prepare_temps_before_buffers
-        for temporaries laid from `start`; `before` None where every temporary counts."""
-        memo_key = None if f.key is None else (f.key, start % self.period)
+        for temporaries laid from `start`; `before` None where every temporary counts. `number`:
+        f's index among of_all's distinct figures (a small key, cheaper to hash than f.key)."""
+        memo_key = None if f.key is None else (number, start % self.period)
         if memo_key is not None and memo_key in self.temps_memo:
             temp, live, before = self.temps_memo[memo_key]
             return temp + start, live + start, None if before is None else before + start
         target = self.target
-        taken = f.taken if f.key is None else tflm_arena.prepare_temp_tensors(op, sg)
-        temp, live = tflm_arena.prepare_temps(sg, op, target, start, taken)
-        before = tflm_arena.prepare_temps_before_buffers(sg, op, target, start, taken)
+        sg, op = f.node
+        temp, live = tflm_arena.prepare_temps(sg, op, target, start, f.taken)
+        before = tflm_arena.prepare_temps_before_buffers(sg, op, target, start, f.taken)
         if not f.buffers[f.first:] and op.name == "TFLM_DECODE":
             before = None  # a decode type not modelled: every temporary counts, as by default
         if memo_key is not None:
             self.temps_memo[memo_key] = (temp - start, live - start,
                                          None if before is None else before - start)
         return temp, live, before
+
+
+def _operands(ops, field: str) -> tuple[np.ndarray, np.ndarray]:
+    """(each node's number of `field` operands, all of them in order) as columns."""
+    lists = list(map(attrgetter(field), ops))
+    counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    return counts, np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(counts.sum()))
+
+
+def _distinct_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(a row of each distinct value, each row's distinct value) of rows of small non-negative
+    numbers given column by column: the columns packed into one number per row (renumbered
+    when 62 bits would not hold the next), then one sort."""
+    packed, used = np.zeros(len(columns[0]), dtype=np.int64), 0
+    for column in columns:
+        bits = max(int(column.max(initial=0)).bit_length(), 1)
+        if used + bits > 62:
+            packed = np.unique(packed, return_inverse=True)[1].reshape(-1).astype(np.int64)
+            used = max(int(packed.max(initial=0)).bit_length(), 1)
+        packed = (packed << bits) | column
+        used += bits
+    _, first, group = np.unique(packed, return_index=True, return_inverse=True)
+    return first, group.reshape(-1)
+
+
+def _visited(distinct: list[_Figures], which: np.ndarray) -> np.ndarray:
+    """The nodes whose Prepare can change the figures, in order: every node but a quiet one (no
+    buffer, no request) whose figures a quiet node has had since the last node that was not:
+    that node starts its temporaries at the same place below the same tail, so it reaches the
+    same peak."""
+    quiet = np.array([f.quiet for f in distinct], dtype=bool)[which]
+    since = np.cumsum(~quiet)  # how many loud nodes up to each node: quiet runs share a number
+    runs = since[quiet] * len(distinct) + which[quiet]
+    firsts = np.flatnonzero(quiet)[np.unique(runs, return_index=True)[1]]
+    return np.sort(np.concatenate([np.flatnonzero(~quiet), firsts]))

@@ -11,11 +11,10 @@ its subgraph. Scratch buffers TFLite Micro's kernels request get ids from 2^30 o
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, fields
-from itertools import repeat
 from typing import Sequence
 
+from packager.field_columns import made_field_by_field
 from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord, align_up
 
 FORMAT_NAME = "tflpack-plan"
@@ -47,15 +46,11 @@ _ENTRY_FIELDS = tuple(f.name for f in fields(TensorEntry))
 
 def tensor_entries(rows: Sequence[tuple]) -> list[TensorEntry]:
     """TensorEntry(*row) for each row (every field given, in order), the same objects made a
-    field at a time: the frozen class's __init__ sets its fields one call each, most of the time
-    of making the sidecar plan at 100,000 tensors; here each field's slot is set over all
-    entries in one pass."""
+    field at a time (packager/field_columns.py): the frozen class's __init__ sets its fields one
+    call each, most of the time of making the sidecar plan at 100,000 tensors."""
     if rows and set(map(len, rows)) != {len(_ENTRY_FIELDS)}:
         raise TypeError(f"a tensor entry has {len(_ENTRY_FIELDS)} fields")
-    entries = list(map(TensorEntry.__new__, repeat(TensorEntry, len(rows))))
-    for name, column in zip(_ENTRY_FIELDS, zip(*rows)):
-        deque(map(getattr(TensorEntry, name).__set__, entries, column), maxlen=0)
-    return entries
+    return made_field_by_field(TensorEntry, len(rows), zip(*rows) if rows else [()] * len(_ENTRY_FIELDS))
 
 
 @dataclass(frozen=True)

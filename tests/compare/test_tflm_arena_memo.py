@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fixtures.write_models import DEFAULT_DIR
@@ -26,6 +27,7 @@ def test_shared_figures_equal_node_by_node(path: Path, monkeypatch) -> None:
         pytest.skip(f"{path.name} does not read: {error}")
     shared = [predict_whole_arena(model, target) for target in (HOST, CORTEX_M)]
     monkeypatch.setattr(predict_tflm_arena._OpFigures, "_key", lambda self, s, sg, op: None)
+    monkeypatch.setattr(predict_tflm_arena._OpFigures, "shared", False)
     alone = [predict_whole_arena(model, target) for target in (HOST, CORTEX_M)]
     assert shared == alone
 
@@ -40,3 +42,31 @@ def test_nodes_of_one_signature_are_computed_once(monkeypatch) -> None:
                         lambda *a: calls.append(1) or real(*a))
     predict_whole_arena(model)
     assert len(calls) < sum(len(sg.operators) for sg in model.subgraphs)
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+def test_skipping_quiet_nodes_changes_nothing(path: Path, monkeypatch) -> None:
+    """Prepare visited at every node gives the figures of visiting only the nodes that can
+    change them (a quiet node whose figures were seen since the last loud one is skipped)."""
+    try:
+        model = read_model(path)
+    except Exception as error:  # a fixture that is bad input on purpose
+        pytest.skip(f"{path.name} does not read: {error}")
+    skipping = [predict_whole_arena(model, target) for target in (HOST, CORTEX_M)]
+    monkeypatch.setattr(predict_tflm_arena, "_visited", lambda distinct, which: np.arange(len(which)))
+    assert [predict_whole_arena(model, target) for target in (HOST, CORTEX_M)] == skipping
+
+
+@pytest.mark.parametrize("high", [2, 1000, 2 ** 40])
+def test_distinct_rows_group_equal_rows_only(high: int) -> None:
+    """Rows packed into numbers (renumbered when 62 bits would not hold the next column) fall in
+    one group exactly when they are equal, and each group's row is its first."""
+    rng = np.random.default_rng(high)
+    base = rng.integers(0, high, size=(40, 9))
+    rows = base[rng.integers(0, len(base), size=500)]
+    first, group = predict_tflm_arena._distinct_rows([rows[:, j] for j in range(rows.shape[1])])
+    as_tuples = [tuple(r) for r in rows.tolist()]
+    for k, g in enumerate(group.tolist()):
+        assert as_tuples[first[g]] == as_tuples[k]
+        assert first[g] == as_tuples.index(as_tuples[k])
+    assert len(first) == len(set(as_tuples))
