@@ -19,6 +19,8 @@ _T = TypeVar("_T")
 def made_field_by_field(cls: type[_T], count: int, columns: Iterable[Iterable]) -> list[_T]:
     """`count` instances of `cls`, `columns` each of its fields' values in the order the class
     declares them (every field given, defaults included: a slot never set would be missing)."""
+    if hasattr(cls, "__post_init__"):  # it would be skipped: its checks must run
+        raise TypeError(f"{cls.__name__} has a __post_init__ (checks after __init__): make it with its constructor")
     names = [f.name for f in fields(cls)]
     columns = list(columns)
     if len(columns) != len(names):

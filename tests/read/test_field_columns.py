@@ -31,3 +31,18 @@ def test_every_field_must_be_given():
     with pytest.raises(TypeError):
         made_field_by_field(Tensor, 1, zip(*[(0, "in", "INT8", (1,), None, 0, False, False, False, False, 0)]))
     assert made_field_by_field(Tensor, 0, [()] * 12) == []
+
+
+def test_a_class_that_checks_its_fields_is_refused():
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True, slots=True)
+    class Checked:
+        a: int
+
+        def __post_init__(self) -> None:
+            if self.a < 0:
+                raise ValueError("negative")
+
+    with pytest.raises(TypeError, match="__post_init__"):
+        made_field_by_field(Checked, 1, [[-1]])
