@@ -7,7 +7,7 @@ no record alive at the same time as this one. Ties between objects: the lowest i
 Only operators where a record starts are visited: the records alive at any other operator are all
 alive at the last start before it, which is at least as broad and comes first.
 
-The busy objects come from one bitset per step of the dense timeline when the records are
+The busy objects come from one bitset per step where some record ends when the records are
 short-lived (as in real models), else from a ConflictIndex: the same bitsets either way.
 """
 
