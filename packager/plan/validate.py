@@ -40,43 +40,43 @@ class _Columns:
         self.first = np.fromiter((r.first_op for r in records), dtype=np.int64, count=n)
         self.last = np.fromiter((r.last_op for r in records), dtype=np.int64, count=n)
         self.size = np.fromiter((r.size for r in records), dtype=np.int64, count=n)
-        self._pieces: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._ancestry: list[tuple[np.ndarray, np.ndarray]] | None = None
+        self._pieces: tuple[np.ndarray, np.ndarray] | None = None
+        self._ancestry: list[tuple[int, np.ndarray]] | None = None
         self._by_first: np.ndarray | None = None
 
     def by_first(self) -> np.ndarray:
         """Record positions in order of first operator (ties: earlier position)."""
         if self._by_first is None:
-            self._by_first = np.argsort(self.first, kind="stable")
+            self._by_first = np.argsort(self.first, kind="stable").astype(np.int32)
         return self._by_first
 
-    def pieces(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(node, record position, size) per piece, in order of node: a plan's sort by (node,
-        offset) then only orders the pieces within each node (few), which a stable sort sees."""
+    def pieces(self) -> tuple[np.ndarray, np.ndarray]:
+        """(node, record position) per piece, in order of node: a plan's sort by (node, offset)
+        then only orders the pieces within each node (few), which a stable sort sees."""
         if self._pieces is None:
             node, owner = _pieces(self.first, self.last, self.size)
             by_node = np.argsort(node, kind="stable")
-            node, owner = node[by_node], owner[by_node]
-            self._pieces = node, owner, self.size[owner]
+            self._pieces = node[by_node], owner[by_node].astype(np.int32)  # n < 2^31 records
         return self._pieces
 
-    def ancestry(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """For each step up the tree (1: parent) at which some piece has an ancestor holding
-        pieces, those pieces (positions in `pieces()`) and that ancestor: only there can a piece
-        clash with an ancestor's (most steps have none)."""
+    def ancestry(self) -> list[tuple[int, np.ndarray]]:
+        """Each step up the tree (1: parent) at which some piece has an ancestor holding pieces,
+        with those pieces (positions in `pieces()`): only there can a piece clash with an
+        ancestor's (most steps have none). The pieces come in order of node, so by depth: a step
+        up from the deepest pieces further than the shallowest holds none, and the pieces deep
+        enough for a step are a run at the end."""
         if self._ancestry is None:
             node = self.pieces()[0]
             self._ancestry = []
             if len(node):
-                depth = _depths(node)
+                top, bottom = int(node[0]).bit_length() - 1, int(node[-1]).bit_length() - 1
                 occupied = np.zeros(int(node[-1]) + 1, dtype=bool)
                 occupied[node] = True
-                for up in range(1, int(depth.max()) + 1):
-                    deep = np.flatnonzero(depth >= up)
-                    ancestor = node[deep] >> up
-                    has = occupied[ancestor]
-                    if has.any():
-                        self._ancestry.append((deep[has], ancestor[has]))
+                for up in range(1, bottom - top + 1):
+                    deep_from = int(np.searchsorted(node, 1 << (top + up)))
+                    deep = deep_from + np.flatnonzero(occupied[node[deep_from:] >> up])
+                    if len(deep):
+                        self._ancestry.append((up, deep))
         return self._ancestry
 
 
@@ -136,14 +136,6 @@ def _pieces(first: np.ndarray, last: np.ndarray, size: np.ndarray):
     return np.concatenate(nodes), np.concatenate(owners)
 
 
-def _depths(node: np.ndarray) -> np.ndarray:
-    """Each node's depth in the heap numbering (the root, node 1, at 0)."""
-    depth = np.floor(np.log2(node)).astype(np.int64)
-    depth += (np.left_shift(1, depth + 1) <= node)  # floating log2 can be one short
-    depth -= (np.left_shift(1, depth) > node)
-    return depth
-
-
 def _distinct(values: np.ndarray) -> np.ndarray:
     """The distinct values, sorted (np.unique is several times slower on int64 here)."""
     ordered = np.sort(values)
@@ -154,11 +146,11 @@ def _distinct(values: np.ndarray) -> np.ndarray:
 
 def _memory_clash(cols: _Columns, offsets: np.ndarray) -> bool:
     """Whether two records alive at the same operator overlap in memory (vector form)."""
-    node, owner, size = cols.pieces()
+    node, owner = cols.pieces()
     if not len(node):
         return False
     piece_start = offsets[owner]
-    piece_end = piece_start + size
+    piece_end = piece_start + cols.size[owner]
     # (node, offset) packed into one sortable int64 key: the offset itself where the product
     # fits, else its rank among the offsets (the same order either way).
     top = int(piece_start.max())
@@ -178,7 +170,8 @@ def _memory_clash(cols: _Columns, offsets: np.ndarray) -> bool:
     # Against each ancestor that has pieces: the ancestor's pieces are disjoint (checked above),
     # so a clash shows with the one just below or at this offset, or the one just above.
     last = len(key) - 1
-    for deep, ancestor in cols.ancestry():
+    for up, deep in cols.ancestry():
+        ancestor = node[deep] >> up
         at = np.searchsorted(key, ancestor * width + rank[deep], side="right")
         below = np.maximum(at - 1, 0)  # the ancestor's piece with the largest offset not above
         if np.any((at > 0) & (by_key[below] == ancestor) & (end[below] > piece_start[deep])):
