@@ -27,15 +27,16 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     assignment = [0] * len(records)
     objects = _Objects()
     sizes = [r.size for r in records]
+    busy_at, hold, closest_fit = index.busy, index.add, objects.closest_fit  # once per record
     for pos in breadth_first_order(records):
         size = sizes[pos]
-        obj = objects.closest_fit(index.busy(pos), size)
+        obj = closest_fit(busy_at(pos), size)
         if obj < 0:
             obj = objects.new(size)
         elif objects.sizes[obj] < size:
             objects.grow(obj, size)
         assignment[pos] = obj
-        index.add(obj, pos)
+        hold(obj, pos)
     return make_plan(NAME, assignment, objects.sizes)
 
 
@@ -47,8 +48,8 @@ class _Objects:
     def __init__(self) -> None:
         self.sizes: list[int] = []
         self._every = 0  # bitset of all objects
-        self._of_size: dict[int, int] = {}
-        self._distinct: list[int] = []  # the sizes of _of_size, ascending
+        self._distinct: list[int] = []  # the distinct sizes, ascending
+        self._of_size: list[int] = []  # the bitset of the objects of each of them
 
     def closest_fit(self, busy: int, size: int) -> int:
         """The smallest object of at least `size` not in `busy`, else the largest one below it,
@@ -56,14 +57,14 @@ class _Objects:
         free = self._every & ~busy
         if not free:
             return -1
-        of_size, distinct = self._of_size, self._distinct
-        k = bisect.bisect_left(distinct, size)
-        for s in distinct[k:]:
-            bits = of_size[s] & free
+        of_size = self._of_size
+        k = bisect.bisect_left(self._distinct, size)
+        for bits in of_size[k:]:
+            bits &= free
             if bits:
                 return (bits & -bits).bit_length() - 1
-        for s in reversed(distinct[:k]):
-            bits = of_size[s] & free
+        for i in range(k - 1, -1, -1):
+            bits = of_size[i] & free
             if bits:
                 return (bits & -bits).bit_length() - 1
         return -1
@@ -80,17 +81,18 @@ class _Objects:
         old = self.sizes[obj]
         if old >= size:
             return
-        bits = self._of_size[old] & ~(1 << obj)
+        k = bisect.bisect_left(self._distinct, old)
+        bits = self._of_size[k] & ~(1 << obj)
         if bits:
-            self._of_size[old] = bits
+            self._of_size[k] = bits
         else:
-            del self._of_size[old]
-            del self._distinct[bisect.bisect_left(self._distinct, old)]
+            del self._distinct[k], self._of_size[k]
         self._enter(obj, size)
 
     def _enter(self, obj: int, size: int) -> None:
         self.sizes[obj] = size
-        if size not in self._of_size:
-            self._of_size[size] = 0
-            bisect.insort(self._distinct, size)
-        self._of_size[size] |= 1 << obj
+        k = bisect.bisect_left(self._distinct, size)
+        if k == len(self._distinct) or self._distinct[k] != size:
+            self._distinct.insert(k, size)
+            self._of_size.insert(k, 0)
+        self._of_size[k] |= 1 << obj
