@@ -101,7 +101,10 @@ def _columns(records: Sequence[UsageRecord]) -> _Columns | None:
 
 def _pieces(first: np.ndarray, last: np.ndarray, size: np.ndarray):
     """Each non-empty record's lifetime cut into the canonical nodes of a segment tree over the
-    distinct start times (heap numbering: node v has children 2v and 2v+1, leaves from `leaves`).
+    steps where some record ends (heap numbering: node v has children 2v and 2v+1, leaves from
+    `leaves`). Two lifetimes intersect iff both hold the later of their first operators, a start,
+    and iff both hold the earlier of their last, an end: so a record counts only the distinct
+    starts it holds, and then only those of them that are the last start some record holds.
 
     Two lifetimes intersect exactly when a node of one is an ancestor of (or equal to) a node of
     the other: both nodes covering a shared operator lie on that operator's path to the root,
@@ -114,10 +117,12 @@ def _pieces(first: np.ndarray, last: np.ndarray, size: np.ndarray):
         return empty, empty
     starts = _distinct(first[keep])
     lo = np.searchsorted(starts, first[keep])
-    # The last start not after the record's last operator: the same conflicts on fewer steps.
-    hi = np.searchsorted(starts, last[keep], side="right")
+    hi = np.searchsorted(starts, last[keep], side="right") - 1  # the last start it holds
+    ends = _distinct(hi)
+    lo = np.searchsorted(ends, lo)  # the first of those steps it holds
+    hi = np.searchsorted(ends, hi, side="right")  # past the last one
     leaves = 1
-    while leaves < len(starts):
+    while leaves < len(ends):
         leaves *= 2
     lo, hi, rec = lo + leaves, hi + leaves, keep
     nodes, owners = [], []
