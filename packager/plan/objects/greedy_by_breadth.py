@@ -26,53 +26,53 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     index = conflict_index(records)
     assignment = [0] * len(records)
     objects = _Objects()
+    # The walk of the closest fit runs here, once per record, over the objects' lists (which
+    # change in place): the smallest free object of at least the record's size, else the largest
+    # free one below it, else none; the lowest id among objects of one size. It passes over a
+    # size only when every object of it is busy, so a walk is no longer than the busy objects.
+    distinct, of_size, object_sizes = objects.distinct, objects.of_size, objects.sizes
+    busy_at, hold, bisect_left = index.busy, index.add, bisect.bisect_left
     sizes = [r.size for r in records]
-    busy_at, hold, closest_fit = index.busy, index.add, objects.closest_fit  # once per record
     for pos in breadth_first_order(records):
         size = sizes[pos]
-        obj = closest_fit(busy_at(pos), size)
+        free = objects.every & ~busy_at(pos)
+        obj = -1
+        if free:
+            k = bisect_left(distinct, size)
+            for bits in of_size[k:]:
+                bits &= free
+                if bits:
+                    obj = (bits & -bits).bit_length() - 1
+                    break
+            else:
+                for i in range(k - 1, -1, -1):
+                    bits = of_size[i] & free
+                    if bits:
+                        obj = (bits & -bits).bit_length() - 1
+                        break
         if obj < 0:
             obj = objects.new(size)
-        elif objects.sizes[obj] < size:
+        elif object_sizes[obj] < size:
             objects.grow(obj, size)
         assignment[pos] = obj
         hold(obj, pos)
-    return make_plan(NAME, assignment, objects.sizes)
+    return make_plan(NAME, assignment, object_sizes)
 
 
 class _Objects:
     """The objects and their sizes, with a bitset of the objects of each size (bit k = object k),
-    so that the closest fit walks sizes, not objects: it passes over a size only when every
-    object of it is busy, so a walk is no longer than the busy objects."""
+    so that the closest fit walks sizes, not objects."""
 
     def __init__(self) -> None:
         self.sizes: list[int] = []
-        self._every = 0  # bitset of all objects
-        self._distinct: list[int] = []  # the distinct sizes, ascending
-        self._of_size: list[int] = []  # the bitset of the objects of each of them
-
-    def closest_fit(self, busy: int, size: int) -> int:
-        """The smallest object of at least `size` not in `busy`, else the largest one below it,
-        else -1; the lowest id among objects of one size."""
-        free = self._every & ~busy
-        if not free:
-            return -1
-        of_size = self._of_size
-        k = bisect.bisect_left(self._distinct, size)
-        for bits in of_size[k:]:
-            bits &= free
-            if bits:
-                return (bits & -bits).bit_length() - 1
-        for i in range(k - 1, -1, -1):
-            bits = of_size[i] & free
-            if bits:
-                return (bits & -bits).bit_length() - 1
-        return -1
+        self.every = 0  # bitset of all objects
+        self.distinct: list[int] = []  # the distinct sizes, ascending
+        self.of_size: list[int] = []  # the bitset of the objects of each of them
 
     def new(self, size: int) -> int:
         obj = len(self.sizes)
         self.sizes.append(0)
-        self._every |= 1 << obj
+        self.every |= 1 << obj
         self._enter(obj, size)
         return obj
 
@@ -81,18 +81,18 @@ class _Objects:
         old = self.sizes[obj]
         if old >= size:
             return
-        k = bisect.bisect_left(self._distinct, old)
-        bits = self._of_size[k] & ~(1 << obj)
+        k = bisect.bisect_left(self.distinct, old)
+        bits = self.of_size[k] & ~(1 << obj)
         if bits:
-            self._of_size[k] = bits
+            self.of_size[k] = bits
         else:
-            del self._distinct[k], self._of_size[k]
+            del self.distinct[k], self.of_size[k]
         self._enter(obj, size)
 
     def _enter(self, obj: int, size: int) -> None:
         self.sizes[obj] = size
-        k = bisect.bisect_left(self._distinct, size)
-        if k == len(self._distinct) or self._distinct[k] != size:
-            self._distinct.insert(k, size)
-            self._of_size.insert(k, 0)
-        self._of_size[k] |= 1 << obj
+        k = bisect.bisect_left(self.distinct, size)
+        if k == len(self.distinct) or self.distinct[k] != size:
+            self.distinct.insert(k, size)
+            self.of_size.insert(k, 0)
+        self.of_size[k] |= 1 << obj
