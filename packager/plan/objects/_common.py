@@ -73,7 +73,7 @@ _STEPS_PER_RECORD = 16
 
 def step_intervals(records: Sequence[UsageRecord]) -> tuple[list[int], list[int], int] | None:
     """Each record's interval on the timeline of the dense steps where some record ends (first,
-    last inclusive) and that timeline's length, or None when the records are too long-lived for
+    and past the last) and that timeline's length, or None when the records are too long-lived for
     per-step bitsets (or not columns). Two records conflict iff they are alive together at the
     earlier of their last steps, a step where a record ends: iff their intervals here meet. The
     other steps only repeat what a later step knows, so the bitsets skip them."""
@@ -87,7 +87,7 @@ def step_intervals(records: Sequence[UsageRecord]) -> tuple[list[int], list[int]
     hi = ends_so_far[cols.dense_last] - 1
     if int((hi - lo).sum()) + len(records) > _STEPS_PER_RECORD * len(records):
         return None
-    return lo.tolist(), hi.tolist(), int(ends_so_far[-1])
+    return lo.tolist(), (hi + 1).tolist(), int(ends_so_far[-1])
 
 
 def conflict_index(records: Sequence[UsageRecord]) -> "ConflictIndex | StepConflicts":
@@ -98,21 +98,21 @@ def conflict_index(records: Sequence[UsageRecord]) -> "ConflictIndex | StepConfl
 
 
 class StepConflicts:
-    """ConflictIndex's answers from one bitset of busy objects per dense step: a short-lived
-    record ORs its few steps instead of walking two trees."""
+    """ConflictIndex's answers from one bitset of busy objects per step of `step_intervals`: a
+    short-lived record ORs its few steps instead of walking two trees."""
 
-    def __init__(self, lo: list[int], hi: list[int], n_steps: int) -> None:
-        self._lo, self._hi, self._held = lo, hi, [0] * n_steps
+    def __init__(self, lo: list[int], end: list[int], n_steps: int) -> None:
+        self._lo, self._end, self._held = lo, end, [0] * n_steps
 
     def busy(self, pos: int) -> int:
         busy = 0
-        for bits in self._held[self._lo[pos]:self._hi[pos] + 1]:
+        for bits in self._held[self._lo[pos]:self._end[pos]]:
             busy |= bits
         return busy
 
     def add(self, obj: int, pos: int) -> None:
         bit, held = 1 << obj, self._held
-        for step in range(self._lo[pos], self._hi[pos] + 1):
+        for step in range(self._lo[pos], self._end[pos]):
             held[step] |= bit
 
 
