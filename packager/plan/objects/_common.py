@@ -64,10 +64,11 @@ _TREE_BUDGET_BITS = 1 << 29
 _MIN_LEAVES = 256
 
 
-# Below this many steps (where some record ends) per record on average, the strategies keep one bitset of busy objects
-# per step of the timeline and OR a record's steps one by one (a few per record in real models)
-# instead of walking the ConflictIndex's trees (about forty nodes per record at 100,000 records):
-# the same bitsets, so the same plans. Above it (long-lived records), the trees' log bound wins.
+# Below this many steps (where some record ends) per record on average, the strategies keep one
+# bitset of busy objects per such step and OR a record's steps one by one (a few per record in
+# real models) instead of walking the ConflictIndex's trees (about forty nodes per record at
+# 100,000 records): the same bitsets, so the same plans. Above it (long-lived records), the
+# trees' log bound wins.
 _STEPS_PER_RECORD = 16
 
 
