@@ -102,6 +102,7 @@ class TimeColumns:
         self.dense_last = np.searchsorted(ordered, self.last, side="right") - 1
         self.steps = len(ordered)  # the dense timeline's length
         self.maxima = None  # positional_maxima, once worked out (the bound and two strategies use them)
+        self.breadth_order = None  # breadth_first_order, once worked out (two strategies use it)
 
     def breadths(self):
         """Bytes alive at each dense step (int64 array)."""
@@ -322,21 +323,18 @@ def breadth_first_order(records: Sequence[UsageRecord]) -> list[int]:
         return _breadth_first_order_python(records)
     if not len(records):
         return []
-    ops = np.argsort(-cols.breadths(), kind="stable")  # widest first, ties: earlier operator
-    rank = np.empty(len(ops), dtype=np.int64)
-    rank[ops] = np.arange(len(ops))
-    visited = _range_minima(rank, cols.dense_first, cols.dense_last)
-    return np.lexsort((np.arange(len(records)), -cols.size, visited)).tolist()
+    if cols.breadth_order is None:
+        ops = np.argsort(-cols.breadths(), kind="stable")  # widest first, ties: earlier operator
+        rank = np.empty(len(ops), dtype=np.int64)
+        rank[ops] = np.arange(len(ops))
+        visited = _range_minima(rank, cols.dense_first, cols.dense_last)
+        cols.breadth_order = np.lexsort((-cols.size, visited))  # stable: ties keep positions
+    return cols.breadth_order.tolist()
 
 
 def _range_minima(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """min(values[lo[i] .. hi[i]]) for every i (inclusive), by a sparse table: level j holds the
     minima of the runs of 2^j values; any range is covered by two runs of one level."""
-    levels = [values]
-    while 2 ** len(levels) <= len(values):
-        half = 2 ** (len(levels) - 1)
-        below = levels[-1]
-        levels.append(np.minimum(below[:-half], below[half:]))
     length = hi - lo + 1
     level = np.zeros(len(lo), dtype=np.int64)
     while True:  # the largest level whose run fits in each range
@@ -344,6 +342,11 @@ def _range_minima(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndar
         if not up.any():
             break
         level += up
+    levels = [values]
+    while len(levels) <= int(level.max(initial=0)):  # only the levels some range takes
+        half = 2 ** (len(levels) - 1)
+        below = levels[-1]
+        levels.append(np.minimum(below[:-half], below[half:]))
     out = np.empty(len(lo), dtype=np.int64)
     for j in np.unique(level).tolist():
         at = level == j

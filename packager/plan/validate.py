@@ -40,24 +40,44 @@ class _Columns:
         self.first = np.fromiter((r.first_op for r in records), dtype=np.int64, count=n)
         self.last = np.fromiter((r.last_op for r in records), dtype=np.int64, count=n)
         self.size = np.fromiter((r.size for r in records), dtype=np.int64, count=n)
-        self._pieces: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._levels: list[int] | None = None
+        self._pieces: tuple[np.ndarray, np.ndarray] | None = None
+        self._ancestry: list[tuple[int, np.ndarray]] | None = None
+        self._by_first: np.ndarray | None = None
 
-    def pieces(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def by_first(self) -> np.ndarray:
+        """Record positions in order of first operator (ties: earlier position)."""
+        if self._by_first is None:
+            self._by_first = np.argsort(self.first, kind="stable").astype(np.int32)
+        return self._by_first
+
+    def pieces(self) -> tuple[np.ndarray, np.ndarray]:
+        """(node, record position) per piece, in order of node: a plan's sort by (node, offset)
+        then only orders the pieces within each node (few), which a stable sort sees."""
         if self._pieces is None:
-            self._pieces = _pieces(self.first, self.last, self.size)
+            node, owner = _pieces(self.first, self.last, self.size)
+            by_node = np.argsort(node, kind="stable")
+            self._pieces = node[by_node], owner[by_node].astype(np.int32)  # n < 2^31 records
         return self._pieces
 
-    def levels(self) -> list[int]:
-        """The steps up the tree (1: parent) at which some piece has an ancestor holding pieces:
-        only there can a piece clash with an ancestor's (most steps have none)."""
-        if self._levels is None:
-            node, _, depth = self.pieces()
-            occupied = np.zeros(int(node.max(initial=0)) + 1, dtype=bool)
-            occupied[node] = True
-            self._levels = [up for up in range(1, int(depth.max(initial=0)) + 1)
-                            if occupied[node[depth >= up] >> up].any()]
-        return self._levels
+    def ancestry(self) -> list[tuple[int, np.ndarray]]:
+        """Each step up the tree (1: parent) at which some piece has an ancestor holding pieces,
+        with those pieces (positions in `pieces()`): only there can a piece clash with an
+        ancestor's (most steps have none). The pieces come in order of node, so by depth: a step
+        up from the deepest pieces further than the shallowest holds none, and the pieces deep
+        enough for a step are a run at the end."""
+        if self._ancestry is None:
+            node = self.pieces()[0]
+            self._ancestry = []
+            if len(node):
+                top, bottom = int(node[0]).bit_length() - 1, int(node[-1]).bit_length() - 1
+                occupied = np.zeros(int(node[-1]) + 1, dtype=bool)
+                occupied[node] = True
+                for up in range(1, bottom - top + 1):
+                    deep_from = int(np.searchsorted(node, 1 << (top + up)))
+                    deep = deep_from + np.flatnonzero(occupied[node[deep_from:] >> up])
+                    if len(deep):
+                        self._ancestry.append((up, deep))
+        return self._ancestry
 
 
 _last_columns: list = [None, None]
@@ -81,23 +101,28 @@ def _columns(records: Sequence[UsageRecord]) -> _Columns | None:
 
 def _pieces(first: np.ndarray, last: np.ndarray, size: np.ndarray):
     """Each non-empty record's lifetime cut into the canonical nodes of a segment tree over the
-    distinct start times (heap numbering: node v has children 2v and 2v+1, leaves from `leaves`).
+    steps where some record ends (heap numbering: node v has children 2v and 2v+1, leaves from
+    `leaves`). Two lifetimes intersect iff both hold the later of their first operators, a start,
+    and iff both hold the earlier of their last, an end: so a record counts only the distinct
+    starts it holds, and then only those of them that are the last start some record holds.
 
     Two lifetimes intersect exactly when a node of one is an ancestor of (or equal to) a node of
     the other: both nodes covering a shared operator lie on that operator's path to the root,
     and a node inside an ancestor shares its operators. So checking memory only between a node's
     records and its ancestors' records checks every pair of records alive together.
-    Returns (node, record position, depth) per piece."""
+    Returns (node, record position) per piece."""
     keep = np.flatnonzero(size > 0)
     if not len(keep):
         empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
+        return empty, empty
     starts = _distinct(first[keep])
     lo = np.searchsorted(starts, first[keep])
-    # The last start not after the record's last operator: the same conflicts on fewer steps.
-    hi = np.searchsorted(starts, last[keep], side="right")
+    hi = np.searchsorted(starts, last[keep], side="right") - 1  # the last start it holds
+    ends = _distinct(hi)
+    lo = np.searchsorted(ends, lo)  # the first of those steps it holds
+    hi = np.searchsorted(ends, hi, side="right")  # past the last one
     leaves = 1
-    while leaves < len(starts):
+    while leaves < len(ends):
         leaves *= 2
     lo, hi, rec = lo + leaves, hi + leaves, keep
     nodes, owners = [], []
@@ -113,12 +138,7 @@ def _pieces(first: np.ndarray, last: np.ndarray, size: np.ndarray):
         lo, hi = lo >> 1, hi >> 1
         open_ = lo < hi
         lo, hi, rec = lo[open_], hi[open_], rec[open_]
-    node = np.concatenate(nodes)
-    owner = np.concatenate(owners)
-    depth = np.floor(np.log2(node)).astype(np.int64)
-    depth += (np.left_shift(1, depth + 1) <= node)  # floating log2 can be one short
-    depth -= (np.left_shift(1, depth) > node)
-    return node, owner, depth
+    return np.concatenate(nodes), np.concatenate(owners)
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
@@ -131,53 +151,38 @@ def _distinct(values: np.ndarray) -> np.ndarray:
 
 def _memory_clash(cols: _Columns, offsets: np.ndarray) -> bool:
     """Whether two records alive at the same operator overlap in memory (vector form)."""
-    node, owner, depth = cols.pieces()
+    node, owner = cols.pieces()
     if not len(node):
         return False
-    start = offsets[owner]
-    end = start + cols.size[owner]
+    piece_start = offsets[owner]
+    piece_end = piece_start + cols.size[owner]
     # (node, offset) packed into one sortable int64 key: the offset itself where the product
     # fits, else its rank among the offsets (the same order either way).
-    top = int(start.max())
-    if (int(node.max()) + 1) * (top + 1) < _VECTOR_MAX:
-        rank, width = start, top + 1
+    top = int(piece_start.max())
+    if (int(node[-1]) + 1) * (top + 1) < _VECTOR_MAX:
+        rank, width = piece_start, top + 1
     else:
-        values = _distinct(start)
-        rank = np.searchsorted(values, start)
+        values = _distinct(piece_start)
+        rank = np.searchsorted(values, piece_start)
         width = len(values) + 1
-    key = node * width + rank
-    order = np.argsort(key, kind="stable")
-    key, start, end, node = key[order], start[order], end[order], node[order]
-    rank, depth = rank[order], depth[order]
-    same = node[1:] == node[:-1]
+    piece_key = node * width + rank
+    order = np.argsort(piece_key, kind="stable")  # the pieces come in order of node already
+    key, start, end, by_key = piece_key[order], piece_start[order], piece_end[order], node[order]
     # Within a node every piece is alive at every operator of the node: sorted by offset, each
     # must end where the next begins or below.
-    if np.any(same & (start[1:] < end[:-1])):
+    if np.any((by_key[1:] == by_key[:-1]) & (start[1:] < end[:-1])):
         return True
     # Against each ancestor that has pieces: the ancestor's pieces are disjoint (checked above),
     # so a clash shows with the one just below or at this offset, or the one just above.
-    occupied = np.zeros(int(node.max()) + 1, dtype=bool)
-    occupied[node] = True
-    for up in cols.levels():
-        deep = np.flatnonzero(depth >= up)
-        if not len(deep):
-            break
+    last = len(key) - 1
+    for up, deep in cols.ancestry():
         ancestor = node[deep] >> up
-        has = occupied[ancestor]
-        deep, ancestor = deep[has], ancestor[has]
-        if not len(deep):
-            continue
         at = np.searchsorted(key, ancestor * width + rank[deep], side="right")
-        below = at - 1  # the ancestor's piece with the largest offset not above this one's
-        ok = below >= 0
-        hit = ok.copy()
-        hit[ok] = (node[below[ok]] == ancestor[ok]) & (end[below[ok]] > start[deep[ok]])
-        if np.any(hit):
+        below = np.maximum(at - 1, 0)  # the ancestor's piece with the largest offset not above
+        if np.any((at > 0) & (by_key[below] == ancestor) & (end[below] > piece_start[deep])):
             return True
-        ok = at < len(key)  # the ancestor's piece with the next larger offset
-        hit = ok.copy()
-        hit[ok] = (node[at[ok]] == ancestor[ok]) & (start[at[ok]] < end[deep[ok]])
-        if np.any(hit):
+        above = np.minimum(at, last)  # the ancestor's piece with the next larger offset
+        if np.any((at <= last) & (by_key[above] == ancestor) & (start[above] < piece_end[deep])):
             return True
     return False
 
@@ -338,8 +343,13 @@ def _object_plan_passes(records: Sequence[UsageRecord], plan: ObjectPlan) -> boo
         return False
     if np.any(sizes[obj] < cols.size):
         return False
-    # Per object, by first operator: each member must end before the next one starts.
-    order = np.lexsort((cols.last, cols.first, obj))
+    # Per object, by first operator: each member must end before the next one starts (two
+    # members starting together fail in either order). A stable sort by object of the records
+    # in order of first operator; object ids as narrow as they fit, which numpy sorts by radix.
+    by_first = cols.by_first()
+    in_time = obj[by_first]
+    order = by_first[np.argsort(in_time.astype(np.uint16) if n_obj <= 1 << 16 else in_time,
+                                kind="stable")]
     o, f, last = obj[order], cols.first[order], cols.last[order]
     return not np.any((o[1:] == o[:-1]) & (f[1:] <= last[:-1]))
 

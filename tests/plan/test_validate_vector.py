@@ -10,6 +10,7 @@ import pytest
 
 from packager.errors import PlanError
 from packager.plan import validate
+from packager.plan.objects import greedy_by_size
 from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord
 from packager.plan.validate import check_object_plan, check_offset_plan
 
@@ -77,6 +78,36 @@ def test_both_forms_give_the_same_verdict_on_random_object_plans(seed):
         sequential = _sequential_passes(validate._check_object_plan_in_order, records, plan, None)
         assert validate._object_plan_passes(records, plan) is sequential, (records, plan)
         verdicts.add(sequential)
+    assert verdicts == {True, False}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_both_forms_agree_on_hundreds_of_records_deep_in_the_tree(seed):
+    """Hundreds of records over a long timeline put pieces on many levels of the tree, short and
+    long-lived ones together: clashes with ancestors several steps up, found the same way."""
+    rng = random.Random(300 + seed)
+    verdicts = set()
+    for _ in range(60):
+        steps = rng.choice([50, 400, 3000])
+        records = []
+        for i in range(rng.randrange(100, 400)):
+            first = rng.randrange(steps)
+            last = min(steps - 1, first + rng.randrange(rng.choice([2, 10, steps])))
+            records.append(UsageRecord(i, first, last, rng.choice([0, 8, 16, 24])))
+        records = tuple(records)
+        # A tight valid plan (slots of 24 bytes shared as greedy by size shares objects), then
+        # often one record moved to a random slot.
+        slots = list(greedy_by_size.plan(records).assignment)
+        if rng.random() < 0.7:
+            slots[rng.randrange(len(slots))] = rng.randrange(max(slots) + 1)
+        offsets = tuple(24 * slot for slot in slots)
+        plan = OffsetPlan("random", offsets, max((o + r.size for o, r in zip(offsets, records)), default=0))
+        sequential = _sequential_passes(validate._check_offset_plan_in_order, records, plan)
+        assert validate._offset_plan_passes(records, plan) is sequential, (records, offsets)
+        verdicts.add(sequential)
+        objects = ObjectPlan("random", tuple(slots), (24,) * (max(slots) + 1))
+        sequential = _sequential_passes(validate._check_object_plan_in_order, records, objects, None)
+        assert validate._object_plan_passes(records, objects) is sequential
     assert verdicts == {True, False}
 
 

@@ -1,7 +1,7 @@
 """What the shared-object strategies have in common: record orders, the pool of objects released
-during a sweep over time, the records' intervals on the dense timeline when they are short-lived
-(for per-step bitsets of busy objects), the index of which objects are busy during a record's
-interval otherwise, and the plan they all return."""
+during a sweep over time, the records' intervals on the steps where some record ends when they
+are short-lived (for per-step bitsets of busy objects), the index of which objects are busy
+during a record's interval otherwise, and the plan they all return."""
 
 from __future__ import annotations
 
@@ -64,23 +64,31 @@ _TREE_BUDGET_BITS = 1 << 29
 _MIN_LEAVES = 256
 
 
-# Below this many dense steps per record on average, the strategies keep one bitset of busy objects
-# per step of the timeline and OR a record's steps one by one (a few per record in real models)
-# instead of walking the ConflictIndex's trees (about forty nodes per record at 100,000 records):
-# the same bitsets, so the same plans. Above it (long-lived records), the trees' log bound wins.
+# Below this many steps (where some record ends) per record on average, the strategies keep one
+# bitset of busy objects per such step and OR a record's steps one by one (a few per record in
+# real models) instead of walking the ConflictIndex's trees (about forty nodes per record at
+# 100,000 records): the same bitsets, so the same plans. Above it (long-lived records), the
+# trees' log bound wins.
 _STEPS_PER_RECORD = 16
 
 
 def step_intervals(records: Sequence[UsageRecord]) -> tuple[list[int], list[int], int] | None:
-    """Each record's interval on the dense timeline (first, last inclusive) and the timeline's
-    length, or None when the records are too long-lived for per-step bitsets (or not columns).
-    Two records conflict iff their dense intervals meet, as their operator intervals do."""
+    """Each record's interval on the timeline of the dense steps where some record ends (first,
+    and past the last) and that timeline's length, or None when the records are too long-lived for
+    per-step bitsets (or not columns). Two records conflict iff they are alive together at the
+    earlier of their last steps, a step where a record ends: iff their intervals here meet. The
+    other steps only repeat what a later step knows, so the bitsets skip them."""
     cols = time_columns(records) if records else None
     if cols is None:
         return None
-    if int((cols.dense_last - cols.dense_first).sum()) + len(records) > _STEPS_PER_RECORD * len(records):
+    ends = np.zeros(cols.steps, dtype=bool)
+    ends[cols.dense_last] = True
+    ends_so_far = np.cumsum(ends)
+    lo = ends_so_far[cols.dense_first] - ends[cols.dense_first]  # the first end step not before
+    hi = ends_so_far[cols.dense_last] - 1
+    if int((hi - lo).sum()) + len(records) > _STEPS_PER_RECORD * len(records):
         return None
-    return cols.dense_first.tolist(), cols.dense_last.tolist(), cols.steps
+    return lo.tolist(), (hi + 1).tolist(), int(ends_so_far[-1])
 
 
 def conflict_index(records: Sequence[UsageRecord]) -> "ConflictIndex | StepConflicts":
@@ -91,21 +99,21 @@ def conflict_index(records: Sequence[UsageRecord]) -> "ConflictIndex | StepConfl
 
 
 class StepConflicts:
-    """ConflictIndex's answers from one bitset of busy objects per dense step: a short-lived
-    record ORs its few steps instead of walking two trees."""
+    """ConflictIndex's answers from one bitset of busy objects per step of `step_intervals`: a
+    short-lived record ORs its few steps instead of walking two trees."""
 
-    def __init__(self, lo: list[int], hi: list[int], n_steps: int) -> None:
-        self._lo, self._hi, self._held = lo, hi, [0] * n_steps
+    def __init__(self, lo: list[int], end: list[int], n_steps: int) -> None:
+        self._lo, self._end, self._held = lo, end, [0] * n_steps
 
     def busy(self, pos: int) -> int:
         busy = 0
-        for bits in self._held[self._lo[pos]:self._hi[pos] + 1]:
+        for bits in self._held[self._lo[pos]:self._end[pos]]:
             busy |= bits
         return busy
 
     def add(self, obj: int, pos: int) -> None:
         bit, held = 1 << obj, self._held
-        for step in range(self._lo[pos], self._hi[pos] + 1):
+        for step in range(self._lo[pos], self._end[pos]):
             held[step] |= bit
 
 

@@ -7,7 +7,7 @@ no record alive at the same time as this one. Ties between objects: the lowest i
 Only operators where a record starts are visited: the records alive at any other operator are all
 alive at the last start before it, which is at least as broad and comes first.
 
-The busy objects come from one bitset per step of the dense timeline when the records are
+The busy objects come from one bitset per step where some record ends when the records are
 short-lived (as in real models), else from a ConflictIndex: the same bitsets either way.
 """
 
@@ -26,52 +26,53 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     index = conflict_index(records)
     assignment = [0] * len(records)
     objects = _Objects()
+    # The walk of the closest fit runs here, once per record, over the objects' lists (which
+    # change in place): the smallest free object of at least the record's size, else the largest
+    # free one below it, else none; the lowest id among objects of one size. It passes over a
+    # size only when every object of it is busy, so a walk is no longer than the busy objects.
+    distinct, of_size, object_sizes = objects.distinct, objects.of_size, objects.sizes
+    busy_at, hold, bisect_left = index.busy, index.add, bisect.bisect_left
     sizes = [r.size for r in records]
     for pos in breadth_first_order(records):
         size = sizes[pos]
-        obj = objects.closest_fit(index.busy(pos), size)
+        free = objects.every & ~busy_at(pos)
+        obj = -1
+        if free:
+            k = bisect_left(distinct, size)
+            for bits in of_size[k:]:
+                bits &= free
+                if bits:
+                    obj = (bits & -bits).bit_length() - 1
+                    break
+            else:
+                for i in range(k - 1, -1, -1):
+                    bits = of_size[i] & free
+                    if bits:
+                        obj = (bits & -bits).bit_length() - 1
+                        break
         if obj < 0:
             obj = objects.new(size)
-        elif objects.sizes[obj] < size:
+        elif object_sizes[obj] < size:
             objects.grow(obj, size)
         assignment[pos] = obj
-        index.add(obj, pos)
-    return make_plan(NAME, assignment, objects.sizes)
+        hold(obj, pos)
+    return make_plan(NAME, assignment, object_sizes)
 
 
 class _Objects:
     """The objects and their sizes, with a bitset of the objects of each size (bit k = object k),
-    so that the closest fit walks sizes, not objects: it passes over a size only when every
-    object of it is busy, so a walk is no longer than the busy objects."""
+    so that the closest fit walks sizes, not objects."""
 
     def __init__(self) -> None:
         self.sizes: list[int] = []
-        self._every = 0  # bitset of all objects
-        self._of_size: dict[int, int] = {}
-        self._distinct: list[int] = []  # the sizes of _of_size, ascending
-
-    def closest_fit(self, busy: int, size: int) -> int:
-        """The smallest object of at least `size` not in `busy`, else the largest one below it,
-        else -1; the lowest id among objects of one size."""
-        free = self._every & ~busy
-        if not free:
-            return -1
-        of_size, distinct = self._of_size, self._distinct
-        k = bisect.bisect_left(distinct, size)
-        for s in distinct[k:]:
-            bits = of_size[s] & free
-            if bits:
-                return (bits & -bits).bit_length() - 1
-        for s in reversed(distinct[:k]):
-            bits = of_size[s] & free
-            if bits:
-                return (bits & -bits).bit_length() - 1
-        return -1
+        self.every = 0  # bitset of all objects
+        self.distinct: list[int] = []  # the distinct sizes, ascending
+        self.of_size: list[int] = []  # the bitset of the objects of each of them
 
     def new(self, size: int) -> int:
         obj = len(self.sizes)
         self.sizes.append(0)
-        self._every |= 1 << obj
+        self.every |= 1 << obj
         self._enter(obj, size)
         return obj
 
@@ -80,17 +81,18 @@ class _Objects:
         old = self.sizes[obj]
         if old >= size:
             return
-        bits = self._of_size[old] & ~(1 << obj)
+        k = bisect.bisect_left(self.distinct, old)
+        bits = self.of_size[k] & ~(1 << obj)
         if bits:
-            self._of_size[old] = bits
+            self.of_size[k] = bits
         else:
-            del self._of_size[old]
-            del self._distinct[bisect.bisect_left(self._distinct, old)]
+            del self.distinct[k], self.of_size[k]
         self._enter(obj, size)
 
     def _enter(self, obj: int, size: int) -> None:
         self.sizes[obj] = size
-        if size not in self._of_size:
-            self._of_size[size] = 0
-            bisect.insort(self._distinct, size)
-        self._of_size[size] |= 1 << obj
+        k = bisect.bisect_left(self.distinct, size)
+        if k == len(self.distinct) or self.distinct[k] != size:
+            self.distinct.insert(k, size)
+            self.of_size.insert(k, 0)
+        self.of_size[k] |= 1 << obj
