@@ -321,16 +321,15 @@ def prepare_temps(sg: Subgraph, op: Operator, target: Target, start: int,
     everything stays live (safe, not proven the smallest). `taken`: prepare_temp_tensors(op, sg),
     when the caller has it already."""
     temp = live = start
-    tensors, pointer = sg.tensors, target.pointer
     for t in prepare_temp_tensors(op, sg) if taken is None else taken:
         if t < 0:
             continue
-        for k, (size, alignment) in enumerate(temp_tensor_bytes(tensors[t], target)):
-            temp = -(-temp // alignment) * alignment  # align_up, inlined: asked per temporary
+        for k, (size, alignment) in enumerate(temp_tensor_bytes(sg.tensors[t], target)):
+            temp = align_up(temp, alignment)
             if k == 0:  # the TfLiteTensor: read whole
                 live = temp + size
             elif k == 1:  # its TfLiteAffineQuantization: the two pointers
-                live = temp + 2 * pointer
+                live = temp + 2 * target.pointer
             temp += size  # k == 2, the zero-point array: only its address is used
     return temp, (live if softmax_tables_overlap(sg, op) else temp)
 
@@ -348,7 +347,7 @@ def prepare_temps_before_buffers(sg: Subgraph, op: Operator, target: Target, sta
         if t < 0:
             continue
         for size, alignment in temp_tensor_bytes(sg.tensors[t], target):
-            temp = -(-temp // alignment) * alignment + size  # align_up, inlined
+            temp = align_up(temp, alignment) + size
     return temp
 
 
