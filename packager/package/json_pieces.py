@@ -62,6 +62,12 @@ class _Text:
     def ahead(self) -> int:
         return len(self.buf) - self.pos
 
+    def fill(self) -> None:
+        """Read on until a value's worth is ahead (_reach), or to the end: a value cut off by the
+        end of the window costs a failed parse, and json's error counts the window's lines."""
+        while self.ahead() < _reach() and self.more():
+            pass
+
     def skip_space(self) -> None:
         while True:
             self.pos = _SPACES.match(self.buf, self.pos).end()
@@ -111,11 +117,12 @@ def _value(text: _Text, decoder: _Decoder, undo, probe: bool = False) -> object:
         while not text.eof and not _END_OF_SCALAR.search(text.buf, text.pos):
             text.more()
     scan = decoder.scan_once  # what raw_decode calls
+    text.fill()
     while True:
         container = text.pos < len(text.buf) and text.buf[text.pos] in "{["
         restore = undo() if undo else None
         try:
-            reach = max(16, WINDOW >> 4)
+            reach = _reach()
             if probe and container and text.ahead() > reach:
                 value, end = scan(text.buf[text.pos:text.pos + reach], 0)
                 end += text.pos
@@ -169,6 +176,11 @@ def _container(text: _Text, decoder: _Decoder, undo) -> object:
             raise ValueError("',' expected")
 
 
+def _reach() -> int:
+    """Characters a value of a walked object is first tried on (and read ahead before a value)."""
+    return max(16, WINDOW >> 4)
+
+
 BATCH = 1 << 12  # characters: fewer left in the window are read an element at a time
 
 
@@ -204,6 +216,7 @@ def _batch(text: _Text, decoder: _Decoder, undo) -> list | None:
 def _element(text: _Text, decoder: _Decoder, undo) -> list:
     """An element of a walked array, as a run of one (given to `runs`): _value, with the usual
     case (an object that ends in the text read) taken first."""
+    text.fill()
     buf = text.buf
     pos = _SPACES.match(buf, text.pos).end()
     if pos < len(buf) and buf[pos] == "{":
@@ -226,6 +239,7 @@ def _element(text: _Text, decoder: _Decoder, undo) -> list:
 def _key(text: _Text) -> str:
     if text.peek() != '"':
         raise ValueError("a key expected")
+    text.fill()
     while True:
         try:
             key, end = scanstring(text.buf, text.pos + 1, True)
