@@ -22,7 +22,7 @@ from packager.errors import PlanError
 from packager.gc_pause import without_collector_pauses
 from packager.package import plan_flatbuffer, plan_json
 from packager.package.json_pieces import arrays_replaced, loads_in_pieces
-from packager.package.columns import NUMBERS, TensorColumns, tensor_columns
+from packager.package.columns import NUMBERS, TensorColumns, Utf8Texts, tensor_columns
 from packager.package.sidecar import FORMAT_NAME, FORMAT_VERSION, ArenaSection, OffsetSection, PackagePlan
 
 # A tensor entry's keys (size_expr, with dynamic shapes only, besides), the numbers among them
@@ -210,40 +210,30 @@ def _raw_columns_match(found: dict | None, offsets: OffsetSection) -> bool:
     numbers = found["numbers"]
     if found["count"] != want.count or not all(np.array_equal(numbers[f], want[f]) for f in NUMBERS):
         return False
+    try:  # the plan's own columns as the writer took them (TypeError: a text that is not one)
+        aliases, ranks, dims = want.alias_numbers(), want.ranks(), want.dims()
+        texts = {k: want.utf8(k) for k in ("kind", "name", "type", "size_expr")}
+    except (OverflowError, TypeError, UnicodeEncodeError):
+        return False
     # alias_of: absent (NO_ALIAS) exactly where the plan has none, the owner elsewhere
-    aliases = numbers["alias_of"]
-    if not np.array_equal(aliases == plan_flatbuffer.NO_ALIAS, want.planned):
+    if not (np.array_equal(numbers["alias_of"] == plan_flatbuffer.NO_ALIAS, want.planned)
+            and np.array_equal(numbers["alias_of"][~want.planned], aliases[~want.planned])):
         return False
-    owners = [a for a in want.alias_of if a is not None]
-    if not np.array_equal(aliases[~want.planned], np.fromiter(owners, np.int64, len(owners))):
+    if not (np.array_equal(numbers["rank"], ranks) and np.array_equal(found["dims"], dims)):
         return False
-    if not (np.array_equal(numbers["rank"], np.fromiter(map(len, want.shape), np.int64, want.count))
-            and np.array_equal(found["dims"], np.fromiter(chain.from_iterable(want.shape), np.int64))):
-        return False
-    return (all(_texts_equal(found[k], getattr(want, k)) for k in ("kind", "name", "type"))
-            and _texts_equal(found["size_expr"], want.size_expr, optional=True))
+    return (all(_texts_equal(found[k], texts[k]) for k in ("kind", "name", "type"))
+            and _texts_equal(found["size_expr"], texts["size_expr"], optional=True))
 
 
-def _texts_equal(found: tuple, want: list, optional: bool = False) -> bool:
-    """(present, byte lengths, bytes) read equal the texts `want` (None: absent, where
-    `optional`; else an absent text reads as "")."""
+def _texts_equal(found: tuple, want: Utf8Texts, optional: bool = False) -> bool:
+    """(present, byte lengths, bytes) read equal the texts `want` (an absent one: where
+    `optional`, absent in the plan too; else read as "", and no plan text is absent)."""
     present, lengths, stored = found
     if optional:
-        is_set = np.fromiter((x is not None for x in want), bool, len(want))
-        if not np.array_equal(present, is_set):
-            return False
-        want = [x for x in want if x is not None]
-        lengths = lengths[present]
-    try:
-        joined = "".join(want)  # TypeError for anything not text
-        if joined.isascii():  # a character a byte: lengths as they are
-            return (np.array_equal(lengths, np.fromiter(map(len, want), np.int64, len(want)))
-                    and stored == joined.encode("ascii"))
-        encoded = [x.encode("utf-8") for x in want]
-    except (TypeError, UnicodeEncodeError):
-        return False
-    return (np.array_equal(lengths, np.fromiter(map(len, encoded), np.int64, len(encoded)))
-            and stored == b"".join(encoded))
+        is_set = want.lengths >= 0
+        return (np.array_equal(present, is_set) and np.array_equal(lengths[present], want.lengths[is_set])
+                and stored == want.data)
+    return np.array_equal(lengths, want.lengths) and stored == want.data
 
 
 def _without_entries(plan: PackagePlan) -> PackagePlan:
