@@ -542,6 +542,9 @@ def _tensor_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
             "shape": shapes, "size_expr": text(13)}
 
 
+_TEXTS_AT_A_TIME = 1 << 13
+
+
 def _raw_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
     """As _tensor_fields, with the same bounds checks and defaults, but nothing made per entry:
     "numbers" also holds "alias_of" (NO_ALIAS where absent) and "rank" (a shape's dimensions, 0
@@ -561,7 +564,10 @@ def _raw_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
         has, s, n = _strings(u8, t, slots[f], len(data))
         lengths = np.zeros(count, dtype=np.int64)
         lengths[has] = n
-        return present, lengths, u8[runs(s + 4, n, 1)].tobytes()
+        # a byte position per byte read: a bounded number of entries at a time (for a whole
+        # large plan at once, the positions alone were 16 MB)
+        return present, lengths, b"".join([u8[runs(s[a:a + _TEXTS_AT_A_TIME] + 4, n[a:a + _TEXTS_AT_A_TIME], 1)]
+                                           .tobytes() for a in range(0, len(has), _TEXTS_AT_A_TIME)])
 
     has, v, n = _shapes(u8, t, slots[6], len(data))
     rank = np.zeros(count, dtype=np.int64)
