@@ -8,8 +8,10 @@ for is kept), never modified.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from operator import attrgetter
+from dataclasses import dataclass, field
+from functools import partial
+from itertools import chain
+from operator import attrgetter, is_, is_not
 
 import weakref
 
@@ -31,9 +33,72 @@ class TensorColumns:
     type: list[str]
     shape: list[tuple[int, ...]]
     size_expr: list[str | None]
+    # worked out when first asked for (the FlatBuffer's writer and its read-back ask for the same)
+    _derived: dict = field(default_factory=dict, repr=False)
 
     def __getitem__(self, field: str) -> np.ndarray:
         return self.numbers[field]
+
+    def utf8(self, field: str) -> Utf8Texts:
+        """"kind", "name", "type" or "size_expr" as UTF-8 (TypeError for a value not text)."""
+        key = ("utf8", field)
+        if key not in self._derived:
+            self._derived[key] = utf8_texts(getattr(self, field))
+        return self._derived[key]
+
+    def alias_numbers(self) -> np.ndarray:
+        """alias_of as int64, -1 where None (OverflowError for a value beyond int64)."""
+        if "alias" not in self._derived:
+            numbers = np.full(self.count, -1, np.int64)
+            owners = np.fromiter(filter(partial(is_not, None), self.alias_of), np.int64,
+                                 self.count - int(self.planned.sum()))
+            numbers[~self.planned] = owners
+            self._derived["alias"] = numbers
+        return self._derived["alias"]
+
+    def ranks(self) -> np.ndarray:
+        """Each shape's number of dimensions."""
+        if "ranks" not in self._derived:
+            self._derived["ranks"] = np.fromiter(map(len, self.shape), np.int64, self.count)
+        return self._derived["ranks"]
+
+    def dims(self) -> np.ndarray:
+        """Every shape's dimensions, one after another (OverflowError beyond int64)."""
+        if "dims" not in self._derived:
+            self._derived["dims"] = np.fromiter(chain.from_iterable(self.shape), np.int64,
+                                                int(self.ranks().sum()))
+        return self._derived["dims"]
+
+
+@dataclass(frozen=True, eq=False)
+class Utf8Texts:
+    """A text column as the FlatBuffer stores it: each text's UTF-8 bytes, one after another,
+    and their lengths (-1 where a text is absent: None)."""
+    lengths: np.ndarray
+    data: bytes
+    texts: list[str | None]
+
+    def encoded(self, i: int) -> bytes | None:
+        text = self.texts[i]
+        return None if text is None else text.encode("utf-8")
+
+
+def utf8_texts(texts: list[str | None]) -> Utf8Texts:
+    """The column's UTF-8 form: all its text encoded at once where it is ASCII (a character a
+    byte), each text on its own only where it is not."""
+    n, absent = len(texts), texts.count(None)
+    present = texts if not absent else [x for x in texts if x is not None]
+    joined = "".join(present)  # TypeError for anything not text
+    if joined.isascii():
+        data, sizes = joined.encode("ascii"), map(len, present)
+    else:
+        encoded = [x.encode("utf-8") for x in present]
+        data, sizes = b"".join(encoded), map(len, encoded)
+    if not absent:
+        return Utf8Texts(np.fromiter(sizes, np.int64, n), data, texts)
+    lengths = np.full(n, -1, np.int64)
+    lengths[np.fromiter(map(partial(is_not, None), texts), bool, n)] = np.fromiter(sizes, np.int64, n - absent)
+    return Utf8Texts(lengths, data, texts)
 
 
 _built: dict[int, tuple[weakref.ref, TensorColumns]] = {}  # id(section) -> (the section, its columns)
@@ -58,11 +123,7 @@ def _columns(tensors: tuple[TensorEntry, ...]) -> TensorColumns:
     aliases = list(map(attrgetter("alias_of"), tensors))
     return TensorColumns(
         count=len(tensors), numbers=numbers, alias_of=aliases,
-        planned=np.fromiter(map(_is_none, aliases), dtype=bool, count=len(tensors)),
+        planned=np.fromiter(map(partial(is_, None), aliases), dtype=bool, count=len(tensors)),
         kind=list(map(attrgetter("kind"), tensors)), name=list(map(attrgetter("name"), tensors)),
         type=list(map(attrgetter("type"), tensors)), shape=list(map(attrgetter("shape"), tensors)),
         size_expr=list(map(attrgetter("size_expr"), tensors)))
-
-
-def _is_none(value: object) -> bool:
-    return value is None

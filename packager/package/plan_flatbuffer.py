@@ -173,25 +173,21 @@ def _tensors(b: flatbuffers.Builder, section: OffsetSection) -> list[int]:
     if not isinstance(b, _Lean) or b.nested:
         return [_tensor(b, t) for t in tensors]
     columns = tensor_columns(section)
-    exprs = columns.size_expr
-    strings = (list(map(str.encode, columns.kind)), list(map(str.encode, columns.name)),
-               list(map(str.encode, columns.type)),
-               [None] * len(exprs) if exprs.count(None) == len(exprs)
-               else [None if x is None else x.encode() for x in exprs])
+    strings = [columns.utf8(k) for k in ("kind", "name", "type", "size_expr")]  # UTF-8, once
+    exprs = strings[3].lengths >= 0
     # Room for every entry: strings with their length, terminator and padding, the shape vector,
     # 14 fields of at most 8 bytes, alignment and a vtable of 16 slots.
-    room = (sum(sum(map(len, column)) for column in strings[:3])
-            + sum(len(x) + 8 for x in strings[3] if x is not None)
-            + 4 * sum(map(len, columns.shape)) + len(tensors) * (3 * 8 + 8 + 14 * 8 + 8 + 36))
+    room = (sum(len(column.data) for column in strings) + 8 * int(exprs.sum())
+            + 4 * int(columns.ranks().sum()) + len(tensors) * (3 * 8 + 8 + 14 * 8 + 8 + 36))
     _make_room(b, room)
     buf, end, head, vtables = b.Bytes, len(b.Bytes), b.head, b.vtables
     b.minalign = max(b.minalign, 4)
     if bool(columns["offset"].any()) or bool(columns["size"].any()):
         b.minalign = max(b.minalign, 8)
     def one(head: int, i: int) -> tuple[int, int]:
-        return _tensor_entry(buf, end, head, vtables, tensors[i], tuple(column[i] for column in strings))
+        return _tensor_entry(buf, end, head, vtables, tensors[i], tuple(column.encoded(i) for column in strings))
 
-    written = write_tensor_tables(buf, end, head, vtables, columns, strings, one)
+    written = write_tensor_tables(buf, end, head, vtables, columns, one)
     b.head, out = written if written is not None else _one_by_one(head, len(tensors), one)
     return out
 
@@ -546,6 +542,9 @@ def _tensor_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
             "shape": shapes, "size_expr": text(13)}
 
 
+_TEXTS_AT_A_TIME = 1 << 13
+
+
 def _raw_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
     """As _tensor_fields, with the same bounds checks and defaults, but nothing made per entry:
     "numbers" also holds "alias_of" (NO_ALIAS where absent) and "rank" (a shape's dimensions, 0
@@ -565,7 +564,10 @@ def _raw_fields(data: bytes, vector: int, count: int) -> dict[str, object]:
         has, s, n = _strings(u8, t, slots[f], len(data))
         lengths = np.zeros(count, dtype=np.int64)
         lengths[has] = n
-        return present, lengths, u8[runs(s + 4, n, 1)].tobytes()
+        # a byte position per byte read: a bounded number of entries at a time (for a whole
+        # large plan at once, the positions alone were 16 MB)
+        return present, lengths, b"".join([u8[runs(s[a:a + _TEXTS_AT_A_TIME] + 4, n[a:a + _TEXTS_AT_A_TIME], 1)]
+                                           .tobytes() for a in range(0, len(has), _TEXTS_AT_A_TIME)])
 
     has, v, n = _shapes(u8, t, slots[6], len(data))
     rank = np.zeros(count, dtype=np.int64)

@@ -2,8 +2,9 @@
 
 Both forms are parsed in full from the written bytes (the JSON by the standard library's parser,
 the FlatBuffer by this package's reader) and compared with the plan: the tensor entries, which
-are nearly all of a large plan, against the plan's columns (the JSON's one by one as the parser
-reads them, so that no parsed copy is held; the FlatBuffer's column by column), the rest of the
+are nearly all of a large plan, against the plan's columns (the JSON's a run of a few thousand
+entries at a time as the parser reads them, so that no parsed copy is held; the FlatBuffer's
+column by column), the rest of the
 document as a parsed plan. Types count: 1 is not true.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 from itertools import chain
 from dataclasses import replace
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 from typing import Iterable
 
 import numpy as np
@@ -20,31 +21,25 @@ import numpy as np
 from packager.errors import PlanError
 from packager.gc_pause import without_collector_pauses
 from packager.package import plan_flatbuffer, plan_json
-from packager.package.json_pieces import loads_in_pieces
-from packager.package.columns import NUMBERS, TensorColumns, tensor_columns
+from packager.package.json_pieces import arrays_replaced, loads_in_pieces
+from packager.package.columns import NUMBERS, TensorColumns, Utf8Texts, tensor_columns
 from packager.package.sidecar import FORMAT_NAME, FORMAT_VERSION, ArenaSection, OffsetSection, PackagePlan
 
-# A tensor entry's keys as the writer writes them (sorted; size_expr, with dynamic shapes only,
-# comes after size), and an object or pass entry's.
+# A tensor entry's keys (size_expr, with dynamic shapes only, besides), the numbers among them
+# (in columns.NUMBERS' order: "pass" is pass_), and an object or pass entry's.
 _KEYS = ("alias_of", "first_op", "index", "kind", "last_op", "name", "offset", "pass", "shape", "size",
          "subgraph", "tensor", "type")
-_KEY_SET, _KEY_SET_DYNAMIC = frozenset(_KEYS), frozenset((*_KEYS, "size_expr"))
-_ROW = itemgetter(*_KEYS)
-# the numbers among them, in columns.NUMBERS' order ("pass" is pass_)
 _NUMBER_KEYS = ("index", "subgraph", "tensor", "offset", "size", "first_op", "last_op", "pass")
-# The types of a tensor entry's values in _KEYS' order (1 is not true, 1.0 is not 1): alias_of
-# null, or the owner's index.
-_ROW_TYPES = [type(None) if k == "alias_of" else list if k == "shape" else str if k in ("kind", "name", "type")
-              else int for k in _KEYS]
-_ALIAS_ROW_TYPES = [int if k == "alias_of" else t for k, t in zip(_KEYS, _ROW_TYPES)]
-_SHAPE_AT = _KEYS.index("shape")
-_CHUNK = 8192  # the plan's entries made at a time
+_TEXT_KEYS = ("kind", "name", "type")
+_ROW = itemgetter(*_KEYS)
+_SIZE_EXPR = methodcaller("get", "size_expr")
+_INT, _INT_OR_NONE, _LIST = {int}, {int, type(None)}, {list}
 
 
 class _Matched:
-    """What an entry of the file that equals the plan's next one becomes as it is parsed: the
-    entries are compared while json reads them, so none is held (a parsed copy of a large plan
-    held more than the model itself). One marker per kind of entry."""
+    """What entries of the file that equal the plan's next ones become as they are parsed: the
+    entries are compared a run at a time while json reads them, so none is held (a parsed copy
+    of a large plan held more than the model itself). One marker per kind of entry."""
     __slots__ = ("kind",)
 
     def __init__(self, kind: str) -> None:
@@ -56,112 +51,102 @@ class _Matched:
 
 class _Pairs:
     """The plan's ("index", `second`) pairs, arenas in order, and how many the file gave so far."""
-    __slots__ = ("want", "at", "second", "marker")
+    __slots__ = ("want", "at", "second", "marker", "values")
 
     def __init__(self, want: list[tuple[int, int]], second: str) -> None:
         self.want, self.at, self.second, self.marker = want, 0, second, _Matched(second)
+        self.values = itemgetter("index", second)
 
 
 class _EntryChecker:
-    """json's object_hook: each tensor entry (the writer's keys, in any order) is compared with
-    the plan's next tensor entry, each ("index", "object") or ("index", "offset") pair with the
-    plan's next pair of that kind, arenas in order, key for key and type for type (1 is not
-    true); an entry that matches becomes a marker, any other object stays as parsed (and so
-    fails the check of its list)."""
+    """json_pieces' `runs`: each run of tensor entries (the writer's keys, in any order) is
+    compared with the plan's next tensor entries, each run of ("index", "object") or ("index",
+    "offset") pairs with the plan's next pairs of that kind, arenas in order, a whole column at
+    a time: key for key and type for type (1 is not true, 1.0 is not 1). A run that matches
+    becomes markers; any other run stays as parsed (and so fails the check of its list). A run
+    is of the kind its first element's keys say: a list of a plan holds one kind of entry."""
 
     def __init__(self, plan: PackagePlan) -> None:
         self.tensor = _Matched("tensor")
         self._sections = [tensor_columns(section.offsets) for section in plan.arenas]
         self._at_tensor = 0  # tensor entries the file gave so far, arenas in order
-        self._chunk, self._chunk_first = [], 0  # rows of the plan's entries from _chunk_first on
         objects = _Pairs([p for s in plan.arenas for p in s.objects.assignment], "object")
         offsets = _Pairs([p for s in plan.arenas if s.passes is not None for p in s.passes.offsets], "offset")
         self.pairs = {"object": objects.marker, "offset": offsets.marker}
         self._pair_kinds = {("index", "object"): objects, ("object", "index"): objects,
                             ("index", "offset"): offsets, ("offset", "index"): offsets}
-        # a tensor entry's keys in the order the file gives them -> how its values are taken in
-        # _KEYS' order (_NOT_AN_ENTRY: not a tensor entry's keys), worked out once per order
-        self._orders: dict[tuple[str, ...], object] = {_KEYS: _VALUES}
 
-    def saved(self):
-        """What puts the checker back where it is now: an entry parsed twice (the JSON read in
-        pieces tries a value again once more of it is read) is compared with the same row."""
-        objects, offsets = self._pair_kinds[("index", "object")], self._pair_kinds[("index", "offset")]
-        at_tensor, at_object, at_offset = self._at_tensor, objects.at, offsets.at
-
-        def restore() -> None:
-            self._at_tensor, objects.at, offsets.at = at_tensor, at_object, at_offset
-        return restore
-
-    def _load_chunk(self, k: int) -> bool:
-        """Make the chunk of rows that holds the plan's k-th tensor entry (arenas in order) the
-        current one; False after the last entry."""
-        first = 0
-        for want in self._sections:
-            if k - first < want.count:
-                start = (k - first) - (k - first) % _CHUNK
-                self._chunk = list(zip(_expected_rows(want, start, start + _CHUNK),
-                                       want.size_expr[start:start + _CHUNK]))
-                self._chunk_first = first + start
-                return True
-            first += want.count
-        return False
-
-    def __call__(self, entry: dict):
-        n = len(entry)
+    def __call__(self, run: list) -> list:
+        first = run[0] if run else None
+        if type(first) is not dict:
+            return run
+        n = len(first)
         if n == 2:
-            pairs = self._pair_kinds.get(tuple(entry))
-            if pairs is not None and pairs.at < len(pairs.want):
-                want = pairs.want[pairs.at]
-                pairs.at += 1
-                index, value = entry["index"], entry[pairs.second]
-                if type(index) is int and type(value) is int and (index, value) == want:
-                    return pairs.marker
-            return entry
+            pairs = self._pair_kinds.get(tuple(first))
+            return run if pairs is None else self._pairs_run(run, pairs)
         if n == 13 or n == 14:
-            keys = tuple(entry)
-            order = self._orders.get(keys)
-            if order is None:
-                order = self._orders[keys] = _order_of(keys)
-            if order is _VALUES:  # the writer's order: the values as they are
-                row, expr = tuple(entry.values()), _ABSENT
-            elif order is _NOT_AN_ENTRY:
-                return entry
-            else:
-                row, expr = order(entry), entry.get("size_expr", _ABSENT)
-            k = self._at_tensor
-            i = k - self._chunk_first
-            if not 0 <= i < len(self._chunk):
-                if not self._load_chunk(k):
-                    return entry
-                i = k - self._chunk_first
-            self._at_tensor = k + 1
-            want, want_expr = self._chunk[i]
-            if (row == want and [*map(type, row)] == (_ROW_TYPES if row[0] is None else _ALIAS_ROW_TYPES)
-                    and [*map(type, row[_SHAPE_AT])].count(int) == len(row[_SHAPE_AT])
-                    and (expr is _ABSENT if want_expr is None else (type(expr) is str and expr == want_expr))):
-                return self.tensor
-        return entry
+            return self._tensor_run(run)
+        return run
 
+    def _pairs_run(self, run: list, pairs: _Pairs) -> list:
+        k, at = len(run), pairs.at
+        want = pairs.want[at:at + k]
+        pairs.at = at + k
+        try:
+            found = list(map(pairs.values, run))  # KeyError, TypeError: not such a pair
+        except (KeyError, TypeError):
+            return run
+        if (found == want and len(want) == k and set(map(len, run)) == {2}
+                and set(map(type, chain.from_iterable(found))) == _INT):
+            return [pairs.marker] * k
+        return run
 
-_ABSENT, _VALUES, _NOT_AN_ENTRY = object(), object(), object()
-
-
-def _order_of(keys: tuple[str, ...]):
-    """How a tensor entry with these keys, in this order, gives its values in _KEYS' order:
-    _VALUES (as they are), a getter, or _NOT_AN_ENTRY (not the keys of a tensor entry)."""
-    if keys == _KEYS:
-        return _VALUES
-    if set(keys) == _KEY_SET or set(keys) == _KEY_SET_DYNAMIC:
-        return _ROW
-    return _NOT_AN_ENTRY
+    def _tensor_run(self, run: list) -> list:
+        k, at = len(run), self._at_tensor
+        self._at_tensor = at + k
+        for want in self._sections:  # the section of the plan these entries should be
+            if at < want.count:
+                break
+            at -= want.count
+        else:
+            return run
+        stop = at + k
+        if stop > want.count:  # more entries than the plan's list has
+            return run
+        try:
+            rows = list(map(_ROW, run))  # KeyError, TypeError: not a tensor entry
+            lengths = list(map(len, run))
+        except (KeyError, TypeError):
+            return run
+        # the keys: exactly _KEYS, and size_expr (text) exactly where the plan has one
+        exprs = want.size_expr[at:stop]
+        if exprs.count(None) == k:
+            if lengths.count(13) != k:
+                return run
+        elif (lengths != [13 if e is None else 14 for e in exprs]
+              or list(map(_SIZE_EXPR, run)) != exprs):
+            return run
+        found = dict(zip(_KEYS, zip(*rows)))  # a tuple per key
+        numbers = [found[key] for key in _NUMBER_KEYS]
+        shapes, aliases = found["shape"], found["alias_of"]
+        if (all(got == tuple(want[f][at:stop].tolist()) for got, f in zip(numbers, NUMBERS))
+                and all(found[key] == tuple(getattr(want, key)[at:stop]) for key in _TEXT_KEYS)  # equal: text
+                and aliases == tuple(want.alias_of[at:stop])
+                # equal and int, so not bool or float (counted: quicker than a set of types)
+                and list(map(type, chain.from_iterable(numbers))).count(int) == len(numbers) * k
+                and set(map(type, aliases)) <= _INT_OR_NONE
+                and set(map(type, shapes)) == _LIST
+                and tuple(map(tuple, shapes)) == tuple(want.shape[at:stop])
+                and set(map(type, chain.from_iterable(shapes))) <= _INT):
+            return [self.tensor] * k
+        return run
 
 
 def json_reads_back(data: bytes, plan: PackagePlan) -> bool:
     """True when the JSON text parses to exactly `plan` (types included: 1 is not true)."""
     checker = _EntryChecker(plan)
     try:
-        return _document_is(json.loads(data, object_hook=checker), checker, plan)
+        return _document_is(arrays_replaced(json.loads(data), checker), checker, plan)
     except (ValueError, KeyError, TypeError, AttributeError, PlanError):
         return False
 
@@ -171,7 +156,7 @@ def json_pieces_read_back(chunks: Iterable[bytes], plan: PackagePlan) -> bool:
     a file checked from disk this way is never held whole."""
     checker = _EntryChecker(plan)
     try:
-        return _document_is(loads_in_pieces(chunks, object_hook=checker, undo=checker.saved), checker, plan)
+        return _document_is(loads_in_pieces(chunks, runs=checker), checker, plan)
     except (ValueError, KeyError, TypeError, AttributeError, PlanError):
         return False
 
@@ -201,21 +186,6 @@ def _all_matched(entries: object, marker: _Matched, count: int) -> bool:
     return type(entries) is list and len(entries) == count and entries.count(marker) == count
 
 
-def _expected_rows(want: TensorColumns, start: int, stop: int) -> list[tuple]:
-    """The plan's entries start..stop as the parsed rows are: values in _KEYS' order, each
-    shape a list."""
-    numbers = {k: want[f][start:stop].tolist() for k, f in zip(_NUMBER_KEYS, NUMBERS)}
-    columns = {"alias_of": want.alias_of[start:stop], "kind": want.kind[start:stop],
-               "name": want.name[start:stop], "type": want.type[start:stop],
-               "shape": list(map(list, want.shape[start:stop])), **numbers}
-    return list(zip(*(columns[k] for k in _KEYS)))
-
-
-def _all_of(kind: type, *columns) -> bool:
-    """Every value of exactly this type (bool is not an int here)."""
-    return all(set(map(type, c)) <= {kind} for c in columns)
-
-
 def flatbuffer_reads_back(data: bytes, plan: PackagePlan) -> bool:
     """True when the FlatBuffer parses (as `load` parses it) to exactly `plan`."""
     try:
@@ -240,40 +210,30 @@ def _raw_columns_match(found: dict | None, offsets: OffsetSection) -> bool:
     numbers = found["numbers"]
     if found["count"] != want.count or not all(np.array_equal(numbers[f], want[f]) for f in NUMBERS):
         return False
+    try:  # the plan's own columns as the writer took them (TypeError: a text that is not one)
+        aliases, ranks, dims = want.alias_numbers(), want.ranks(), want.dims()
+        texts = {k: want.utf8(k) for k in ("kind", "name", "type", "size_expr")}
+    except (OverflowError, TypeError, UnicodeEncodeError):
+        return False
     # alias_of: absent (NO_ALIAS) exactly where the plan has none, the owner elsewhere
-    aliases = numbers["alias_of"]
-    if not np.array_equal(aliases == plan_flatbuffer.NO_ALIAS, want.planned):
+    if not (np.array_equal(numbers["alias_of"] == plan_flatbuffer.NO_ALIAS, want.planned)
+            and np.array_equal(numbers["alias_of"][~want.planned], aliases[~want.planned])):
         return False
-    owners = [a for a in want.alias_of if a is not None]
-    if not np.array_equal(aliases[~want.planned], np.fromiter(owners, np.int64, len(owners))):
+    if not (np.array_equal(numbers["rank"], ranks) and np.array_equal(found["dims"], dims)):
         return False
-    if not (np.array_equal(numbers["rank"], np.fromiter(map(len, want.shape), np.int64, want.count))
-            and np.array_equal(found["dims"], np.fromiter(chain.from_iterable(want.shape), np.int64))):
-        return False
-    return (all(_texts_equal(found[k], getattr(want, k)) for k in ("kind", "name", "type"))
-            and _texts_equal(found["size_expr"], want.size_expr, optional=True))
+    return (all(_texts_equal(found[k], texts[k]) for k in ("kind", "name", "type"))
+            and _texts_equal(found["size_expr"], texts["size_expr"], optional=True))
 
 
-def _texts_equal(found: tuple, want: list, optional: bool = False) -> bool:
-    """(present, byte lengths, bytes) read equal the texts `want` (None: absent, where
-    `optional`; else an absent text reads as "")."""
+def _texts_equal(found: tuple, want: Utf8Texts, optional: bool = False) -> bool:
+    """(present, byte lengths, bytes) read equal the texts `want` (an absent one: where
+    `optional`, absent in the plan too; else read as "", and no plan text is absent)."""
     present, lengths, stored = found
     if optional:
-        is_set = np.fromiter((x is not None for x in want), bool, len(want))
-        if not np.array_equal(present, is_set):
-            return False
-        want = [x for x in want if x is not None]
-        lengths = lengths[present]
-    try:
-        joined = "".join(want)  # TypeError for anything not text
-        if joined.isascii():  # a character a byte: lengths as they are
-            return (np.array_equal(lengths, np.fromiter(map(len, want), np.int64, len(want)))
-                    and stored == joined.encode("ascii"))
-        encoded = [x.encode("utf-8") for x in want]
-    except (TypeError, UnicodeEncodeError):
-        return False
-    return (np.array_equal(lengths, np.fromiter(map(len, encoded), np.int64, len(encoded)))
-            and stored == b"".join(encoded))
+        is_set = want.lengths >= 0
+        return (np.array_equal(present, is_set) and np.array_equal(lengths[present], want.lengths[is_set])
+                and stored == want.data)
+    return np.array_equal(lengths, want.lengths) and stored == want.data
 
 
 def _without_entries(plan: PackagePlan) -> PackagePlan:

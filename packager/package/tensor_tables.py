@@ -101,20 +101,19 @@ def _closed(start: int, object_end: int, pos: int, writes: list, vtable: list[in
                   object_offset - start, (*reversed(fields), object_offset - object_end))
 
 
-def write_tensor_tables(buf: bytearray, end: int, head: int, vtables: dict, columns, strings,
+def write_tensor_tables(buf: bytearray, end: int, head: int, vtables: dict, columns,
                         one_by_one) -> tuple[int, list[int]] | None:
     """(the new head, each entry's table offset), the entries written below `head` (room made
     already); None when a value does not fit its field (the caller then writes one by one and
-    the builder's range error stands). `columns`: the entries' TensorColumns (package/columns.py);
-    `strings`: their kind, name, type and size_expr as UTF-8 bytes (None: absent), four lists.
-    `one_by_one(head, i)` writes entry i as the builder would and returns (head, offset)."""
+    the builder's range error stands). `columns`: the entries' TensorColumns (package/columns.py),
+    their texts taken as UTF-8 from it. `one_by_one(head, i)` writes entry i as the builder
+    would and returns (head, offset)."""
     n = columns.count
     numbers = {k: columns[k] for k in ("index", "subgraph", "tensor", "offset", "size", "first_op",
                                        "last_op", "pass_")}
     try:
-        numbers["alias_of"] = np.fromiter((-1 if a is None else a for a in columns.alias_of), np.int64, n)
-        rank = np.fromiter(map(len, columns.shape), np.int64, n)
-        dims = np.fromiter(chain.from_iterable(columns.shape), np.int64, int(rank.sum()))
+        numbers["alias_of"] = columns.alias_numbers()
+        rank, dims = columns.ranks(), columns.dims()
     except OverflowError:
         return None
     if any(c.size and (c.min() < _I32[0] or c.max() > _I32[1])
@@ -123,10 +122,8 @@ def write_tensor_tables(buf: bytearray, end: int, head: int, vtables: dict, colu
     present = np.stack([numbers[k] != d for k, d in (
         ("index", 0), ("subgraph", 0), ("tensor", -1), ("offset", 0), ("size", 0), ("first_op", 0),
         ("last_op", 0), ("alias_of", -1), ("pass_", 0))], 1)
-    lengths = [np.fromiter(map(len, column), np.int64, n) for column in strings[:3]]
-    exprs = strings[3]
-    lengths.append(np.full(n, -1, np.int64) if exprs.count(None) == n
-                   else np.fromiter((-1 if x is None else len(x) for x in exprs), np.int64, n))
+    strings = [columns.utf8(k) for k in ("kind", "name", "type", "size_expr")]
+    lengths = [texts.lengths for texts in strings]  # -1: absent
     rows = np.stack([*lengths, rank, present.dot(1 << np.arange(9))], 1)
     base_of, first = _row_ids(rows)
     bases = [tuple(b) for b in rows[first].tolist()]
@@ -136,7 +133,7 @@ def write_tensor_tables(buf: bytearray, end: int, head: int, vtables: dict, colu
         l0, l1, l2, l3, r, mask = bases[base]
         return layout((l0, l1, l2, None if l3 < 0 else l3), r, bits[mask], pos)
 
-    texts = [_Texts(column, length) for column, length in zip(strings, lengths)]
+    texts = [_Texts(column) for column in strings]
     dim_at = np.cumsum(rank) - rank
 
     def part(what: str, arg, members: np.ndarray, width: int) -> np.ndarray:
@@ -168,9 +165,9 @@ def _row_ids(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class _Texts:
     """One text column's UTF-8 bytes run together, to take rows of one width from at once."""
 
-    def __init__(self, column, lengths: np.ndarray) -> None:
-        self.bytes = np.frombuffer(b"".join([x for x in column if x]), np.uint8)
-        size = np.maximum(lengths, 0)
+    def __init__(self, column) -> None:
+        self.bytes = np.frombuffer(column.data, np.uint8)
+        size = np.maximum(column.lengths, 0)
         self.start = np.cumsum(size) - size
 
     def rows(self, members: np.ndarray, width: int) -> np.ndarray:
@@ -280,10 +277,10 @@ def write_assignment_tables(buf: bytearray, end: int, head: int, vtables: dict, 
     as the builder would."""
     n = len(assignment)
     try:
-        index = np.fromiter((a for a, _ in assignment), np.int64, n)
-        obj = np.fromiter((o for _, o in assignment), np.int64, n)
+        pairs = np.fromiter(chain.from_iterable(assignment), np.int64, 2 * n).reshape(n, 2)
     except OverflowError:
         return None
+    index, obj = pairs[:, 0].copy(), pairs[:, 1].copy()
     if n and (min(index.min(), obj.min()) < _I32[0] or max(index.max(), obj.max()) > _I32[1]):
         return None
     columns = {"index": index, "object": obj}

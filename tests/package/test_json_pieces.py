@@ -55,6 +55,56 @@ def test_same_value_and_same_hook_calls_as_json_loads(doc, window, batch, monkey
         assert seen == seen_whole  # every object, once, in json.loads's order
 
 
+def _flat(value) -> bool:
+    """An object of scalars and arrays of scalars (a plan's entry)."""
+    return type(value) is dict and not any(
+        type(v) is dict or (type(v) is list and any(type(x) in (list, dict) for x in v)) for v in value.values())
+
+
+def _counted(value):
+    """What `runs` below makes of a value: each array of flat objects becomes the number of keys
+    of each; any other array is kept, its elements' arrays treated the same way."""
+    if type(value) is list:
+        if value and all(map(_flat, value)):
+            return [len(v) for v in value]
+        return [_counted(v) for v in value]
+    if type(value) is dict:
+        return {k: _counted(v) for k, v in value.items()}
+    return value
+
+
+def _flat_objects_in_order(value) -> list:
+    if type(value) is list and value and all(map(_flat, value)):
+        return [dict(v) for v in value]
+    inner = value if type(value) is list else value.values() if type(value) is dict else ()
+    return [o for v in inner for o in _flat_objects_in_order(v)]
+
+
+@pytest.mark.parametrize("doc", DOCUMENTS)
+@pytest.mark.parametrize("window", [8, 64, 1 << 20])
+@pytest.mark.parametrize("batch", [2, 40, 1 << 12])
+def test_runs_see_every_array_once_in_order_and_stand_for_its_elements(doc, window, batch, monkeypatch):
+    """An array read in pieces is given to `runs` a run of elements at a time: what the runs
+    return, joined, stands for the array; an array kept as it was has its elements' arrays given
+    in turn (or before it, for an element read in pieces). Every entry of every array of entries
+    is seen once, in the order of the text."""
+    monkeypatch.setattr(json_pieces, "WINDOW", window)
+    monkeypatch.setattr(json_pieces, "BATCH", batch)
+    text = json.dumps(doc, indent=2, ensure_ascii=False).encode()
+    for size in (1, 13, 300, len(text) + 1):
+        seen: list = []
+
+        def runs(run):
+            if run and all(map(_flat, run)):
+                seen.extend(dict(v) for v in run)
+                return [len(v) for v in run]
+            return run
+        assert loads_in_pieces(_pieces(text, size), runs=runs) == _counted(json.loads(text))
+        assert seen == _flat_objects_in_order(json.loads(text)), size
+    whole = json.loads(text)
+    assert json_pieces.arrays_replaced(whole, lambda run: run) == json.loads(text)
+
+
 @pytest.mark.parametrize("bad", [b"", b"{", b"[1, 2", b'{"a" 1}', b"[1,]", b"[1] x", b"\xef\xbb\xbf[1]",
                                  b'{"a": tru}', b"[1 2]", b'["\xff"]', b"{1: 2}"])
 @pytest.mark.parametrize("window", [4, 1 << 20])

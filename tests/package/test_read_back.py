@@ -59,6 +59,13 @@ def mutations(doc: dict):
     yield "a name", changed(lambda d: tensors(d)[0].update(name=tensors(d)[0]["name"] + "x"))
     yield "a shape", changed(lambda d: tensors(d)[0].update(shape=tensors(d)[0]["shape"] + [1]))
     yield "a tensor missing", changed(lambda d: tensors(d).pop())
+    yield "two tensors swapped", changed(lambda d: tensors(d).insert(0, tensors(d).pop(1)))
+    yield "a tensor twice", changed(lambda d: tensors(d).append(tensors(d)[-1]))
+    yield "two objects swapped", changed(lambda d: d["arenas"][0]["objects"]["tensors"].insert(
+        0, d["arenas"][0]["objects"]["tensors"].pop(1)))
+    plain = [i for i, t in enumerate(tensors(doc)) if "size_expr" not in t]
+    if plain:
+        yield "a null size expression", changed(lambda d: tensors(d)[plain[-1]].update(size_expr=None))
     yield "a key missing", changed(lambda d: tensors(d)[0].pop("type"))
     yield "an alias", changed(lambda d: tensors(d)[0].update(alias_of=0))
     yield "a size expression", changed(lambda d: tensors(d)[0].update(size_expr="N"))
