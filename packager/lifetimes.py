@@ -61,6 +61,19 @@ class ArenaLifetimes:
     def ids(self, category: str) -> list[int]:
         return sorted(t for t, c in self.category.items() if c == category)
 
+    def where_columns(self, ids: list[int]) -> tuple[list[int], list[int]]:
+        """(subgraph, tensor index) of each id, as tensor_subgraph.get(id, (subgraph, id)) gives
+        them, as two columns: the sidecar plan asks for every planned tensor's."""
+        mapping = self.tensor_subgraph
+        if isinstance(mapping, GlobalIds):
+            found = mapping.columns(ids)
+            if found is not None:
+                return found
+        elif not mapping:  # a subgraph's own arena: ids are its tensors' indices
+            return [self.subgraph] * len(ids), list(ids)
+        pairs = [mapping.get(g, (self.subgraph, g)) for g in ids]
+        return [s for s, _ in pairs], [t for _, t in pairs]
+
 
 def model_lifetimes(model: Model, semantics: str | Semantics,
                     plan_dynamic: bool = False) -> list[ArenaLifetimes]:
@@ -526,6 +539,20 @@ class GlobalIds(Mapping):
             return self[key]
         except KeyError:
             return default
+
+    def columns(self, ids: list[int]) -> tuple[list[int], list[int]] | None:
+        """(subgraph, tensor index) of each id, as two columns worked out over the whole list;
+        None when some id is not a global id (the caller asks get() for each)."""
+        if not ids:
+            return [], []
+        if set(map(type, ids)) != {int} or min(ids) < 0 or max(ids) >= self._total:
+            return None
+        starts = self._starts
+        if len(starts) == 1:
+            return [0] * len(ids), list(ids)
+        g, at = np.array(ids, dtype=np.int64), np.array(starts, dtype=np.int64)
+        s = np.searchsorted(at, g, side="right") - 1  # the last subgraph starting at or before g
+        return s.tolist(), (g - at[s]).tolist()
 
     def __iter__(self) -> Iterator[int]:
         return iter(range(self._total))

@@ -66,3 +66,23 @@ def _columns(tensors: tuple[TensorEntry, ...]) -> TensorColumns:
 
 def _is_none(value: object) -> bool:
     return value is None
+
+
+def keep_columns(section: OffsetSection, values: dict[str, list]) -> None:
+    """Keep, as the section's columns, the lists its entries were made from (a list per field
+    of TensorEntry, never modified after; package/assemble.py), so that they are not gathered
+    again from 100,000 entries. Nothing is kept when a number does not fit int64: tensor_columns
+    then gathers them and fails as it always did."""
+    try:
+        numbers = {f: np.array(values[f], dtype=np.int64).reshape(-1) for f in NUMBERS}
+    except (OverflowError, TypeError, ValueError):
+        return
+    aliases = values["alias_of"]
+    columns = TensorColumns(
+        count=len(aliases), numbers=numbers, alias_of=aliases,
+        planned=np.fromiter(map(_is_none, aliases), dtype=bool, count=len(aliases)),
+        kind=values["kind"], name=values["name"], type=values["type"], shape=values["shape"],
+        size_expr=values["size_expr"])
+    key = id(section)
+    _built[key] = (weakref.ref(section), columns)
+    weakref.finalize(section, _built.pop, key, None)
