@@ -23,6 +23,7 @@ from typing import Iterator, Mapping
 import numpy as np
 
 from packager.errors import ModelError
+from packager.field_columns import made_field_by_field
 from packager.gc_pause import collector_paused
 from packager.model import ELEMENT_BITS, Model, Subgraph, derived, tensor_bytes
 from packager.plan.records import UsageRecord
@@ -447,11 +448,16 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
         firsts = starts[planned]
         lasts = np.maximum(firsts, stops[planned])
         in_scopes = not len(planned) or (int(firsts.min()) >= 0 and int(lasts.max()) <= scope)
-        records += map(UsageRecord, map(ids.__getitem__, planned.tolist()),
-                       map(scopes.__getitem__, firsts.tolist()) if in_scopes else firsts.tolist(),
-                       map(scopes.__getitem__, lasts.tolist()) if in_scopes else lasts.tolist(),
-                       [sizes_seen.setdefault(v, v) for v in
-                        (_rounded(nbytes[t] or 0, rounding) for t in planned.tolist())])
+        at = planned.tolist()
+        # Each distinct size rounded once (a model has few): the same numbers, and objects.
+        rounded = {v: sizes_seen.setdefault(r, r) for v in set(nbytes)
+                   for r in (_rounded(v or 0, rounding),)}
+        # UsageRecord's fields in order, set a column at a time (field_columns.py).
+        records += made_field_by_field(UsageRecord, len(at), (
+            list(map(ids.__getitem__, at)),
+            list(map(scopes.__getitem__, firsts.tolist())) if in_scopes else firsts.tolist(),
+            list(map(scopes.__getitem__, lasts.tolist())) if in_scopes else lasts.tolist(),
+            list(map(rounded.__getitem__, map(nbytes.__getitem__, at)))))
     return ArenaLifetimes(subgraph=0, semantics=sem.name, num_steps=scope + 1,
                           records=tuple(records), whole_run=frozenset(), aliases={},
                           alias_intervals={}, category=category, persistent_bytes=persistent,
