@@ -18,6 +18,7 @@ import operator
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import chain
+from collections.abc import ItemsView, ValuesView
 from typing import Iterator, Mapping
 
 import numpy as np
@@ -415,7 +416,7 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
         scope = len(model.subgraphs[0].operators)
         ends = [_chain_ends(model.subgraphs[0])]
         ends += [_ends_of({}, {}, 0, len(sg.tensors)) for sg in model.subgraphs[1:]]
-    category: dict[int, str] = {}
+    category: list[str] = []  # every tensor's, in global id order
     records: list[UsageRecord] = []
     persistent = 0
     rounding = sem.size_rounding
@@ -444,7 +445,7 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
             if c == PERSISTENT:
                 persistent += _rounded(nbytes[t] or 0, rounding)
         ids = list(range(offsets[s], offsets[s] + n))
-        category.update(zip(ids, names))
+        category += names
         firsts = starts[planned]
         lasts = np.maximum(firsts, stops[planned])
         in_scopes = not len(planned) or (int(firsts.min()) >= 0 and int(lasts.max()) <= scope)
@@ -460,7 +461,7 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
             list(map(rounded.__getitem__, map(nbytes.__getitem__, at)))))
     return ArenaLifetimes(subgraph=0, semantics=sem.name, num_steps=scope + 1,
                           records=tuple(records), whole_run=frozenset(), aliases={},
-                          alias_intervals={}, category=category, persistent_bytes=persistent,
+                          alias_intervals={}, category=EveryTensor(category), persistent_bytes=persistent,
                           calls={}, inline=True, tensor_subgraph=GlobalIds(offsets, total),
                           op_scopes=op_scopes if calls_children else OneScopePerOp(len(model.subgraphs[0].operators)))
 
@@ -568,6 +569,55 @@ class GlobalIds(Mapping):
 
     def __repr__(self) -> str:
         return repr(dict(self))
+
+
+class EveryTensor(Mapping):
+    """An inline arena's category: global id -> category of every tensor of every subgraph (ids
+    0 .. n - 1, every one present), held as one list of names instead of a dict of an entry per
+    tensor (a dict of 100,000 entries is 5 MB, kept while the model is). Reads, compares and
+    prints as that dict."""
+
+    __slots__ = ("_names",)
+
+    def __init__(self, names: list[str]) -> None:
+        self._names = names
+
+    def __getitem__(self, key: int) -> str:
+        try:
+            g = operator.index(key)  # any integer a dict would take (numpy's too)
+        except TypeError:
+            raise KeyError(key) from None
+        if not 0 <= g < len(self._names):
+            raise KeyError(key)
+        return self._names[g]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self._names)))
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def items(self) -> ItemsView:
+        return _EveryItem(self)
+
+    def values(self) -> ValuesView:
+        return _EveryValue(self)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+class _EveryItem(ItemsView):
+    """EveryTensor's items, in id order, without a lookup per id."""
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        names = self._mapping._names
+        return zip(range(len(names)), names)
+
+
+class _EveryValue(ValuesView):
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._mapping._names)
 
 
 class OneScopePerOp(Mapping):
