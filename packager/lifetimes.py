@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import operator
 from bisect import bisect_right
+from collections.abc import ItemsView, ValuesView
 from dataclasses import dataclass, field
 from itertools import chain
-from collections.abc import ItemsView, ValuesView
 from typing import Iterator, Mapping
 
 import numpy as np

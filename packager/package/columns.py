@@ -73,11 +73,13 @@ def keep_columns(section: OffsetSection, values: dict[str, list]) -> None:
     of TensorEntry, never modified after; package/assemble.py), so that they are not gathered
     again from 100,000 entries. Nothing is kept when a number does not fit int64: tensor_columns
     then gathers them and fails as it always did."""
+    aliases = values["alias_of"]
     try:
-        numbers = {f: np.array(values[f], dtype=np.int64).reshape(-1) for f in NUMBERS}
+        numbers = {f: np.array(values[f], dtype=np.int64) for f in NUMBERS}
     except (OverflowError, TypeError, ValueError):
         return
-    aliases = values["alias_of"]
+    if any(column.shape != (len(aliases),) for column in numbers.values()):
+        return
     columns = TensorColumns(
         count=len(aliases), numbers=numbers, alias_of=aliases,
         planned=np.fromiter(map(_is_none, aliases), dtype=bool, count=len(aliases)),

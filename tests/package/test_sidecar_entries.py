@@ -94,12 +94,13 @@ def test_the_entries_made_by_columns_are_those_made_one_by_one(name, semantics, 
     assert {"mobile_block": SCRATCH, "inplace_candidates": "alias"}.get(name, TENSOR) in seen
 
 
-def test_numbers_too_large_for_columns_are_not_kept():
+def test_numbers_that_do_not_fit_the_columns_are_not_kept():
     section = object.__new__(type("Section", (), {"__weakref__": None}))
     values = {f: [0] for f in columns_module.NUMBERS} | {"alias_of": [None], "kind": [TENSOR], "name": ["a"],
                                                            "type": ["INT8"], "shape": [(1,)], "size_expr": [None]}
-    columns_module.keep_columns(section, values | {"offset": [1 << 70]})
-    assert id(section) not in columns_module._built
+    for odd in ({"offset": [1 << 70]}, {"size": [(1, 2)]}, {"first_op": [0, 1]}):  # not one int64 each
+        columns_module.keep_columns(section, values | odd)
+        assert id(section) not in columns_module._built
     columns_module.keep_columns(section, values)
     assert columns_module._built[id(section)][1].count == 1
 
