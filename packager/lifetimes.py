@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import operator
 from bisect import bisect_right
+from collections.abc import ItemsView, ValuesView
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Iterator, Mapping
@@ -23,6 +24,7 @@ from typing import Iterator, Mapping
 import numpy as np
 
 from packager.errors import ModelError
+from packager.field_columns import made_field_by_field
 from packager.gc_pause import collector_paused
 from packager.model import ELEMENT_BITS, Model, Subgraph, derived, tensor_bytes
 from packager.plan.records import UsageRecord
@@ -60,6 +62,19 @@ class ArenaLifetimes:
 
     def ids(self, category: str) -> list[int]:
         return sorted(t for t, c in self.category.items() if c == category)
+
+    def where_columns(self, ids: list[int]) -> tuple[list[int], list[int]]:
+        """(subgraph, tensor index) of each id, as tensor_subgraph.get(id, (subgraph, id)) gives
+        them, as two columns: the sidecar plan asks for every planned tensor's."""
+        mapping = self.tensor_subgraph
+        if isinstance(mapping, GlobalIds):
+            found = mapping.columns(ids)
+            if found is not None:
+                return found
+        elif not mapping:  # a subgraph's own arena: ids are its tensors' indices
+            return [self.subgraph] * len(ids), list(ids)
+        pairs = [mapping.get(g, (self.subgraph, g)) for g in ids]
+        return [s for s, _ in pairs], [t for _, t in pairs]
 
 
 def model_lifetimes(model: Model, semantics: str | Semantics,
@@ -401,7 +416,7 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
         scope = len(model.subgraphs[0].operators)
         ends = [_chain_ends(model.subgraphs[0])]
         ends += [_ends_of({}, {}, 0, len(sg.tensors)) for sg in model.subgraphs[1:]]
-    category: dict[int, str] = {}
+    category: list[str] = []  # every tensor's, in global id order
     records: list[UsageRecord] = []
     persistent = 0
     rounding = sem.size_rounding
@@ -430,18 +445,23 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
             if c == PERSISTENT:
                 persistent += _rounded(nbytes[t] or 0, rounding)
         ids = list(range(offsets[s], offsets[s] + n))
-        category.update(zip(ids, names))
+        category += names
         firsts = starts[planned]
         lasts = np.maximum(firsts, stops[planned])
         in_scopes = not len(planned) or (int(firsts.min()) >= 0 and int(lasts.max()) <= scope)
-        records += map(UsageRecord, map(ids.__getitem__, planned.tolist()),
-                       map(scopes.__getitem__, firsts.tolist()) if in_scopes else firsts.tolist(),
-                       map(scopes.__getitem__, lasts.tolist()) if in_scopes else lasts.tolist(),
-                       [sizes_seen.setdefault(v, v) for v in
-                        (_rounded(nbytes[t] or 0, rounding) for t in planned.tolist())])
+        at = planned.tolist()
+        # Each distinct size rounded once (a model has few): the same numbers, and objects.
+        rounded = {v: sizes_seen.setdefault(r, r) for v in set(nbytes)
+                   for r in (_rounded(v or 0, rounding),)}
+        # UsageRecord's fields in order, set a column at a time (field_columns.py).
+        records += made_field_by_field(UsageRecord, len(at), (
+            list(map(ids.__getitem__, at)),
+            list(map(scopes.__getitem__, firsts.tolist())) if in_scopes else firsts.tolist(),
+            list(map(scopes.__getitem__, lasts.tolist())) if in_scopes else lasts.tolist(),
+            list(map(rounded.__getitem__, map(nbytes.__getitem__, at)))))
     return ArenaLifetimes(subgraph=0, semantics=sem.name, num_steps=scope + 1,
                           records=tuple(records), whole_run=frozenset(), aliases={},
-                          alias_intervals={}, category=category, persistent_bytes=persistent,
+                          alias_intervals={}, category=EveryTensor(category), persistent_bytes=persistent,
                           calls={}, inline=True, tensor_subgraph=GlobalIds(offsets, total),
                           op_scopes=op_scopes if calls_children else OneScopePerOp(len(model.subgraphs[0].operators)))
 
@@ -527,6 +547,20 @@ class GlobalIds(Mapping):
         except KeyError:
             return default
 
+    def columns(self, ids: list[int]) -> tuple[list[int], list[int]] | None:
+        """(subgraph, tensor index) of each id, as two columns worked out over the whole list;
+        None when some id is not a global id (the caller asks get() for each)."""
+        if not ids:
+            return [], []
+        if set(map(type, ids)) != {int} or min(ids) < 0 or max(ids) >= self._total:
+            return None
+        starts = self._starts
+        if len(starts) == 1:
+            return [0] * len(ids), list(ids)
+        g, at = np.array(ids, dtype=np.int64), np.array(starts, dtype=np.int64)
+        s = np.searchsorted(at, g, side="right") - 1  # the last subgraph starting at or before g
+        return s.tolist(), (g - at[s]).tolist()
+
     def __iter__(self) -> Iterator[int]:
         return iter(range(self._total))
 
@@ -535,6 +569,55 @@ class GlobalIds(Mapping):
 
     def __repr__(self) -> str:
         return repr(dict(self))
+
+
+class EveryTensor(Mapping):
+    """An inline arena's category: global id -> category of every tensor of every subgraph (ids
+    0 .. n - 1, every one present), held as one list of names instead of a dict of an entry per
+    tensor (a dict of 100,000 entries is 5 MB, kept while the model is). Reads, compares and
+    prints as that dict."""
+
+    __slots__ = ("_names",)
+
+    def __init__(self, names: list[str]) -> None:
+        self._names = names
+
+    def __getitem__(self, key: int) -> str:
+        try:
+            g = operator.index(key)  # any integer a dict would take (numpy's too)
+        except TypeError:
+            raise KeyError(key) from None
+        if not 0 <= g < len(self._names):
+            raise KeyError(key)
+        return self._names[g]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self._names)))
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def items(self) -> ItemsView:
+        return _EveryItem(self)
+
+    def values(self) -> ValuesView:
+        return _EveryValue(self)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+class _EveryItem(ItemsView):
+    """EveryTensor's items, in id order, without a lookup per id."""
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        names = self._mapping._names
+        return zip(range(len(names)), names)
+
+
+class _EveryValue(ValuesView):
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._mapping._names)
 
 
 class OneScopePerOp(Mapping):

@@ -4,19 +4,24 @@ model's symbols. Plain conversion: what is planned was decided on the one path (
 
 from __future__ import annotations
 
+from dataclasses import fields
+from itertools import compress, count as count_from, islice
 from operator import attrgetter
 from typing import Mapping
 
 import packager
-from packager.arenas import Bindings, PlannedArena, alias_bytes
+from packager.arenas import Bindings, DynamicSizes, PlannedArena, alias_bytes
 from packager.dynamic.shapes import DynamicShapes
 from packager.gc_pause import without_collector_pauses
-from packager.lifetimes import PERSISTENT
+from packager.field_columns import made_field_by_field
+from packager.lifetimes import PERSISTENT, ArenaLifetimes
 from packager.model import Model
+from packager.package.columns import keep_columns
 from packager.package.sidecar import (SCRATCH, TENSOR, ArenaSection, ObjectSection, OffsetSection,
                                       PackagePlan, PassSection, PersistentEntry, SourceModel, SymbolEntry,
-                                      tensor_entries)
-from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord
+                                      TensorEntry)
+from packager.plan.problem import Problem
+from packager.plan.records import ObjectPlan, OffsetPlan
 from packager.semantics import SEMANTICS
 
 
@@ -39,56 +44,99 @@ def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
     problem = result.problem
     assert isinstance(offsets.plan, OffsetPlan) and isinstance(objects.plan, ObjectPlan)
     assert (passes is None) == (sizes is None)
-
-    def where(tensor_id: int) -> tuple[int, int]:
-        return lifetimes.tensor_subgraph.get(tensor_id, (lifetimes.subgraph, tensor_id))
-
-    def entry(r: UsageRecord, offset: int, alias_of: int | None = None) -> tuple:
-        """The entry's fields in order (made into entries all at once: sidecar.tensor_entries)."""
-        g = r.tensor
-        more = static if sizes is None else (sizes.passes[g], str(sizes.expressions[g]))
-        if g in scratch:
-            return (g, subgraph, -1, SCRATCH, scratch[g], "UINT8", (r.size,), offset, r.size,
-                    r.first_op, r.last_op, None, *more)
-        s, t = subgraph_of(g, (subgraph, g))  # where(g), asked once per tensor
-        tensor = subgraphs[s].tensors[t]
-        return (g, s, t, TENSOR, tensor.name, tensor.type, tensor.shape, offset,
-                r.size, r.first_op, r.last_op, alias_of, *more)
-
-    static, subgraph, subgraphs = (0, None), lifetimes.subgraph, model.subgraphs
-    subgraph_of = lifetimes.tensor_subgraph.get
-
-    rows = [entry(r, o) for r, o in zip(problem.records, offsets.plan.offsets)]
-    by_id = {row[0]: row for row in rows}
-    for alias, owner in sorted(problem.aliases.items()):
-        # (first_op, last_op), size and offset of the owner's entry
-        first, last = problem.alias_intervals.get(alias, (by_id[owner][9], by_id[owner][10]))
-        # Its own bytes, inside the owner's buffer (in-place sharing needs equal sizes anyway).
-        size = min(alias_bytes(model, lifetimes, alias) if sizes is None else sizes.largest[alias],
-                   by_id[owner][8])
-        rows.append(entry(UsageRecord(alias, first, last, size), by_id[owner][7], owner))
-    entries = tensor_entries(rows)
-    del rows, by_id
+    ids = list(map(_TENSOR_ID, problem.records))
+    columns = _entry_columns(model, lifetimes, scratch, sizes, problem, ids, offsets.plan.offsets)
+    entries = made_field_by_field(TensorEntry, len(columns[0]), columns)
     persistent = []
     for g in lifetimes.ids(PERSISTENT):
-        s, t = where(g)
+        s, t = lifetimes.tensor_subgraph.get(g, (lifetimes.subgraph, g))
         tensor = model.subgraphs[s].tensors[t]
         persistent.append(PersistentEntry(g, s, t, tensor.name, tensor.nbytes or 0))
     object_plan = objects.plan
+    section = OffsetSection(offsets.strategy, offsets.plan.arena, problem.offset_lower_bound,
+                            tuple(entries), result.offset_plan_optimal(offsets))
+    # The writers and the checks read the entries as columns: these are they.
+    keep_columns(section, dict(zip(_ENTRY_FIELDS, columns)))
     return ArenaSection(
         subgraph=lifetimes.subgraph, inline=lifetimes.inline, steps=lifetimes.num_steps,
-        offsets=OffsetSection(offsets.strategy, offsets.plan.arena, problem.offset_lower_bound,
-                              tuple(entries), result.offset_plan_optimal(offsets)),
+        offsets=section,
         objects=ObjectSection(objects.strategy, object_plan.total, problem.object_lower_bound,
                               tuple(object_plan.object_sizes),
-                              tuple(zip(map(_TENSOR_ID, problem.records), object_plan.assignment)),
+                              tuple(zip(ids, object_plan.assignment)),
                               result.object_plan_optimal(objects)),
         persistent=tuple(persistent), persistent_bytes=lifetimes.persistent_bytes,
         passes=None if passes is None else PassSection(
-            passes.arena, tuple(zip(map(_TENSOR_ID, problem.records), passes.offsets))))
+            passes.arena, tuple(zip(ids, passes.offsets))))
 
 
+def _entry_columns(model: Model, lifetimes: ArenaLifetimes, scratch: Mapping[int, str],
+                   sizes: DynamicSizes | None, problem: Problem, ids: list[int],
+                   placed: tuple[int, ...]) -> list[list]:
+    """TensorEntry's fields in order, a column each: the records in problem order (a tensor, or a
+    runtime scratch buffer), then the aliases in id order, each at its owner's offset with its
+    own bytes. Made a column at a time: a row per entry was most of the time of making the
+    sidecar plan at 100,000 tensors."""
+    records = problem.records
+    index, offset = list(ids), list(placed)
+    first, last = list(map(_FIRST_OP, records)), list(map(_LAST_OP, records))
+    size, alias_of = list(map(_SIZE, records)), [None] * len(records)
+    if problem.aliases:
+        position = dict(zip(ids, range(len(ids))))
+        for alias, owner in sorted(problem.aliases.items()):
+            at = position[owner]
+            # (first_op, last_op), size and offset of the owner's entry
+            interval = problem.alias_intervals.get(alias, (first[at], last[at]))
+            # Its own bytes, inside the owner's buffer (in-place sharing needs equal sizes anyway).
+            own = alias_bytes(model, lifetimes, alias) if sizes is None else sizes.largest[alias]
+            index.append(alias)
+            first.append(interval[0])
+            last.append(interval[1])
+            size.append(min(own, size[at]))
+            offset.append(offset[at])
+            alias_of.append(owner)
+    count = len(index)
+    # Where each tensor is in the model; the scratch buffers (not the model's) are set after.
+    at_scratch = list(compress(count_from(), map(scratch.__contains__, index))) if scratch else []
+    tensor_ids = [g for g in index if g not in scratch] if at_scratch else index
+    subgraph, tensor = lifetimes.where_columns(tensor_ids)
+    subgraphs = model.subgraphs
+    if len(set(subgraph)) == 1:
+        tensors = list(map(subgraphs[subgraph[0]].tensors.__getitem__, tensor))
+    else:
+        tensors = [subgraphs[s].tensors[t] for s, t in zip(subgraph, tensor)]
+    name, type_, shape = (list(map(attrgetter(f), tensors)) for f in ("name", "type", "shape"))
+    del tensors
+    kind = [TENSOR] * count
+    if at_scratch:
+        for column in (subgraph, tensor, name, type_, shape):
+            column[:] = _with_gaps(column, at_scratch)
+        for k in at_scratch:
+            g = index[k]
+            subgraph[k], tensor[k], kind[k], name[k] = lifetimes.subgraph, -1, SCRATCH, scratch[g]
+            type_[k], shape[k], alias_of[k] = "UINT8", (size[k],), None
+    if sizes is None:
+        pass_, size_expr = [0] * count, [None] * count
+    else:
+        pass_ = [sizes.passes[g] for g in index]
+        size_expr = [str(sizes.expressions[g]) for g in index]
+    return [index, subgraph, tensor, kind, name, type_, shape, offset, size, first, last, alias_of,
+            pass_, size_expr]
+
+
+def _with_gaps(column: list, gaps: list[int]) -> list:
+    """`column`'s values in order with None inserted at the positions `gaps` (ascending)."""
+    out, values, done = [], iter(column), 0
+    for k in gaps:
+        out.extend(islice(values, k - done))
+        out.append(None)
+        done = k + 1
+    out.extend(values)
+    return out
+
+
+_FIRST_OP, _LAST_OP, _SIZE = attrgetter("first_op"), attrgetter("last_op"), attrgetter("size")
 _TENSOR_ID = attrgetter("tensor")
+_ENTRY_FIELDS = tuple(f.name for f in fields(TensorEntry))
 
 
 def symbol_entries(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]]) -> tuple[SymbolEntry, ...]:

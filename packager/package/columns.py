@@ -127,3 +127,25 @@ def _columns(tensors: tuple[TensorEntry, ...]) -> TensorColumns:
         kind=list(map(attrgetter("kind"), tensors)), name=list(map(attrgetter("name"), tensors)),
         type=list(map(attrgetter("type"), tensors)), shape=list(map(attrgetter("shape"), tensors)),
         size_expr=list(map(attrgetter("size_expr"), tensors)))
+
+
+def keep_columns(section: OffsetSection, values: dict[str, list]) -> None:
+    """Keep, as the section's columns, the lists its entries were made from (a list per field
+    of TensorEntry, never modified after; package/assemble.py), so that they are not gathered
+    again from 100,000 entries. Nothing is kept when a number does not fit int64: tensor_columns
+    then gathers them and fails as it always did."""
+    aliases = values["alias_of"]
+    try:
+        numbers = {f: np.array(values[f], dtype=np.int64) for f in NUMBERS}
+    except (OverflowError, TypeError, ValueError):
+        return
+    if any(column.shape != (len(aliases),) for column in numbers.values()):
+        return
+    columns = TensorColumns(
+        count=len(aliases), numbers=numbers, alias_of=aliases,
+        planned=np.fromiter(map(partial(is_, None), aliases), dtype=bool, count=len(aliases)),
+        kind=values["kind"], name=values["name"], type=values["type"], shape=values["shape"],
+        size_expr=values["size_expr"])
+    key = id(section)
+    _built[key] = (weakref.ref(section), columns)
+    weakref.finalize(section, _built.pop, key, None)

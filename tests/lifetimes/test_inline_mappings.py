@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fixtures.catalog import CATALOG
-from packager.lifetimes import GlobalIds, OneScopePerOp, model_lifetimes
+from packager.lifetimes import PLANNED, EveryTensor, GlobalIds, OneScopePerOp, model_lifetimes
 from packager.reader import parse_model
 
 
@@ -53,3 +53,30 @@ def test_the_mappings_answer_as_dicts_do():
     assert scopes[(0, 2)] == (3, 3) and scopes[(np.int64(0), np.int64(1))] == (2, 2)
     for missing in ((0, 3), (1, 0), (0, -1), 0, (0,), "ab", None):
         assert missing not in scopes and scopes.get(missing) is None
+
+
+@pytest.mark.parametrize("name", sorted(CATALOG))
+def test_categories_are_every_tensors_in_order(name):
+    model = parse_model(CATALOG[name]())
+    (arena,) = model_lifetimes(model, "tflm")
+    category = arena.category
+    assert isinstance(category, EveryTensor)
+    expected = {g: category[g] for g in range(sum(len(sg.tensors) for sg in model.subgraphs))}
+    assert dict(category) == expected and list(category) == list(expected) and len(category) == len(expected)
+    assert category == expected and repr(category) == repr(expected)
+    assert list(category.items()) == list(expected.items()) and list(category.values()) == list(expected.values())
+    assert category.items() == expected.items() and (0, expected[0]) in category.items()
+    for c in set(expected.values()):
+        assert arena.ids(c) == sorted(g for g, v in expected.items() if v == c)
+    # every planned record is a planned tensor, every tensor of the file has a category
+    assert all(category[r.tensor] == PLANNED for r in arena.records)
+
+
+def test_the_categories_answer_as_a_dict_does():
+    category = EveryTensor(["planned", "constant", "unused"])
+    assert category[np.int64(1)] == "constant" and category[True] == "constant" and category.get(2) == "unused"
+    for missing in (3, -1, "1", 1.5, None):
+        assert missing not in category and category.get(missing) is None
+    with pytest.raises(KeyError):
+        category[3]
+    assert EveryTensor([]) == {} and not EveryTensor([])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from packager.package.sidecar import TensorEntry, tensor_entries
@@ -22,3 +23,93 @@ def test_entries_made_a_field_at_a_time_are_the_constructors():
     assert tensor_entries([]) == []
     with pytest.raises(TypeError):
         tensor_entries([rows[0][:-1]])
+
+
+# -- the sidecar plan's entries, made a column at a time (package/assemble.py) ---------------------
+
+from packager.arenas import alias_bytes, bindings_for, plan_arenas  # noqa: E402
+from packager.lifetimes import GlobalIds  # noqa: E402
+from packager.package import columns as columns_module  # noqa: E402
+from packager.package.assemble import package_plan  # noqa: E402
+from packager.package.columns import tensor_columns  # noqa: E402
+from packager.package.sidecar import SCRATCH, TENSOR, SourceModel  # noqa: E402
+from packager.reader import read_model  # noqa: E402
+from tests.package.support import model_file  # noqa: E402
+
+# scratch buffers (tflm), aliases (tflite), control flow inline and per subgraph, dynamic sizes
+ENTRY_CASES = [("mobile_block", "tflm", ()), ("inplace_candidates", "tflite", ()), ("op_zoo", "tflite", ()),
+               ("if_else", "tflm", ()), ("while_loop", "tflite", ()),
+               ("dynamic_image", "tflm", ("image_1=8..32", "image_2=8..32")),
+               ("dynamic_image", "tflite", ("image_1=8..32", "image_2=8..32"))]
+
+
+def _entries_row_by_row(model, planned) -> list[TensorEntry]:
+    """What the sidecar states for each record, then each alias, one entry at a time."""
+    lifetimes, scratch, sizes = planned.arena.lifetimes, planned.arena.scratch, planned.arena.sizes
+    problem = planned.result.problem
+
+    def entry(g, first, last, size, offset, alias_of=None):
+        more = (0, None) if sizes is None else (sizes.passes[g], str(sizes.expressions[g]))
+        if g in scratch:
+            return TensorEntry(g, lifetimes.subgraph, -1, SCRATCH, scratch[g], "UINT8", (size,), offset, size,
+                               first, last, None, *more)
+        s, t = lifetimes.tensor_subgraph.get(g, (lifetimes.subgraph, g))
+        tensor = model.subgraphs[s].tensors[t]
+        return TensorEntry(g, s, t, TENSOR, tensor.name, tensor.type, tensor.shape, offset, size,
+                           first, last, alias_of, *more)
+
+    out = [entry(r.tensor, r.first_op, r.last_op, r.size, o)
+           for r, o in zip(problem.records, planned.offsets.plan.offsets)]
+    by_id = {e.index: e for e in out}
+    for alias, owner in sorted(problem.aliases.items()):
+        o = by_id[owner]
+        first, last = problem.alias_intervals.get(alias, (o.first_op, o.last_op))
+        own = alias_bytes(model, lifetimes, alias) if sizes is None else sizes.largest[alias]
+        out.append(entry(alias, first, last, min(own, o.size), o.offset, owner))
+    return out
+
+
+@pytest.mark.parametrize("name,semantics,dims", ENTRY_CASES)
+def test_the_entries_made_by_columns_are_those_made_one_by_one(name, semantics, dims):
+    model = read_model(model_file(name))
+    bindings = bindings_for(model, dims)
+    planned = plan_arenas(model, semantics, bindings, "greedy_by_size", to_ship=True)
+    source = SourceModel(f"{name}.tflite", "0" * 64, len(model.raw), tuple(len(sg.tensors) for sg in model.subgraphs))
+    plan = package_plan(model, semantics, source, planned, bindings)
+    seen = set()
+    for section, arena in zip(plan.arenas, planned):
+        expected = _entries_row_by_row(model, arena)
+        assert list(section.offsets.tensors) == expected
+        assert [hash(e) for e in section.offsets.tensors] == [hash(e) for e in expected]
+        seen.update(e.kind if e.alias_of is None else "alias" for e in expected)
+        # The columns kept for the writers and checks are the entries' own.
+        kept, gathered = tensor_columns(section.offsets), columns_module._columns(section.offsets.tensors)
+        assert kept.count == gathered.count
+        assert kept.numbers.keys() == gathered.numbers.keys()
+        for field, column in gathered.numbers.items():
+            assert kept[field].dtype == column.dtype and np.array_equal(kept[field], column), field
+        assert np.array_equal(kept.planned, gathered.planned)
+        for field in ("alias_of", "kind", "name", "type", "shape", "size_expr"):
+            assert getattr(kept, field) == getattr(gathered, field), field
+    assert {"mobile_block": SCRATCH, "inplace_candidates": "alias"}.get(name, TENSOR) in seen
+
+
+def test_numbers_that_do_not_fit_the_columns_are_not_kept():
+    section = object.__new__(type("Section", (), {"__weakref__": None}))
+    values = {f: [0] for f in columns_module.NUMBERS} | {"alias_of": [None], "kind": [TENSOR], "name": ["a"],
+                                                           "type": ["INT8"], "shape": [(1,)], "size_expr": [None]}
+    for odd in ({"offset": [1 << 70]}, {"size": [(1, 2)]}, {"first_op": [0, 1]}):  # not one int64 each
+        columns_module.keep_columns(section, values | odd)
+        assert id(section) not in columns_module._built
+    columns_module.keep_columns(section, values)
+    assert columns_module._built[id(section)][1].count == 1
+
+
+@pytest.mark.parametrize("starts,total", [((0,), 5), ((0, 3, 3, 7), 9)])
+def test_global_ids_as_columns_are_what_get_gives(starts, total):
+    ids = GlobalIds(list(starts), total)
+    wanted = list(range(total))[::-1]
+    assert ids.columns(wanted) == ([ids[g][0] for g in wanted], [ids[g][1] for g in wanted])
+    assert ids.columns([]) == ([], [])
+    for stray in ([total], [-1], [True], [np.int64(1)]):  # not a global id: the caller asks get()
+        assert ids.columns(wanted + stray) is None
