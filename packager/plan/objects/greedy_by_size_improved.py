@@ -126,6 +126,9 @@ class _Stage:
             self.firsts, self.lasts = first[by_first].tolist(), last[by_last].tolist()
             self.by_first, self.by_last = by_first.tolist(), by_last.tolist()
             self.at_first, self.at_last = at_first.tolist(), at_last.tolist()
+            sorted_firsts, sorted_lasts = first[by_first], last[by_last]
+            self.right_start = np.searchsorted(sorted_firsts, last, side="right").tolist()
+            self.left_start = (np.searchsorted(sorted_lasts, first, side="left") - 1).tolist()
             self.first_column, self.last_column = first, last
             first, last = first.tolist(), last.tolist()
         else:
@@ -139,6 +142,8 @@ class _Stage:
             self.at_last = [0] * n
             for i, k in enumerate(self.by_last):
                 self.at_last[k] = i
+            self.right_start = [bisect.bisect_right(self.firsts, e) for e in last]
+            self.left_start = [bisect.bisect_left(self.lasts, s) - 1 for s in first]
         self.first, self.last = first, last
         self.next = list(range(n + 1))  # next[i]: some position >= i still waiting (n: none)
         self.prev = list(range(n + 1))  # prev[i + 1]: some position <= i still waiting (0: none)
@@ -179,41 +184,42 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
                                                    waiting._next, waiting._prev)
     firsts, by_first, lasts, by_last = waiting.firsts, waiting.by_first, waiting.lasts, waiting.by_last
     at_first, at_last = waiting.at_first, waiting.at_last
+    right_start, left_start = waiting.right_start, waiting.left_start
     n = len(stage)
     first_waiting = 0  # in stage order
-    bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
     heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
 
-    # A side's entry: (gap, k, object, member's first op, side, member, the member's neighbour on
-    # that side when it was found). The first five order the pairs as the strategy ranks them and
-    # are unique (one entry per side of a member).
-    def right(member: int):
-        """The waiting record starting nearest after `member` that ends before its next member."""
+    # A side's entry: (gap, k, object, member's first op, side, member, the record's place in
+    # the side's sorted order). The first five order the pairs as the strategy ranks them and are
+    # unique (one entry per side of a member). A side's walk may resume from its entry's place:
+    # the records it passed stay taken or too long (its slot only shrinks).
+    def right(member: int, i: int):
+        """The waiting record starting nearest after `member` that ends before its next member,
+        from place `i` of the by-first order on (no nearer one before it)."""
         nb = after[member]
         end, bound = last_op[member], (first_op[nb] if nb >= 0 else _END)
-        i = bisect_right(firsts, end)
         if nxt[i] != i:
             i = next_waiting(i)
         while i < n and firsts[i] < bound:
             k = by_first[i]
             if last[k] < bound:
-                return firsts[i] - end, k, assignment[member], first_op[member], _RIGHT, member, nb
+                return firsts[i] - end, k, assignment[member], first_op[member], _RIGHT, member, i
             i += 1
             if nxt[i] != i:
                 i = next_waiting(i)
         return None
 
-    def left(member: int):
-        """The waiting record ending nearest before `member` that starts after its previous one."""
+    def left(member: int, i: int):
+        """The waiting record ending nearest before `member` that starts after its previous one,
+        from place `i` of the by-last order down (no nearer one after it)."""
         nb = before[member]
         start, bound = first_op[member], (last_op[nb] if nb >= 0 else -1)
-        i = bisect_left(lasts, start) - 1
         if prv[i + 1] != i + 1:
             i = prev_waiting(i)
         while i >= 0 and lasts[i] > bound:
             k = by_last[i]
             if first[k] > bound:
-                return start - lasts[i], k, assignment[member], start, _LEFT, member, nb
+                return start - lasts[i], k, assignment[member], start, _LEFT, member, i
             if prv[i] != i:
                 i = prev_waiting(i - 1)
             else:
@@ -223,12 +229,15 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
     if len(objects.placed) > 64:
         heap = _opening_entries(objects, waiting, assignment, left, right)
     else:
-        heap = [e for member in objects.placed for e in (left(member), right(member)) if e is not None]
+        heap = [e for member in objects.placed
+                for e in (left(member, bisect.bisect_left(lasts, first_op[member]) - 1),
+                          right(member, bisect.bisect_right(firsts, last_op[member])))
+                if e is not None]
     heapq.heapify(heap)  # the pairs pop in the same order whatever the heap's layout: all differ
     obj_sizes, placed = objects.sizes, objects.placed
     for _ in range(n):
         while heap:
-            gap, k, obj, _, side, member, nb = heap[0]
+            gap, k, obj, _, side, member, i = heap[0]
             # Up to date while its record waits and still fits the side's slot: the slot only
             # shrinks and the waiting records only leave, so the first that fits stays first.
             if side == _LEFT:
@@ -236,13 +245,13 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
                     nb = before[member]
                     if nb < 0 or first[k] > last_op[nb]:
                         break
-                now = left(member)
+                now = left(member, i)
             else:
                 if still[k]:
                     nb = after[member]
                     if nb < 0 or last[k] < first_op[nb]:
                         break
-                now = right(member)
+                now = right(member, i)
             # Out of date (its record taken, or its slot shrunk): the side's candidate now.
             if now is None:
                 heappop(heap)
@@ -278,18 +287,18 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
             before[pos], after[pos], after[member] = member, nb, pos
             if nb >= 0:
                 before[nb] = pos
-            entry = right(pos)
+            entry = right(pos, right_start[k])
         elif side == _LEFT:
             nb = before[member]
             before[pos], after[pos], before[member] = nb, member, pos
             if nb >= 0:
                 after[nb] = pos
-            entry = left(pos)
+            entry = left(pos, left_start[k])
         else:
-            entry = left(pos)
+            entry = left(pos, left_start[k])
             if entry is not None:
                 heappush(heap, entry)
-            entry = right(pos)
+            entry = right(pos, right_start[k])
             if entry is not None:
                 heappush(heap, entry)
             continue
@@ -336,7 +345,7 @@ def _opening_entries(objects: _Objects, waiting: _Stage, assignment: list[int], 
             bound = np.where(nb >= 0, first_op[nb], _END)
             at = np.searchsorted(firsts, start, side="right")
         walking = np.arange(len(members))
-        found_rows, found_k, found_gap = [], [], []
+        found_rows, found_k, found_gap, found_at = [], [], [], []
         for _ in range(_VECTOR_ROUNDS):
             i = at[walking]
             if side == _LEFT:
@@ -356,6 +365,7 @@ def _opening_entries(objects: _Objects, waiting: _Stage, assignment: list[int], 
             found_rows.append(walking[hit])
             found_k.append(k[hit])
             found_gap.append(gap[hit])
+            found_at.append(j[hit])
             walking = walking[inside & ~hit]
             at[walking] += 1 if side == _RIGHT else -1
             if not len(walking):
@@ -364,10 +374,11 @@ def _opening_entries(objects: _Objects, waiting: _Stage, assignment: list[int], 
         m = members[rows]
         entries.extend(zip(np.concatenate(found_gap).tolist(), np.concatenate(found_k).tolist(),
                            [assignment[x] for x in m.tolist()], first_op[m].tolist(),
-                           [side] * len(rows), m.tolist(), nb[rows].tolist()))
+                           [side] * len(rows), m.tolist(), np.concatenate(found_at).tolist()))
         search = left if side == _LEFT else right
-        for member in members[walking].tolist():  # still walking: the walk from the start
-            entry = search(member)
+        # still walking: the walk goes on one by one from where it is
+        for member, i in zip(members[walking].tolist(), at[walking].tolist()):
+            entry = search(member, i)
             if entry is not None:
                 entries.append(entry)
     return entries
