@@ -29,7 +29,7 @@ neighbour there shrinks the slot, but the first waiting record that fits stays t
 record joining beside a member needs a candidate on its outer side only; a side's walk resumes
 where its last candidate was found; the candidates of the members placed before a stage are found
 by vector operations and sorted once, so that they leave from the front of a list, not through
-the heap (which then holds only the candidates found during the stage: on the branching shape a
+the heap (which then holds only the candidates found during the stage: on the branching shape an
 average of about 3,000 entries instead of about 15,000).
 """
 
