@@ -19,7 +19,8 @@ waiting record of the stage that fits in the slot on that side (ties: earlier in
 holds one candidate per side; a side's candidate only gets worse (its record is taken, or a new
 member shrinks its slot), so candidates are recomputed when they come to the top and are found
 out of date. The candidates are found by walking the stage's records sorted by first (or last)
-operator, skipping taken records in near-constant time (pointer jumping).
+operator, skipping taken records in near-constant time (pointer jumping, inline in the walks,
+halving the paths it follows).
 
 What keeps the constant small (100,000 records of the branching shape in under a second): each
 object's members are chained to their neighbours in time (a record joins beside the member whose
@@ -157,26 +158,6 @@ class _Stage:
         self.prev = list(range(n + 1))  # prev[i + 1]: some position <= i still waiting (0: none)
         self.waiting = [True] * n
 
-    def _next(self, i: int) -> int:
-        nxt = self.next
-        root = i
-        while nxt[root] != root:
-            root = nxt[root]
-        while nxt[i] != root:
-            nxt[i], i = root, nxt[i]
-        return root
-
-    def _prev(self, i: int) -> int:
-        """The last waiting position <= i in the by-last order, or -1."""
-        prv = self.prev
-        root = i + 1
-        while prv[root] != root:
-            root = prv[root]
-        i += 1
-        while prv[i] != root:
-            prv[i], i = root, prv[i]
-        return root - 1 if root else -1
-
 
 def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Objects,
                 assignment: list[int]) -> None:
@@ -188,8 +169,7 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
     else:
         waiting = _Stage([first_op[p] for p in stage], [last_op[p] for p in stage])
     first, last = waiting.first, waiting.last
-    still, nxt, prv, next_waiting, prev_waiting = (waiting.waiting, waiting.next, waiting.prev,
-                                                   waiting._next, waiting._prev)
+    still, nxt, prv = waiting.waiting, waiting.next, waiting.prev
     firsts, by_first, lasts, by_last = waiting.firsts, waiting.by_first, waiting.lasts, waiting.by_last
     at_first, at_last = waiting.at_first, waiting.at_last
     right_start, left_start = waiting.right_start, waiting.left_start
@@ -206,15 +186,15 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
         from place `i` of the by-first order on (no nearer one before it)."""
         nb = after[member]
         end, bound = last_op[member], (first_op[nb] if nb >= 0 else _END)
-        if nxt[i] != i:
-            i = next_waiting(i)
+        while nxt[i] != i:  # to the next waiting place, halving the path
+            nxt[i] = i = nxt[nxt[i]]
         while i < n and firsts[i] < bound:
             k = by_first[i]
             if last[k] < bound:
                 return firsts[i] - end, k, assignment[member], first_op[member], _RIGHT, member, i
             i += 1
-            if nxt[i] != i:
-                i = next_waiting(i)
+            while nxt[i] != i:
+                nxt[i] = i = nxt[nxt[i]]
         return None
 
     def left(member: int, i: int):
@@ -222,16 +202,17 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
         from place `i` of the by-last order down (no nearer one after it)."""
         nb = before[member]
         start, bound = first_op[member], (last_op[nb] if nb >= 0 else -1)
-        if prv[i + 1] != i + 1:
-            i = prev_waiting(i)
+        i += 1  # prv is one place up
+        while prv[i] != i:  # to the last waiting place, halving the path
+            prv[i] = i = prv[prv[i]]
+        i -= 1
         while i >= 0 and lasts[i] > bound:
             k = by_last[i]
             if first[k] > bound:
                 return start - lasts[i], k, assignment[member], start, _LEFT, member, i
-            if prv[i] != i:
-                i = prev_waiting(i - 1)
-            else:
-                i -= 1
+            while prv[i] != i:
+                prv[i] = i = prv[prv[i]]
+            i -= 1
         return None
 
     # The entries wait in two queues: the opening ones, sorted once (they only leave from the
