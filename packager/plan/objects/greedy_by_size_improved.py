@@ -57,7 +57,7 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     assignment = [-1] * len(records)
     for stage in _stages(records):
         _fill_stage(records, stage, objects, assignment)
-    return make_plan(NAME, assignment, objects.sizes)
+    return make_plan(NAME, assignment, objects.grown_sizes(assignment))
 
 
 def _columns(records: Sequence[UsageRecord]):
@@ -85,7 +85,8 @@ def _stages(records: Sequence[UsageRecord]) -> list:
 
 
 class _Objects:
-    """The objects built so far: their sizes and, per record placed, its neighbours in its object
+    """The objects built so far: the sizes of the records that opened them and, per record
+    placed, its neighbours in its object
     (members of one object never overlap, so they form a chain in time): a record joins an object
     in the free slot beside the member it was found next to, so no search of the members is
     needed to place it or to find the slots beside it (_fill_stage links it in, inline: it runs
@@ -96,7 +97,7 @@ class _Objects:
         self.cols = _columns(records)
         if self.cols is not None:  # the same values from the columns, without a walk of the records
             self.first, self.last = self.cols.first.tolist(), self.cols.last.tolist()
-            self.record_sizes = self.cols.size.tolist()
+            self.record_sizes = self.cols.size
         else:
             self.first = [r.first_op for r in records]
             self.last = [r.last_op for r in records]
@@ -110,11 +111,23 @@ class _Objects:
         else:
             self.gap_limit = max(self.last, default=0) - min(self.first, default=0) + 1
 
-    def open(self, pos: int, size: int) -> int:
+    def open(self, pos: int) -> int:
         """Record `pos` alone in a new object; its id."""
-        self.sizes.append(size)
-        self.placed.append(pos)
+        self.sizes.append(int(self.record_sizes[pos]))
         return len(self.sizes) - 1
+
+    def grown_sizes(self, assignment: list[int]) -> list[int]:
+        """Each object's size once every record is placed: its largest member's (the stages
+        decide by time alone, so the sizes wait until the end)."""
+        if self.cols is not None:
+            grown = np.asarray(self.sizes, np.int64)
+            np.maximum.at(grown, np.asarray(assignment, np.int64), self.cols.size)
+            return grown.tolist()
+        grown = list(self.sizes)
+        for size, obj in zip(self.record_sizes, assignment):
+            if size > grown[obj]:
+                grown[obj] = size
+        return grown
 
 
 _END = 1 << 62  # past every operator
@@ -164,7 +177,6 @@ class _Stage:
 def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Objects,
                 assignment: list[int]) -> None:
     first_op, last_op, before, after = objects.first, objects.last, objects.before, objects.after
-    sizes = objects.record_sizes
     if isinstance(stage, np.ndarray):  # the vector form: the stage's columns by fancy indexing
         waiting = _Stage(objects.cols.first[stage], objects.cols.last[stage])
         stage = stage.tolist()
@@ -234,7 +246,6 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
     # The entry found last, outside both queues, when it is less than every entry in them: it
     # is up to date (nothing changed since its search), so it is the next pair to take.
     held = None
-    obj_sizes, placed = objects.sizes, objects.placed
     for _ in range(n):
         if held is not None:
             top, held = held, None
@@ -278,16 +289,12 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
             in_heap = top is not least_opening
         if top is not none:  # the top entry's record joins its member's object (linked in below)
             pos = stage[k]
-            size = sizes[pos]
-            if size > obj_sizes[obj]:
-                obj_sizes[obj] = size
-            placed.append(pos)
         else:  # no pair left: a new object for the first waiting record
             while not still[first_waiting]:
                 first_waiting += 1
             k = first_waiting
             pos = stage[k]
-            obj = objects.open(pos, sizes[pos])
+            obj = objects.open(pos)
             side = -1
         assignment[pos] = obj
         # k is taken: the walks over the sorted records skip it from now on
@@ -337,6 +344,7 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
                     held = entry
                 else:
                     heappush(heap, entry)
+    objects.placed.extend(stage)  # the whole stage is placed now
 
 
 # Rounds of the vector walk in _opening_entries; the few sides still walking after them finish
