@@ -135,7 +135,9 @@ _END = 1 << 62  # past every operator
 
 class _Stage:
     """The waiting records of one stage, sorted by first operator (ties: stage order) and by last
-    operator (ties: stage order, reversed), with pointer jumping over the records already taken."""
+    operator (ties: stage order, reversed), with pointer jumping over the records already taken,
+    and where the walks of each record's sides start (above 64 records; below, bisect finds them
+    when they are needed)."""
 
     def __init__(self, first, last) -> None:
         """`first`, `last`: the stage's operators, as lists or int64 arrays."""
@@ -166,8 +168,8 @@ class _Stage:
             self.at_last = [0] * n
             for i, k in enumerate(self.by_last):
                 self.at_last[k] = i
-            self.right_start = [bisect.bisect_right(self.firsts, e) for e in last]
-            self.left_start = [bisect.bisect_left(self.lasts, s) - 1 for s in first]
+            # a few records: each walk's start by bisect when it is needed (fewer searches)
+            self.right_start = self.left_start = None
         self.first, self.last = first, last
         self.next = list(range(n + 1))  # next[i]: some position >= i still waiting (n: none)
         self.prev = list(range(n + 1))  # prev[i + 1]: some position <= i still waiting (0: none)
@@ -187,6 +189,7 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
     firsts, by_first, lasts, by_last = waiting.firsts, waiting.by_first, waiting.lasts, waiting.by_last
     at_first, at_last = waiting.at_first, waiting.at_last
     right_start, left_start = waiting.right_start, waiting.left_start
+    bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
     n = len(stage)
     first_waiting = 0  # in stage order
     heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
@@ -310,18 +313,18 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
             before[pos], after[pos], after[member] = member, nb, pos
             if nb >= 0:
                 before[nb] = pos
-            entry = right(pos, right_start[k])
+            entry = right(pos, right_start[k] if right_start else bisect_right(firsts, last[k]))
         elif side == _LEFT:
             nb = before[member]
             before[pos], after[pos], before[member] = nb, member, pos
             if nb >= 0:
                 after[nb] = pos
-            entry = left(pos, left_start[k])
+            entry = left(pos, left_start[k] if left_start else bisect_left(lasts, first[k]) - 1)
         else:
-            entry = left(pos, left_start[k])
+            entry = left(pos, left_start[k] if left_start else bisect_left(lasts, first[k]) - 1)
             if entry is not None:
                 heappush(heap, entry)
-            entry = right(pos, right_start[k])
+            entry = right(pos, right_start[k] if right_start else bisect_right(firsts, last[k]))
             if entry is not None:
                 heappush(heap, entry)
             continue
@@ -350,14 +353,16 @@ def _fill_stage(records: Sequence[UsageRecord], stage: list[int], objects: _Obje
 # Rounds of the vector walk in _opening_entries; the few sides still walking after them finish
 # one by one.
 _VECTOR_ROUNDS = 8
+# Opening entries found by the vector walk from which they are sorted into their own queue.
+_SORTED_FROM = 128
 
 
 def _opening_entries(objects: _Objects, waiting: _Stage, assignment: list[int], left,
                      right) -> tuple[list, list]:
     """The entries of both sides of every member placed before the stage, as `left` and `right`
     give them, by vector operations (no record of the stage is taken yet, so the walks over the
-    sorted records skip none): those found by the vector walk, sorted, and the few found one by
-    one after it."""
+    sorted records skip none): those found by the vector walk, sorted (none when they are few),
+    and the others (the few found one by one after it, or all when they are few)."""
     placed = objects.placed
     members = np.asarray(placed, np.int64)
     cols = objects.cols
@@ -423,6 +428,10 @@ def _opening_entries(objects: _Objects, waiting: _Stage, assignment: list[int], 
             entry = search(member, i)
             if entry is not None:
                 entries.append(entry)
+    if sum(len(c[0]) for c in columns) < _SORTED_FROM:  # a few: to the heap, not worth a sort
+        for c in columns:
+            entries.extend(zip(*(column.tolist() for column in c)))
+        return [], entries
     gap, k, obj, member_first, side, member, at = (np.concatenate(c) for c in zip(*columns))
     order = np.lexsort((side, member_first, obj, k, gap))  # as the tuples order
     found = list(zip(*(c[order].tolist() for c in (gap, k, obj, member_first, side, member, at))))
