@@ -116,6 +116,8 @@ def _passed_before(kind: str, records: Sequence[UsageRecord], numbers: tuple) ->
 
 
 def _passed(kind: str, records: Sequence[UsageRecord], numbers: tuple) -> None:
+    """Called by the vector forms on a pass only: a plan found equal to the one kept is not kept
+    instead (a copy read back from a file would then outlive its check)."""
     if isinstance(records, tuple) and all(isinstance(v, (tuple, int)) for v in numbers):
         _last_passed[kind] = (records, numbers)  # immutable only: a list could change
 
@@ -246,8 +248,6 @@ def check_offset_plan(
     check_records(records)
     numbers = (plan.offsets, plan.arena, plan.alignment)
     verdict = _passed_before("offsets", records, numbers) or _offset_plan_passes(records, plan)
-    if verdict is True:
-        _passed("offsets", records, numbers)
     if verdict is not True:
         _check_offset_plan_in_order(records, plan)
         if verdict is False:  # the vector form saw a fault the sweep did not: refuse, never guess
@@ -272,7 +272,10 @@ def _offset_plan_passes(records: Sequence[UsageRecord], plan: OffsetPlan) -> boo
     align = max(plan.alignment, 1)
     if np.any((offsets < 0) | (offsets % align != 0) | (offsets + cols.size > plan.arena)):
         return False
-    return not _memory_clash(cols, offsets)
+    if _memory_clash(cols, offsets):
+        return False
+    _passed("offsets", records, (plan.offsets, plan.arena, plan.alignment))
+    return True
 
 
 def _check_offset_plan_in_order(records: Sequence[UsageRecord], plan: OffsetPlan) -> None:
@@ -352,8 +355,6 @@ def check_object_plan(records: Sequence[UsageRecord], plan: ObjectPlan,
     numbers = (plan.assignment, plan.object_sizes, len(plan.object_extents))
     verdict = None if extents is not None else (_passed_before("objects", records, numbers)
                                                 or _object_plan_passes(records, plan))
-    if verdict is True and extents is None:
-        _passed("objects", records, numbers)
     if verdict is not True:
         _check_object_plan_in_order(records, plan, extents)
         if verdict is False:
@@ -384,7 +385,10 @@ def _object_plan_passes(records: Sequence[UsageRecord], plan: ObjectPlan) -> boo
     order = by_first[np.argsort(in_time.astype(np.uint16) if n_obj <= 1 << 16 else in_time,
                                 kind="stable")]
     o, f, last = obj[order], cols.first[order], cols.last[order]
-    return not np.any((o[1:] == o[:-1]) & (f[1:] <= last[:-1]))
+    if np.any((o[1:] == o[:-1]) & (f[1:] <= last[:-1])):
+        return False
+    _passed("objects", records, (plan.assignment, plan.object_sizes, len(plan.object_extents)))
+    return True
 
 
 def _check_object_plan_in_order(records: Sequence[UsageRecord], plan: ObjectPlan,
