@@ -195,3 +195,23 @@ def test_the_step_matching_never_changes_a_plan(monkeypatch, records):
     assert any(rejected)
     monkeypatch.setattr(windows, "_each_step_matchable", lambda lo, hi, fits: True)
     assert integer_program.plan(records, start) == with_check
+
+
+def test_sizes_beyond_int64_keep_their_plan_exact():
+    """Sizes numpy's int64 cannot hold: the window search gives the plan back renumbered, its
+    object sizes exact Python ints, and says why it did not search."""
+    records = tuple(UsageRecord(i, i % 50, i % 50 + 3, (1 << 70) + 8 * (i % 5)) for i in range(300))
+    start = greedy_by_size.plan(records)
+    found = windows.repair(records, start.assignment, start.object_sizes, object_lower_bound(records))
+    assert "too large" in found.stopped
+    plan = integer_program.plan(records, start)
+    check_object_plan(records, plan)
+    assert plan.total == start.total and sorted(plan.object_sizes) == sorted(start.object_sizes)
+    assert all(type(v) is int for v in (*plan.assignment, *plan.object_sizes))
+
+
+def test_the_plan_it_returns_holds_python_ints():
+    records = branching(1000)
+    plan = integer_program.plan(records, greedy_by_size.plan(records))
+    assert all(type(v) is int for v in (*plan.assignment, *plan.object_sizes))
+    assert type(plan.proven_optimal) is bool

@@ -117,3 +117,43 @@ def test_a_texture_covers_its_tensors_in_both_dimensions():
     with pytest.raises(PlanError, match="extents do not match"):
         check_object_plan(RECORDS, ObjectPlan("mismatch", (0, 1, 0), (96, 32), object_extents=((8, 4),)),
                           extents)
+
+
+# -- a plan proven again ---------------------------------------------------------------------------
+
+def test_the_same_numbers_for_the_same_records_are_not_proven_twice_and_any_change_is(monkeypatch):
+    """`package` checks the plan it ships again after reading its files back: the same numbers
+    for the same records (immutable tuples) keep their verdict; a plan that differs anywhere, or
+    other records, are checked in full."""
+    from packager.plan import validate as checker
+
+    monkeypatch.setattr(checker, "_last_passed", {})  # nothing proven yet
+    proofs = []
+    for name in ("_offset_plan_passes", "_object_plan_passes"):
+        real = getattr(checker, name)
+        monkeypatch.setattr(checker, name, lambda r, p, real=real, name=name: proofs.append(name) or real(r, p))
+    check_offset_plan(RECORDS, GOOD_OFFSETS)
+    check_offset_plan(RECORDS, OffsetPlan("read back", tuple([0, 64, 0]), 96, 16))
+    assert proofs == ["_offset_plan_passes"]
+    with pytest.raises(PlanError, match="overlap in memory"):
+        check_offset_plan(RECORDS, OffsetPlan("read back", (0, 32, 0), 96, 16))
+    with pytest.raises(PlanError, match="outside"):
+        check_offset_plan(RECORDS, OffsetPlan("read back", (0, 64, 0), 95, 16))
+    check_offset_plan(tuple(RECORDS), GOOD_OFFSETS)  # the same tuple: no new proof
+    check_offset_plan(list(RECORDS), GOOD_OFFSETS)  # a list could change: proven again
+    assert proofs.count("_offset_plan_passes") == 4
+    check_object_plan(RECORDS, GOOD_OBJECTS)
+    check_object_plan(RECORDS, ObjectPlan("read back", (0, 1, 0), (96, 32)))
+    assert proofs.count("_object_plan_passes") == 1
+    with pytest.raises(PlanError, match="share object"):
+        check_object_plan(RECORDS, ObjectPlan("read back", (0, 0, 0), (96, 32)))
+    with pytest.raises(PlanError, match="does not fit"):
+        check_object_plan(RECORDS, ObjectPlan("read back", (0, 1, 0), (96, 31)))
+
+
+def test_a_plan_whose_numbers_are_a_list_is_proven_every_time():
+    offsets = [0, 64, 0]
+    check_offset_plan(RECORDS, OffsetPlan("a list", offsets, 96, 16))  # type: ignore[arg-type]
+    offsets[1] = 32  # the same list, changed: the clash is found
+    with pytest.raises(PlanError, match="overlap in memory"):
+        check_offset_plan(RECORDS, OffsetPlan("a list", offsets, 96, 16))  # type: ignore[arg-type]

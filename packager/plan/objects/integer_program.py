@@ -88,7 +88,7 @@ def _improve(records: Sequence[UsageRecord], start: ObjectPlan | None) -> Soluti
         start = greedy_by_size_improved.plan(records)
     bound = object_lower_bound(records)
     found = integer_program_windows.repair(records, start.assignment, start.object_sizes, bound)
-    optimal = sum(found.object_sizes) <= bound
+    optimal = int(found.object_sizes.sum()) <= bound
     plan = replace(make_plan(NAME, found.assignment, found.object_sizes), proven_optimal=optimal,
                    search_stopped="" if optimal else found.stopped)
     return Solution(plan, bound)

@@ -58,8 +58,8 @@ MOVE_WINDOWS = 1_200
 
 @dataclass(frozen=True)
 class Repair:
-    assignment: tuple[int, ...]  # object of each record (objects renumbered 0..k-1)
-    object_sizes: tuple[int, ...]
+    assignment: np.ndarray  # object of each record (objects renumbered 0..k-1)
+    object_sizes: np.ndarray  # int64, or Python ints (an object array) when too large for it
     windows: int  # integer programs solved
     stopped: str  # why the search ended before the lower bound; "" when it reached it
 
@@ -109,8 +109,9 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
     n_obj = len(sizes)
     try:
         line = _Timeline(records)
-    except OverflowError:
-        return _result(assign, records, 0, "sizes too large for the window search")
+    except OverflowError:  # the sizes as Python ints: numpy keeps them exact in an object array
+        return _result(assign, np.array([r.size for r in records], dtype=object), 0,
+                       "sizes too large for the window search")
     size = line.size
     cap = _object_sizes(assign, size, n_obj)
     maxima = np.array(positional_maxima(records), dtype=np.int64)
@@ -145,7 +146,7 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
         if quick is not None:
             return _checked(free, quick, fixed, work)
         obj_of_var, rec_of_var = np.nonzero(fits)  # variables grouped by object
-        if len(free) and not np.isin(np.arange(len(free)), rec_of_var).all():
+        if not fits.any(axis=0).all():
             return None  # a record fits no object
         n_vars = len(rec_of_var)
         if n_vars > WINDOW_VARIABLES or variables + n_vars > variable_budget:
@@ -250,7 +251,7 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
         if not moved:
             stopped = "no object could be made smaller by re-planning windows around its largest members"
             break
-    return _result(assign, records, windows, stopped)
+    return _result(assign, size, windows, stopped)
 
 
 def _sweep(lo: np.ndarray, hi: np.ndarray, size: np.ndarray, fits: np.ndarray, caps: np.ndarray,
@@ -288,7 +289,7 @@ def _each_step_matchable(lo: np.ndarray, hi: np.ndarray, fits: np.ndarray) -> bo
     One sweep in time keeps a matching of the records alive: a record that ends frees its object;
     one that starts looks for an augmenting path. The matching covers every record alive before
     it starts, so it is a largest one; no path means none covers them all (Berge)."""
-    options = [sum(1 << p for p in np.flatnonzero(column).tolist()) for column in fits.T]
+    options = _bit_rows(fits.T)
     lo_l, hi_l = lo.tolist(), hi.tolist()
     holder: dict[int, int] = {}  # object -> record holding it
     held = [0] * len(lo_l)  # record -> bit of its object
@@ -311,6 +312,17 @@ def _each_step_matchable(lo: np.ndarray, hi: np.ndarray, fits: np.ndarray) -> bo
         taken |= bit
         heapq.heappush(ending, (hi_l[r], r))
     return True
+
+
+def _bit_rows(table: np.ndarray) -> list[int]:
+    """Each row of a boolean table as the int whose bit p is its column p."""
+    packed = np.packbits(table, axis=1, bitorder="little")
+    width = packed.shape[1]
+    if width <= 8:  # one machine word per row: numpy makes the ints
+        words = np.zeros((len(packed), 8), dtype=np.uint8)
+        words[:, :width] = packed
+        return words.view("<u8").ravel().tolist()
+    return [int.from_bytes(row, "little") for row in map(bytes, packed)]
 
 
 def _augmenting(record: int, options: list[int], holder: dict[int, int], held: list[int], taken: int) -> int:
@@ -380,13 +392,14 @@ def _object_sizes(assign: np.ndarray, size: np.ndarray, n_obj: int) -> np.ndarra
     return cap
 
 
-def _result(assign: np.ndarray, records: Sequence[UsageRecord], windows: int, stopped: str) -> Repair:
-    """Objects renumbered in order of first use by position, empty ones dropped."""
+def _result(assign: np.ndarray, size: np.ndarray, windows: int, stopped: str) -> Repair:
+    """Objects renumbered in order of first use by position, empty ones dropped; each object as
+    large as its largest member (`size`: the records' sizes, int64 or Python ints)."""
     used, first = np.unique(assign, return_index=True)
     used = used[np.argsort(first, kind="stable")]
-    rename = {int(o): k for k, o in enumerate(used.tolist())}
-    out = tuple(rename[int(o)] for o in assign.tolist())
-    sizes = [0] * len(used)
-    for pos, o in enumerate(out):
-        sizes[o] = max(sizes[o], records[pos].size)
-    return Repair(out, tuple(sizes), windows, stopped)
+    rename = np.zeros(int(used.max()) + 1 if len(used) else 0, dtype=np.int64)
+    rename[used] = np.arange(len(used))
+    out = rename[assign]
+    sizes = np.zeros(len(used), dtype=size.dtype)
+    np.maximum.at(sizes, out, size)
+    return Repair(out, sizes, windows, stopped)
