@@ -6,10 +6,11 @@ charts line up one above the other on the page.
 from __future__ import annotations
 
 import functools
+from itertools import chain, repeat
 from typing import Iterable, Iterator, Sequence
 
 from packager.emit.report_data import ArenaPicture, ObjectRow, PlacedTensor, TensorInfo
-from packager.emit.scale import TimeAddressScale, byte_ticks, format_bytes, short_bytes, step_ticks
+from packager.emit.scale import BYTES_FORMAT, TimeAddressScale, byte_ticks, format_bytes, short_bytes, step_ticks
 from packager.emit.svg import element, escape, line, num, svg, svg_chunks, text, title
 
 LEFT, RIGHT, TOP, BOTTOM = 84.0, 160.0, 14.0, 40.0  # margins: tick labels left, line labels right
@@ -106,16 +107,6 @@ def tensor_tooltip(p: PlacedTensor, step_name: str) -> str:
     return text
 
 
-def _plain(a: object, b: object, c: object, d: object, e: object) -> bool:
-    """Every value exactly an int: element() writes it as is (the one-format fast paths below)."""
-    return type(a) is int and type(b) is int and type(c) is int and type(d) is int and type(e) is int
-
-
-def _coordinates(x: object, y: object, w: object, h: object) -> bool:
-    """Every value exactly a float: element() writes it through num()."""
-    return type(x) is float and type(y) is float and type(w) is float and type(h) is float
-
-
 class _Numbers(dict):
     """num() of each coordinate, worked out once per chart (most repeat: rows, lifetimes, sizes)."""
 
@@ -160,7 +151,7 @@ def _in_pieces(elements: Iterable[str]) -> Iterator[str]:
 def _layout_children(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bound: int,
                      step_name: str, scale: TimeAddressScale, top: int) -> Iterator[str]:
     yield from _frame(scale, steps, top, LAYOUT_HEIGHT, step_name, "address")
-    yield from _in_pieces(_tensor_rects(placed, step_name, scale))
+    yield from _tensor_rects(placed, step_name, scale)
     for p in placed:  # after every tensor, so the marks stay visible on top
         for a in p.aliases:
             x, y, w, h = scale.box(a.first_op, a.last_op, p.offset, p.tensor.size)
@@ -172,30 +163,84 @@ def _layout_children(placed: Sequence[PlacedTensor], steps: int, arena: int, low
     yield from _levels(scale, steps, lower_bound, arena)
 
 
+# A layout rectangle as element() writes it, every coordinate a float and every other value an
+# int: one str.format makes a batch of them (tens of thousands on a large page).
+# describe(t) as str.format fields (id, name, type, dims): a tensor of the file, or the label of
+# a buffer the file lacks (its other fields written as nothing).
+_DESCRIBED, _LABELLED = "tensor {} '{}' {} [{}]", "{!s:.0}{}{!s:.0}{!s:.0}"
+
+# A layout rectangle as element() writes it, every coordinate a float and every other value an
+# int, its tooltip as tensor_tooltip() writes it: one str.format makes a batch of them (tens of
+# thousands on a large page), with the description of each tensor's kind.
+_TENSOR_RECT_HEAD = ('<rect class="tensor{}" data-tensor="{}" data-offset="{}" data-size="{}" data-first-op="{}" '
+                     'data-last-op="{}" x="{}" y="{}" width="{}" height="{}" fill="{}"><title>')
+_TENSOR_RECT_TAIL = ("\n" + BYTES_FORMAT + " at offset " + BYTES_FORMAT + " (to " + BYTES_FORMAT
+                     + ")\nalive over {}{}</title></rect>")
+_TENSOR_RECTS = {True: _TENSOR_RECT_HEAD + _DESCRIBED + _TENSOR_RECT_TAIL,
+                 False: _TENSOR_RECT_HEAD + _LABELLED + _TENSOR_RECT_TAIL}
+
+
+def _descriptions(tensors: Sequence[TensorInfo]) -> tuple[list[bool], list[str], list[str], list[str]]:
+    """Whether each tensor is one of the file, and the names, types and dims its description is
+    made of, escaped. Each stands between characters that escape() leaves alone and that no
+    '/' can follow or precede (quotes, spaces, brackets, a newline), so the parts escaped one
+    by one are the description escaped whole."""
+    names, dtypes = [t.name for t in tensors], [t.dtype for t in tensors]
+    joined = "\n".join(names + dtypes)
+    if "&" in joined or "<" in joined or ">" in joined or '"' in joined or "//" in joined:
+        names, dtypes = list(map(escape, names)), list(map(escape, dtypes))
+    return list(map(bool, dtypes)), names, dtypes, [_dims_text(t.shape) for t in tensors]
+
+
 def _tensor_rects(placed: Sequence[PlacedTensor], step_name: str, scale: TimeAddressScale) -> Iterator[str]:
+    """The layout's rectangles, ELEMENTS_PER_PIECE at a time."""
     nums = _Numbers()
+    for start in range(0, len(placed), ELEMENTS_PER_PIECE):
+        yield _tensor_rects_text(placed[start:start + ELEMENTS_PER_PIECE], step_name, scale, nums)
+
+
+def _tensor_rects_text(placed: Sequence[PlacedTensor], step_name: str, scale: TimeAddressScale,
+                       nums: "_Numbers") -> str:
+    tensors = [p.tensor for p in placed]
+    ids, sizes = [t.id for t in tensors], [t.size for t in tensors]
+    firsts, lasts, offsets = [p.first_op for p in placed], [p.last_op for p in placed], [p.offset for p in placed]
     left, step_width, bottom, byte_height = scale.left, scale.step_width, scale.bottom, scale.byte_height
-    for p in placed:
-        t = p.tensor
-        first, last, offset, size, tensor_id = p.first_op, p.last_op, p.offset, t.size, t.id
-        if type(first) is int and type(last) is int and type(offset) is int and type(size) is int \
-                and type(tensor_id) is int and type(left) is float and type(step_width) is float \
-                and type(bottom) is float and type(byte_height) is float:
-            # scale.box()'s arithmetic, and one format per rectangle as element() writes it (tens
-            # of thousands on a large page): every coordinate a float, every other value an int.
-            x0, x1 = left + first * step_width, left + (last + 1) * step_width
-            yield (f'<rect class="tensor{" has-alias" if p.aliases else ""}" data-tensor="{tensor_id}" '
-                   f'data-offset="{offset}" data-size="{size}" data-first-op="{first}" '
-                   f'data-last-op="{last}" x="{nums[x0]}" y="{nums[bottom - (offset + size) * byte_height]}" '
-                   f'width="{nums[x1 - x0]}" height="{nums[size * byte_height]}" fill="{fill_of(tensor_id)}">'
-                   f'{title(tensor_tooltip(p, step_name))}</rect>')
-            continue
-        x, y, w, h = scale.box(p.first_op, p.last_op, p.offset, p.tensor.size)
-        yield element("rect", {
-            "class": "tensor" + (" has-alias" if p.aliases else ""), "data-tensor": p.tensor.id,
-            "data-offset": p.offset, "data-size": p.tensor.size, "data-first-op": p.first_op,
-            "data-last-op": p.last_op, "x": x, "y": y, "width": w, "height": h,
-            "fill": fill_of(p.tensor.id)}, [title(tensor_tooltip(p, step_name))])
+    if not (_all_int(ids, sizes, firsts, lasts, offsets) and _all_float(left, step_width, bottom, byte_height)):
+        return "".join(_tensor_rect(p, step_name, scale) for p in placed)
+    # scale.box()'s arithmetic, a column at a time; the tooltip escaped a part at a time (no part
+    # can end in '/' where the next starts with one)
+    x0 = [left + first * step_width for first in firsts]
+    widths = [left + (last + 1) * step_width - x for x, last in zip(x0, lasts)]
+    ends = [offset + size for offset, size in zip(offsets, sizes)]
+    step_text = escape(step_name)
+    aliased = [" has-alias" if p.aliases else "" for p in placed]
+    also = ["".join(f"\nalso holds {escape(describe(a.tensor))}, {ops_text(a.first_op, a.last_op, step_text)}"
+                    for a in p.aliases) if p.aliases else "" for p in placed]
+    of_file, names, dtypes, dims = _descriptions(tensors)
+    return "".join(map(_TENSOR_RECTS.__getitem__, of_file)).format(*chain.from_iterable(zip(
+        aliased, ids, offsets, sizes, firsts, lasts, map(nums.__getitem__, x0),
+        [nums[bottom - end * byte_height] for end in ends], map(nums.__getitem__, widths),
+        [nums[size * byte_height] for size in sizes], map(fill_of, ids), ids, names, dtypes, dims,
+        sizes, offsets, ends, [ops_text(first, last, step_text) for first, last in zip(firsts, lasts)], also)))
+
+
+def _tensor_rect(p: PlacedTensor, step_name: str, scale: TimeAddressScale) -> str:
+    x, y, w, h = scale.box(p.first_op, p.last_op, p.offset, p.tensor.size)
+    return element("rect", {
+        "class": "tensor" + (" has-alias" if p.aliases else ""), "data-tensor": p.tensor.id,
+        "data-offset": p.offset, "data-size": p.tensor.size, "data-first-op": p.first_op,
+        "data-last-op": p.last_op, "x": x, "y": y, "width": w, "height": h,
+        "fill": fill_of(p.tensor.id)}, [title(tensor_tooltip(p, step_name))])
+
+
+def _all_int(*columns: Sequence[object]) -> bool:
+    """Every value exactly an int: element() writes it as is."""
+    return all(set(map(type, column)) <= {int} for column in columns)
+
+
+def _all_float(*values: object) -> bool:
+    """Every value exactly a float: element() writes it through num()."""
+    return all(type(value) is float for value in values)
 
 
 # Above this many steps the breadth curve is drawn per group of steps (each at the group's
@@ -260,28 +305,56 @@ def _object_row(scale: TimeAddressScale, k: int, row: ObjectRow, step_name: str,
                 nums: _Numbers | None = None) -> Iterator[str]:
     """`nums`: the chart's num() texts, shared by its rows."""
     y_row = TOP + k * OBJECT_ROW
-    row_bytes, nums = format_bytes(row.size), _Numbers() if nums is None else nums
+    nums = _Numbers() if nums is None else nums
     # text(scale.left - 6, y_row + OBJECT_ROW / 2 + 4, label, class="tick", text-anchor="end"), in one format
     yield (f'<text x="{nums[float(scale.left - 6)]}" y="{nums[float(y_row + OBJECT_ROW / 2 + 4)]}" '
            f'class="tick" text-anchor="end">{escape(f"#{k} {short_bytes(row.size)}")}</text>')
-    for t, first, last in row.tensors:
-        h = OBJECT_BAR * (t.size / row.size if row.size else 0)
-        x0, x1 = scale.x(first), scale.x(last + 1)
-        y = y_row + (OBJECT_ROW + OBJECT_BAR) / 2 - h
-        if _plain(t.id, k, t.size, first, last) and _coordinates(x0, y, x1 - x0, h):
-            tip = title(f"{describe(t)}\n{format_bytes(t.size)} in object #{k} "
-                        f"of {row_bytes}\nalive over {ops_text(first, last, step_name)}")
-            yield (f'<rect class="member" data-tensor="{t.id}" data-object="{k}" data-size="{t.size}" '
-                   f'data-first-op="{first}" data-last-op="{last}" x="{nums[x0]}" y="{nums[y]}" '
-                   f'width="{nums[x1 - x0]}" height="{nums[h]}" fill="{fill_of(t.id)}">{tip}</rect>')
-            continue
-        yield element("rect", {
-            "class": "member", "data-tensor": t.id, "data-object": k, "data-size": t.size,
-            "data-first-op": first, "data-last-op": last, "x": x0,
-            "y": y_row + (OBJECT_ROW + OBJECT_BAR) / 2 - h, "width": x1 - x0, "height": h,
-            "fill": fill_of(t.id)},
-            [title(f"{describe(t)}\n{format_bytes(t.size)} in object #{k} "
-                   f"of {format_bytes(row.size)}\nalive over {ops_text(first, last, step_name)}")])
+    for at in range(0, len(row.tensors), ELEMENTS_PER_PIECE):
+        yield _members_text(scale, k, row, row.tensors[at:at + ELEMENTS_PER_PIECE], step_name, nums)
+
+
+# A shared object's member as element() writes it, every coordinate a float and every other
+# value an int (see _TENSOR_RECTS): one str.format makes a batch of them.
+_MEMBER_HEAD = ('<rect class="member" data-tensor="{}" data-object="{}" data-size="{}" data-first-op="{}" '
+                'data-last-op="{}" x="{}" y="{}" width="{}" height="{}" fill="{}"><title>')
+_MEMBER_TAIL = "\n" + BYTES_FORMAT + " in object #{} of {}\nalive over {}</title></rect>"
+_MEMBERS = {True: _MEMBER_HEAD + _DESCRIBED + _MEMBER_TAIL, False: _MEMBER_HEAD + _LABELLED + _MEMBER_TAIL}
+
+
+def _members_text(scale: TimeAddressScale, k: int, row: ObjectRow,
+                  members: Sequence[tuple[TensorInfo, int, int]], step_name: str, nums: _Numbers) -> str:
+    tensors = [t for t, _, _ in members]
+    ids, sizes = [t.id for t in tensors], [t.size for t in tensors]
+    firsts, lasts = [first for _, first, _ in members], [last for _, _, last in members]
+    y_row, left, step_width = TOP + k * OBJECT_ROW, scale.left, scale.step_width
+    if not (_all_int(ids, sizes, firsts, lasts, [k, row.size]) and _all_float(y_row, left, step_width)):
+        return "".join(_member(scale, k, row, t, first, last, step_name) for t, first, last in members)
+    # _member()'s arithmetic, a column at a time; the tooltip escaped a part at a time
+    heights = [OBJECT_BAR * (size / row.size) for size in sizes] if row.size else [OBJECT_BAR * 0] * len(sizes)
+    x0 = [left + first * step_width for first in firsts]
+    widths = [left + (last + 1) * step_width - x for x, last in zip(x0, lasts)]
+    middle = y_row + (OBJECT_ROW + OBJECT_BAR) / 2
+    step_text = escape(step_name)
+    of_file, names, dtypes, dims = _descriptions(tensors)
+    return "".join(map(_MEMBERS.__getitem__, of_file)).format(*chain.from_iterable(zip(
+        ids, repeat(k), sizes, firsts, lasts, map(nums.__getitem__, x0), [nums[middle - h] for h in heights],
+        map(nums.__getitem__, widths), map(nums.__getitem__, heights), map(fill_of, ids), ids, names, dtypes,
+        dims, sizes, repeat(k), repeat(format_bytes(row.size)),
+        [ops_text(first, last, step_text) for first, last in zip(firsts, lasts)])))
+
+
+def _member(scale: TimeAddressScale, k: int, row: ObjectRow, t: TensorInfo, first: int, last: int,
+            step_name: str) -> str:
+    h = OBJECT_BAR * (t.size / row.size if row.size else 0)
+    x0, x1 = scale.x(first), scale.x(last + 1)
+    y_row = TOP + k * OBJECT_ROW
+    return element("rect", {
+        "class": "member", "data-tensor": t.id, "data-object": k, "data-size": t.size,
+        "data-first-op": first, "data-last-op": last, "x": x0,
+        "y": y_row + (OBJECT_ROW + OBJECT_BAR) / 2 - h, "width": x1 - x0, "height": h,
+        "fill": fill_of(t.id)},
+        [title(f"{describe(t)}\n{format_bytes(t.size)} in object #{k} "
+               f"of {format_bytes(row.size)}\nalive over {ops_text(first, last, step_name)}")])
 
 
 def objects_svg(picture: ArenaPicture) -> str:
