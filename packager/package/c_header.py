@@ -11,11 +11,13 @@ macros, each tensor's pass and the multi-pass plan; a static model's header has 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Iterator
 
 import numpy as np
 
 from packager.emit.c_text import block_comment, comment_text, identifier, int_rows, int_rows_text
+from packager.emit.text_matrix import choice, decimal, fixed, lines_text, only, strings
 from packager.emit.encoded_blocks import encoded_in_blocks
 from packager.kernels.tflm_offline_plan import INT32_MAX, offline_plan_of
 from packager.errors import PlanError
@@ -78,7 +80,8 @@ def _lookup(keys: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def _pairs(pairs: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, np.ndarray]:
-    flat = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    # from one flat iterator: np.array of 100,000 small tuples costs twice as much
+    flat = np.fromiter(chain.from_iterable(pairs), dtype=np.int64, count=2 * len(pairs)).reshape(-1, 2)
     return flat[:, 0], flat[:, 1]
 
 
@@ -135,18 +138,12 @@ def _rows(plan: PackagePlan, model: Model) -> tuple[_Rows, list[int], list[str]]
     return rows, object_sizes, scratch
 
 
-_BLOCK = 4096  # rows turned into Python numbers at a time
+_BLOCK = 16384  # rows of the offsets table made at a time (a matrix of about 2 MB)
 
 
-def _offset_lines(model: Model, rows: _Rows) -> Iterator[str]:
-    """The offsets table's lines, each with its tensor's comment, made as they are written."""
-    for block in _offset_blocks(model, rows):
-        yield from block
-
-
-def _offset_blocks(model: Model, rows: _Rows) -> Iterator[list[str]]:
-    """The offsets table's lines, a block of rows at a time (each block's lines made in a few
-    comprehensions, not a generator step and a comment check per line)."""
+def _offset_blocks(model: Model, rows: _Rows) -> Iterator[str]:
+    """The offsets table's lines, a block of rows at a time, each block's text made a column at a
+    time (not a string per part of each line: 100,000 lines at 100,000 tensors)."""
     at = 0
     shape_text: dict[tuple[int, ...], str] = {}  # a model has few distinct shapes
     for s, sg in enumerate(model.subgraphs):
@@ -154,35 +151,56 @@ def _offset_blocks(model: Model, rows: _Rows) -> Iterator[list[str]]:
         for start in range(0, len(tensors), _BLOCK):
             block = tensors[start:start + _BLOCK]
             stop = at + len(block)
-            columns = (rows.note_kind[at:stop].tolist(),
-                       rows.first[at:stop].tolist(), rows.last[at:stop].tolist(), rows.size[at:stop].tolist(),
-                       rows.note_alias[at:stop].tolist(), rows.note_pass[at:stop].tolist(),
-                       rows.kept_only[at:stop].tolist())
-            notes = []
-            for t, kind, f, l, size, a, p, kept in zip(block, *columns):
-                shape = shape_text.get(t.shape)
-                if shape is None:
-                    shape = shape_text[t.shape] = _shape(t.shape)
-                if kind == 1:
-                    status = f"alias of {a}, steps {f}..{l}, {size} B" if a != NONE else f"steps {f}..{l}, {size} B"
-                    if p > 0:
-                        status = f"{status} (pass {p}: {rows.note_size_expr[sg_base + t.index]} B)"
-                elif kind == 2:
-                    status = rows.persistent_notes[sg_base + t.index]
-                else:
-                    status = "constant" if t.is_constant else "not planned (dynamic or unused)"
-                note = f"{sg_base + t.index} sg{s}:{t.index} {t.name} {t.type}{shape} {status}"
-                notes.append(note + " (placed by the kept plan)" if kept else note)
-            if not _comment_safe(notes):
-                notes = [comment_text(note) for note in notes]
-            yield [f"    {o}, /* {note} */" for o, note in zip(rows.offset[at:stop].tolist(), notes)]
+            yield _offset_block_text(block, s, sg_base, rows, at, stop, shape_text)
             at = stop
 
 
-def _comment_safe(notes: list[str]) -> bool:
-    """Whether comment_text would leave every note as it is, asked of the block at once: joined
-    by spaces, no two notes can make a delimiter or a trigraph between them."""
-    text = " ".join(notes)
+def _offset_block_text(block, s: int, sg_base: int, rows: _Rows, at: int, stop: int,
+                       shape_text: dict[tuple[int, ...], str]) -> str:
+    """The lines of tensors rows[at:stop] (`block`, of subgraph `s`), joined by newlines: each
+    line's pieces side by side, a column at a time (emit/text_matrix.py)."""
+    n = len(block)
+    kind, alias, pass_ = rows.note_kind[at:stop], rows.note_alias[at:stop], rows.note_pass[at:stop]
+    planned, aliased = kind == 1, (kind == 1) & (alias != NONE)
+    with_pass = planned & (pass_ > 0)
+    constant = np.fromiter((t.has_data for t in block), dtype=bool, count=n)
+    index = [t.index for t in block]
+    names, types = [t.name for t in block], [t.type for t in block]
+    shapes = []
+    for t in block:
+        shape = shape_text.get(t.shape)
+        if shape is None:
+            shape = shape_text[t.shape] = _shape(t.shape)
+        shapes.append(shape)
+    texts = [""] * n  # the few free texts: a pass's size expression, a persistent note
+    for k in np.flatnonzero((kind == 2) | with_pass).tolist():
+        at_id = sg_base + index[k]
+        texts[k] = rows.persistent_notes[at_id] if kind[k] == 2 else str(rows.note_size_expr[at_id])
+    if not _comment_safe(names + types + texts):
+        # each free text stands between characters that cannot join it into a delimiter or a
+        # trigraph (spaces, '[', ':'), so making each safe makes the whole comment safe
+        names, types, texts = ([comment_text(x) for x in column] for column in (names, types, texts))
+    index_column = np.asarray(index, dtype=np.int64)
+    status = np.where(kind == 0, np.where(constant, 1, 2), 0)
+    return lines_text([
+        fixed("    ", n), decimal(rows.offset[at:stop]), fixed(", /* ", n), decimal(index_column + sg_base),
+        fixed(f" sg{s}:", n), decimal(index_column), fixed(" ", n), strings(names), fixed(" ", n), strings(types),
+        strings(shapes), fixed(" ", n),
+        fixed("alias of ", n, aliased), only(lambda: decimal(alias), aliased), fixed(", ", n, aliased),
+        fixed("steps ", n, planned), only(lambda: decimal(rows.first[at:stop]), planned), fixed("..", n, planned),
+        only(lambda: decimal(rows.last[at:stop]), planned), fixed(", ", n, planned),
+        only(lambda: decimal(rows.size[at:stop]), planned), fixed(" B", n, planned),
+        fixed(" (pass ", n, with_pass), only(lambda: decimal(pass_), with_pass), fixed(": ", n, with_pass),
+        strings(texts), fixed(" B)", n, with_pass),
+        choice(("", "constant", "not planned (dynamic or unused)"), status),
+        fixed(" (placed by the kept plan)", n, rows.kept_only[at:stop]), fixed(" */", n),
+        fixed("\n", n, np.arange(n) < n - 1)])
+
+
+def _comment_safe(texts: list[str]) -> bool:
+    """Whether comment_text would leave every text as it is, asked of the block at once: joined
+    by spaces, no two texts can make a delimiter or a trigraph between them."""
+    text = " ".join(texts)
     return text.isascii() and text.isprintable() and "*/" not in text and "/*" not in text and "??" not in text
 
 
@@ -403,7 +421,7 @@ def _tensor_table(P: str, name: str, doc: str, values: np.ndarray) -> list[str]:
 def _tensor_table_blocks(P: str, name: str, doc: str, values: np.ndarray) -> Iterator[list[str] | str]:
     """_tensor_table's lines but the last (its empty line), the rows as one text."""
     yield [f"/* {doc} */", f"static const int32_t {P}_{name}[{P}_TENSOR_COUNT] = {{"]
-    yield int_rows_text(values.tolist())
+    yield int_rows_text(values)
     yield ["};"]
 
 
