@@ -145,18 +145,16 @@ def _offset_blocks(model: Model, rows: _Rows) -> Iterator[str]:
     """The offsets table's lines, a block of rows at a time, each block's text made a column at a
     time (not a string per part of each line: 100,000 lines at 100,000 tensors)."""
     at = 0
-    shape_text: dict[tuple[int, ...], str] = {}  # a model has few distinct shapes
     for s, sg in enumerate(model.subgraphs):
         tensors, sg_base = sg.tensors, at
         for start in range(0, len(tensors), _BLOCK):
             block = tensors[start:start + _BLOCK]
             stop = at + len(block)
-            yield _offset_block_text(block, s, sg_base, rows, at, stop, shape_text)
+            yield _offset_block_text(block, s, sg_base, rows, at, stop)
             at = stop
 
 
-def _offset_block_text(block, s: int, sg_base: int, rows: _Rows, at: int, stop: int,
-                       shape_text: dict[tuple[int, ...], str]) -> str:
+def _offset_block_text(block, s: int, sg_base: int, rows: _Rows, at: int, stop: int) -> str:
     """The lines of tensors rows[at:stop] (`block`, of subgraph `s`), joined by newlines: each
     line's pieces side by side, a column at a time (emit/text_matrix.py)."""
     n = len(block)
@@ -165,27 +163,25 @@ def _offset_block_text(block, s: int, sg_base: int, rows: _Rows, at: int, stop: 
     with_pass = planned & (pass_ > 0)
     constant = np.fromiter((t.has_data for t in block), dtype=bool, count=n)
     index = [t.index for t in block]
-    names, types = [t.name for t in block], [t.type for t in block]
-    shapes = []
-    for t in block:
-        shape = shape_text.get(t.shape)
-        if shape is None:
-            shape = shape_text[t.shape] = _shape(t.shape)
-        shapes.append(shape)
+    names = [t.name for t in block]
+    # Each free text (name, type, size expression, note) stands between characters that cannot
+    # join it into a delimiter or a trigraph (spaces, '[', ':'): each made safe on its own makes
+    # the whole comment safe.
+    if not _comment_safe(names):
+        names = [comment_text(name) for name in names]
+    type_shapes: dict[tuple[str, tuple[int, ...]], int] = {}  # a model has few: written from a table
+    type_shape = np.fromiter((type_shapes.setdefault((t.type, t.shape), len(type_shapes)) for t in block),
+                             dtype=np.int64, count=n)
     texts = [""] * n  # the few free texts: a pass's size expression, a persistent note
     for k in np.flatnonzero((kind == 2) | with_pass).tolist():
         at_id = sg_base + index[k]
-        texts[k] = rows.persistent_notes[at_id] if kind[k] == 2 else str(rows.note_size_expr[at_id])
-    if not _comment_safe(names + types + texts):
-        # each free text stands between characters that cannot join it into a delimiter or a
-        # trigraph (spaces, '[', ':'), so making each safe makes the whole comment safe
-        names, types, texts = ([comment_text(x) for x in column] for column in (names, types, texts))
+        texts[k] = comment_text(rows.persistent_notes[at_id] if kind[k] == 2 else str(rows.note_size_expr[at_id]))
     index_column = np.asarray(index, dtype=np.int64)
     status = np.where(kind == 0, np.where(constant, 1, 2), 0)
     return lines_text([
         fixed("    ", n), decimal(rows.offset[at:stop]), fixed(", /* ", n), decimal(index_column + sg_base),
-        fixed(f" sg{s}:", n), decimal(index_column), fixed(" ", n), strings(names), fixed(" ", n), strings(types),
-        strings(shapes), fixed(" ", n),
+        fixed(f" sg{s}:", n), decimal(index_column), fixed(" ", n), strings(names), fixed(" ", n),
+        choice([comment_text(type_) + _shape(shape) for type_, shape in type_shapes], type_shape), fixed(" ", n),
         fixed("alias of ", n, aliased), only(lambda: decimal(alias), aliased), fixed(", ", n, aliased),
         fixed("steps ", n, planned), only(lambda: decimal(rows.first[at:stop]), planned), fixed("..", n, planned),
         only(lambda: decimal(rows.last[at:stop]), planned), fixed(", ", n, planned),
