@@ -19,17 +19,20 @@ def decimal(values: np.ndarray) -> np.ndarray:
     """Each value as str() writes an int, right-aligned in a (len(values), width) uint8 matrix."""
     values = np.asarray(values, dtype=np.int64)
     magnitude = np.abs(values)  # no int64 minimum here: the callers' values fit int32
-    digits = len(str(int(magnitude.max()))) if len(values) else 1
+    top = int(magnitude.max()) if len(values) else 0
+    unsigned = np.uint32 if top < 1 << 32 else np.uint64  # 32-bit division is the faster
+    rest, ten = magnitude.astype(unsigned), unsigned(10)
+    digits = len(str(top))
     negative = values < 0
     width = digits + bool(negative.any())
     out = np.zeros((len(values), width), np.uint8)
-    rest = magnitude
     for k in range(digits):
-        rest, digit = np.divmod(rest, 10)
-        column = digit + _DIGIT
-        if k:  # no leading zeros: a digit is written while something is left of it
-            column = np.where((rest > 0) | (digit > 0), column, 0)
+        quotient = rest // ten
+        column = (rest - quotient * ten).astype(np.uint8) + np.uint8(_DIGIT)
+        if k:
+            column[rest == 0] = 0  # nothing left of this digit: a leading zero, left out
         out[:, width - 1 - k] = column
+        rest = quotient
     if negative.any():
         rows = np.flatnonzero(negative)
         length = (out[rows] != 0).sum(axis=1)

@@ -16,9 +16,11 @@ from packager.package import c_header
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_decimal_numbers_are_str_of_each(seed):
+@pytest.mark.parametrize("largest", [2**31 - 1, 2**32 - 1, 2**32, 10**18])  # 32-bit and 64-bit digits
+def test_decimal_numbers_are_str_of_each(seed, largest):
     rng = random.Random(seed)
-    values = [rng.choice([0, -1, 7, 10, -10, 2**31 - 1, -2**31, rng.randint(-10**6, 10**6)]) for _ in range(200)]
+    values = [rng.choice([0, -1, 7, 10, -10, largest, -largest, 10**9, rng.randint(-10**6, 10**6)])
+              for _ in range(200)]
     text = lines_text([decimal(np.array(values)), fixed("\n", len(values))])
     assert text == "".join(f"{v}\n" for v in values)
 
