@@ -115,6 +115,12 @@ class _Numbers(dict):
         return text
 
 
+def chart_numbers() -> _Numbers:
+    """num() texts to share between the charts of one arena: the layout and the shared objects
+    have the same x scale, so their rectangles start and end on the same coordinates."""
+    return _Numbers()
+
+
 def layout_svg(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bound: int,
                step_name: str = "operator", label: str = "layout") -> str:
     """One <rect class="tensor"> per planned tensor, aliases marked over their owner's rectangle."""
@@ -122,12 +128,14 @@ def layout_svg(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bou
 
 
 def layout_svg_chunks(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bound: int,
-                      step_name: str = "operator", label: str = "layout") -> Iterator[str]:
-    """layout_svg()'s text in pieces, one per element, made as they are written."""
+                      step_name: str = "operator", label: str = "layout",
+                      numbers: _Numbers | None = None) -> Iterator[str]:
+    """layout_svg()'s text in pieces, made as they are written; `numbers`: num() texts shared
+    with the arena's other charts (chart_numbers())."""
     top = max(arena, lower_bound, 1)
     scale = layout_scale(steps, top)
     return svg_chunks(scale.x(steps) + RIGHT, scale.bottom + BOTTOM,
-                      _layout_children(placed, steps, arena, lower_bound, step_name, scale, top),
+                      _layout_children(placed, steps, arena, lower_bound, step_name, scale, top, numbers),
                       **{"class": "chart", "data-chart": label, "role": "img", **scale.data_attributes()})
 
 
@@ -149,9 +157,10 @@ def _in_pieces(elements: Iterable[str]) -> Iterator[str]:
 
 
 def _layout_children(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bound: int,
-                     step_name: str, scale: TimeAddressScale, top: int) -> Iterator[str]:
+                     step_name: str, scale: TimeAddressScale, top: int,
+                     numbers: _Numbers | None = None) -> Iterator[str]:
     yield from _frame(scale, steps, top, LAYOUT_HEIGHT, step_name, "address")
-    yield from _tensor_rects(placed, step_name, scale)
+    yield from _tensor_rects(placed, step_name, scale, numbers)
     for p in placed:  # after every tensor, so the marks stay visible on top
         for a in p.aliases:
             x, y, w, h = scale.box(a.first_op, a.last_op, p.offset, p.tensor.size)
@@ -192,9 +201,10 @@ def _descriptions(tensors: Sequence[TensorInfo]) -> tuple[list[bool], list[str],
     return list(map(bool, dtypes)), names, dtypes, [_dims_text(t.shape) for t in tensors]
 
 
-def _tensor_rects(placed: Sequence[PlacedTensor], step_name: str, scale: TimeAddressScale) -> Iterator[str]:
+def _tensor_rects(placed: Sequence[PlacedTensor], step_name: str, scale: TimeAddressScale,
+                  numbers: _Numbers | None = None) -> Iterator[str]:
     """The layout's rectangles, ELEMENTS_PER_PIECE at a time."""
-    nums = _Numbers()
+    nums = _Numbers() if numbers is None else numbers
     for start in range(0, len(placed), ELEMENTS_PER_PIECE):
         yield _tensor_rects_text(placed[start:start + ELEMENTS_PER_PIECE], step_name, scale, nums)
 
@@ -250,16 +260,21 @@ BREADTH_MAX_COLUMNS = 20_000
 BREADTH_GROUPS = 1_000
 
 
+def breadth_group_width(steps: int) -> int:
+    """Steps per group of the breadth curve: 1 when the curve fits."""
+    return 1 if steps <= BREADTH_MAX_COLUMNS else -(-steps // BREADTH_GROUPS)
+
+
 def breadth_groups(breadths: Sequence[int]) -> tuple[int, list[tuple[int, int, int]]]:
     """(steps per group, [(first step, last step, largest breadth)]); one step per group when the
     curve fits."""
     n = len(breadths)
-    width = 1 if n <= BREADTH_MAX_COLUMNS else -(-n // BREADTH_GROUPS)
+    width = breadth_group_width(n)
     return width, [(a, min(a + width, n) - 1, max(breadths[a:a + width])) for a in range(0, n, width)]
 
 
 def breadth_note(picture: ArenaPicture) -> str:
-    width, _ = breadth_groups(picture.breadths)
+    width = breadth_group_width(len(picture.breadths))
     if width == 1:
         return ""
     return (f'<p class="note">{len(picture.breadths):,} {picture.step_name}s drawn in groups of '
@@ -362,14 +377,15 @@ def objects_svg(picture: ArenaPicture) -> str:
     return "".join(objects_svg_chunks(picture))
 
 
-def objects_svg_chunks(picture: ArenaPicture) -> Iterator[str]:
-    """objects_svg()'s text in pieces, one per element, made as they are written."""
+def objects_svg_chunks(picture: ArenaPicture, numbers: _Numbers | None = None) -> Iterator[str]:
+    """objects_svg()'s text in pieces, made as they are written; `numbers`: num() texts shared
+    with the arena's other charts (chart_numbers())."""
     rows, steps = picture.object_rows, picture.steps
     height = max(len(rows), 1) * OBJECT_ROW
     scale = TimeAddressScale(left=LEFT, step_width=layout_scale(steps, 1).step_width,
                              bottom=TOP + height, byte_height=0.0)
     right = scale.x(steps)
-    return svg_chunks(right + RIGHT, scale.bottom + BOTTOM, _objects_children(picture, scale, height),
+    return svg_chunks(right + RIGHT, scale.bottom + BOTTOM, _objects_children(picture, scale, height, numbers),
                       **{"class": "chart", "data-chart": "objects", "role": "img"})
 
 
@@ -381,11 +397,12 @@ def _row_lines(count: int, right: float) -> Iterator[str]:
         yield f'<line x1="{x1}" y1="{y}" x2="{x2}" y2="{y}" class="grid"/>'
 
 
-def _objects_children(picture: ArenaPicture, scale: TimeAddressScale, height: float) -> Iterator[str]:
+def _objects_children(picture: ArenaPicture, scale: TimeAddressScale, height: float,
+                      numbers: _Numbers | None = None) -> Iterator[str]:
     rows, steps, right = picture.object_rows, picture.steps, scale.x(picture.steps)
     yield element("rect", {"class": "plot", "x": LEFT, "y": TOP, "width": right - LEFT, "height": height})
     yield from _in_pieces(_row_lines(len(rows), right))
-    nums = _Numbers()
+    nums = _Numbers() if numbers is None else numbers
     yield from _in_pieces(piece for k, row in enumerate(rows)
                           for piece in _object_row(scale, k, row, picture.step_name, nums))
     for step in step_ticks(steps):

@@ -177,10 +177,11 @@ def _offset_block_text(block, s: int, sg_base: int, rows: _Rows, at: int, stop: 
         at_id = sg_base + index[k]
         texts[k] = comment_text(rows.persistent_notes[at_id] if kind[k] == 2 else str(rows.note_size_expr[at_id]))
     index_column = np.asarray(index, dtype=np.int64)
+    index_text = decimal(index_column)
     status = np.where(kind == 0, np.where(constant, 1, 2), 0)
     return lines_text([
-        fixed("    ", n), decimal(rows.offset[at:stop]), fixed(", /* ", n), decimal(index_column + sg_base),
-        fixed(f" sg{s}:", n), decimal(index_column), fixed(" ", n), strings(names), fixed(" ", n),
+        fixed("    ", n), decimal(rows.offset[at:stop]), fixed(", /* ", n), index_text if sg_base == 0 else decimal(index_column + sg_base),
+        fixed(f" sg{s}:", n), index_text, fixed(" ", n), strings(names), fixed(" ", n),
         choice([comment_text(type_) + _shape(shape) for type_, shape in type_shapes], type_shape), fixed(" ", n),
         fixed("alias of ", n, aliased), only(lambda: decimal(alias), aliased), fixed(", ", n, aliased),
         fixed("steps ", n, planned), only(lambda: decimal(rows.first[at:stop]), planned), fixed("..", n, planned),
