@@ -6,7 +6,7 @@ charts line up one above the other on the page.
 from __future__ import annotations
 
 import functools
-from itertools import chain, repeat
+from itertools import chain
 from typing import Iterable, Iterator, Sequence
 
 from packager.emit.report_data import ArenaPicture, ObjectRow, PlacedTensor, TensorInfo
@@ -316,45 +316,69 @@ def breadth_svg(picture: ArenaPicture) -> str:
                **{"class": "chart", "data-chart": "breadth", "role": "img", **scale.data_attributes()})
 
 
-def _object_row(scale: TimeAddressScale, k: int, row: ObjectRow, step_name: str,
-                nums: _Numbers | None = None) -> Iterator[str]:
-    """`nums`: the chart's num() texts, shared by its rows."""
-    y_row = TOP + k * OBJECT_ROW
+def _object_rows(scale: TimeAddressScale, rows: Sequence[ObjectRow], step_name: str,
+                 nums: _Numbers | None = None) -> Iterator[str]:
+    """Each row's label, then its members, the members ELEMENTS_PER_PIECE at a time across rows
+    (a row may hold one member: a chart may have tens of thousands of rows); `nums`: the chart's
+    num() texts."""
     nums = _Numbers() if nums is None else nums
-    # text(scale.left - 6, y_row + OBJECT_ROW / 2 + 4, label, class="tick", text-anchor="end"), in one format
-    yield (f'<text x="{nums[float(scale.left - 6)]}" y="{nums[float(y_row + OBJECT_ROW / 2 + 4)]}" '
-           f'class="tick" text-anchor="end">{escape(f"#{k} {short_bytes(row.size)}")}</text>')
-    for at in range(0, len(row.tensors), ELEMENTS_PER_PIECE):
-        yield _members_text(scale, k, row, row.tensors[at:at + ELEMENTS_PER_PIECE], step_name, nums)
+    ks = [k for k, row in enumerate(rows) for _ in row.tensors]
+    members = [member for row in rows for member in row.tensors]
+    before = [""] * len(members)  # the labels written just before each member: its row's, if it is the first
+    pending: list[str] = []
+    at = 0
+    for k, row in enumerate(rows):
+        pending.append(_row_label(scale, k, row, nums))
+        if row.tensors:
+            before[at] = "".join(pending)
+            pending.clear()
+            at += len(row.tensors)
+    for start in range(0, len(members), ELEMENTS_PER_PIECE):
+        stop = start + ELEMENTS_PER_PIECE
+        yield _members_text(scale, rows, ks[start:stop], members[start:stop], before[start:stop], step_name, nums)
+    if pending:
+        yield "".join(pending)
+
+
+def _row_label(scale: TimeAddressScale, k: int, row: ObjectRow, nums: _Numbers) -> str:
+    """text(scale.left - 6, y_row + OBJECT_ROW / 2 + 4, label, class="tick", text-anchor="end"), in one format."""
+    y_row = TOP + k * OBJECT_ROW
+    return (f'<text x="{nums[float(scale.left - 6)]}" y="{nums[float(y_row + OBJECT_ROW / 2 + 4)]}" '
+            f'class="tick" text-anchor="end">{escape(f"#{k} {short_bytes(row.size)}")}</text>')
 
 
 # A shared object's member as element() writes it, every coordinate a float and every other
-# value an int (see _TENSOR_RECTS): one str.format makes a batch of them.
-_MEMBER_HEAD = ('<rect class="member" data-tensor="{}" data-object="{}" data-size="{}" data-first-op="{}" '
+# value an int (see _TENSOR_RECTS), after the labels that come before it: one str.format makes a
+# batch of them.
+_MEMBER_HEAD = ('{}<rect class="member" data-tensor="{}" data-object="{}" data-size="{}" data-first-op="{}" '
                 'data-last-op="{}" x="{}" y="{}" width="{}" height="{}" fill="{}"><title>')
 _MEMBER_TAIL = "\n" + BYTES_FORMAT + " in object #{} of {}\nalive over {}</title></rect>"
 _MEMBERS = {True: _MEMBER_HEAD + _DESCRIBED + _MEMBER_TAIL, False: _MEMBER_HEAD + _LABELLED + _MEMBER_TAIL}
 
 
-def _members_text(scale: TimeAddressScale, k: int, row: ObjectRow,
-                  members: Sequence[tuple[TensorInfo, int, int]], step_name: str, nums: _Numbers) -> str:
+def _members_text(scale: TimeAddressScale, rows: Sequence[ObjectRow], ks: Sequence[int],
+                  members: Sequence[tuple[TensorInfo, int, int]], before: Sequence[str], step_name: str,
+                  nums: _Numbers) -> str:
     tensors = [t for t, _, _ in members]
     ids, sizes = [t.id for t in tensors], [t.size for t in tensors]
     firsts, lasts = [first for _, first, _ in members], [last for _, _, last in members]
-    y_row, left, step_width = TOP + k * OBJECT_ROW, scale.left, scale.step_width
-    if not (_all_int(ids, sizes, firsts, lasts, [k, row.size]) and _all_float(y_row, left, step_width)):
-        return "".join(_member(scale, k, row, t, first, last, step_name) for t, first, last in members)
+    row_sizes = [rows[k].size for k in ks]
+    left, step_width = scale.left, scale.step_width
+    if not (_all_int(ids, sizes, firsts, lasts, ks, row_sizes) and _all_float(TOP, OBJECT_ROW, left, step_width)):
+        return "".join(label + _member(scale, k, rows[k], t, first, last, step_name)
+                       for label, k, (t, first, last) in zip(before, ks, members))
     # _member()'s arithmetic, a column at a time; the tooltip escaped a part at a time
-    heights = [OBJECT_BAR * (size / row.size) for size in sizes] if row.size else [OBJECT_BAR * 0] * len(sizes)
+    heights = [OBJECT_BAR * (size / row_size if row_size else 0) for size, row_size in zip(sizes, row_sizes)]
     x0 = [left + first * step_width for first in firsts]
     widths = [left + (last + 1) * step_width - x for x, last in zip(x0, lasts)]
-    middle = y_row + (OBJECT_ROW + OBJECT_BAR) / 2
+    ys = [TOP + k * OBJECT_ROW + (OBJECT_ROW + OBJECT_BAR) / 2 - h for k, h in zip(ks, heights)]
+    row_bytes: dict[int, str] = {}
     step_text = escape(step_name)
     of_file, names, dtypes, dims = _descriptions(tensors)
     return "".join(map(_MEMBERS.__getitem__, of_file)).format(*chain.from_iterable(zip(
-        ids, repeat(k), sizes, firsts, lasts, map(nums.__getitem__, x0), [nums[middle - h] for h in heights],
+        before, ids, ks, sizes, firsts, lasts, map(nums.__getitem__, x0), map(nums.__getitem__, ys),
         map(nums.__getitem__, widths), map(nums.__getitem__, heights), map(fill_of, ids), ids, names, dtypes,
-        dims, sizes, repeat(k), repeat(format_bytes(row.size)),
+        dims, sizes, ks, [row_bytes.get(k) or row_bytes.setdefault(k, format_bytes(rows[k].size)) for k in ks],
         [ops_text(first, last, step_text) for first, last in zip(firsts, lasts)])))
 
 
@@ -403,8 +427,7 @@ def _objects_children(picture: ArenaPicture, scale: TimeAddressScale, height: fl
     yield element("rect", {"class": "plot", "x": LEFT, "y": TOP, "width": right - LEFT, "height": height})
     yield from _in_pieces(_row_lines(len(rows), right))
     nums = _Numbers() if numbers is None else numbers
-    yield from _in_pieces(piece for k, row in enumerate(rows)
-                          for piece in _object_row(scale, k, row, picture.step_name, nums))
+    yield from _in_pieces(_object_rows(scale, rows, picture.step_name, nums))
     for step in step_ticks(steps):
         x = scale.x(step + 0.5)
         yield text(x, scale.bottom + 16, str(step), **{"class": "tick", "text-anchor": "middle"})

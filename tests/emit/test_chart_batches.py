@@ -36,10 +36,14 @@ def test_layout_rectangles_in_batches_are_the_elements_one_by_one(monkeypatch):
 def test_object_members_in_batches_are_the_elements_one_by_one(monkeypatch):
     tensors = _tensors()
     members = tuple((t, i % 6, i % 6 + i % 2) for i, t in enumerate(tensors))
-    monkeypatch.setattr(charts, "ELEMENTS_PER_PIECE", 4)
+    monkeypatch.setattr(charts, "ELEMENTS_PER_PIECE", 4)  # batches across rows, and within a row
     scale = charts.layout_scale(9, 1)
-    for k, row in enumerate((ObjectRow(64 * (len(tensors) + 1), members), ObjectRow(0, members[:3]))):
-        batched = "".join(charts._object_row(scale, k, row, "operator"))
-        label, rects = batched.split("</text>", 1)
-        assert rects == "".join(charts._member(scale, k, row, t, first, last, "operator")
-                                for t, first, last in row.tensors)
+    rows = [charts.ObjectRow(0, ()), charts.ObjectRow(64 * (len(tensors) + 1), members), charts.ObjectRow(0, members[:3]),
+            charts.ObjectRow(640, ()), charts.ObjectRow(512, members[5:6]), charts.ObjectRow(640, ()),
+            charts.ObjectRow(512, members[7:8]), charts.ObjectRow(8, ()), charts.ObjectRow(8, ())]
+    nums = charts._Numbers()
+    one_by_one = "".join(charts._row_label(scale, k, row, nums)
+                         + "".join(charts._member(scale, k, row, t, first, last, "operator") for t, first, last in row.tensors)
+                         for k, row in enumerate(rows))
+    assert "".join(charts._object_rows(scale, rows, "operator")) == one_by_one
+    assert one_by_one.count("<text") == len(rows)
