@@ -144,19 +144,20 @@ _BLOCK = 16384  # rows of the offsets table made at a time (a matrix of about 2 
 def _offset_blocks(model: Model, rows: _Rows) -> Iterator[str]:
     """The offsets table's lines, a block of rows at a time, each block's text made a column at a
     time (not a string per part of each line: 100,000 lines at 100,000 tensors)."""
-    at = 0
-    for s, sg in enumerate(model.subgraphs):
-        tensors, sg_base = sg.tensors, at
-        for start in range(0, len(tensors), _BLOCK):
-            block = tensors[start:start + _BLOCK]
-            stop = at + len(block)
-            yield _offset_block_text(block, s, sg_base, rows, at, stop)
-            at = stop
+    # the blocks run across subgraphs: a model may have many small ones
+    tensors = [t for sg in model.subgraphs for t in sg.tensors]
+    counts = [len(sg.tensors) for sg in model.subgraphs]
+    subgraph = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    sg_base = (np.cumsum(counts, dtype=np.int64) - counts)[subgraph]
+    for at in range(0, len(tensors), _BLOCK):
+        stop = min(at + _BLOCK, len(tensors))
+        yield _offset_block_text(tensors[at:stop], subgraph[at:stop], sg_base[at:stop], rows, at, stop)
 
 
-def _offset_block_text(block, s: int, sg_base: int, rows: _Rows, at: int, stop: int) -> str:
-    """The lines of tensors rows[at:stop] (`block`, of subgraph `s`), joined by newlines: each
-    line's pieces side by side, a column at a time (emit/text_matrix.py)."""
+def _offset_block_text(block, subgraph: np.ndarray, sg_base: np.ndarray, rows: _Rows, at: int, stop: int) -> str:
+    """The lines of tensors rows[at:stop] (`block`, of the subgraphs `subgraph` whose first
+    tensors have the global ids `sg_base`), joined by newlines: each line's pieces side by side,
+    a column at a time (emit/text_matrix.py)."""
     n = len(block)
     kind, alias, pass_ = rows.note_kind[at:stop], rows.note_alias[at:stop], rows.note_pass[at:stop]
     planned, aliased = kind == 1, (kind == 1) & (alias != NONE)
@@ -174,14 +175,15 @@ def _offset_block_text(block, s: int, sg_base: int, rows: _Rows, at: int, stop: 
                              dtype=np.int64, count=n)
     texts = [""] * n  # the few free texts: a pass's size expression, a persistent note
     for k in np.flatnonzero((kind == 2) | with_pass).tolist():
-        at_id = sg_base + index[k]
+        at_id = int(sg_base[k]) + index[k]
         texts[k] = comment_text(rows.persistent_notes[at_id] if kind[k] == 2 else str(rows.note_size_expr[at_id]))
     index_column = np.asarray(index, dtype=np.int64)
     index_text = decimal(index_column)
     status = np.where(kind == 0, np.where(constant, 1, 2), 0)
     return lines_text([
-        fixed("    ", n), decimal(rows.offset[at:stop]), fixed(", /* ", n), index_text if sg_base == 0 else decimal(index_column + sg_base),
-        fixed(f" sg{s}:", n), index_text, fixed(" ", n), strings(names), fixed(" ", n),
+        fixed("    ", n), decimal(rows.offset[at:stop]), fixed(", /* ", n),
+        index_text if not sg_base.any() else decimal(index_column + sg_base),
+        fixed(" sg", n), decimal(subgraph), fixed(":", n), index_text, fixed(" ", n), strings(names), fixed(" ", n),
         choice([comment_text(type_) + _shape(shape) for type_, shape in type_shapes], type_shape), fixed(" ", n),
         fixed("alias of ", n, aliased), only(lambda: decimal(alias), aliased), fixed(", ", n, aliased),
         fixed("steps ", n, planned), only(lambda: decimal(rows.first[at:stop]), planned), fixed("..", n, planned),
