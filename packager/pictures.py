@@ -160,8 +160,9 @@ def arena_title(arena: ArenaLifetimes, model: Model) -> str:
 def arena_picture(model: Model, planned: PlannedArena, strategy: str = "best", layout_outcome: Outcome | None = None,
                   labels: Mapping[int, str] | None = None) -> ArenaPicture:
     """The picture of one planned arena. `layout_outcome` draws that offset plan instead of the
-    chosen strategy's (it passes the validator again first); `labels` names records that are not
-    tensors of the file."""
+    chosen strategy's (it passes the validator first, unless it is one of the portfolio's own
+    plans, which passed it when they were made); `labels` names records that are not tensors of
+    the file."""
     arena, result = planned.lifetimes, planned.result
     problem = result.problem
     records = problem.records
@@ -170,7 +171,8 @@ def arena_picture(model: Model, planned: PlannedArena, strategy: str = "best", l
     layout_name: str | None = None
     note = "no plan"
     if layout_outcome is not None:
-        validate(problem, layout_outcome.plan)
+        if not any(layout_outcome is o for o in result.offsets):  # the portfolio's own passed it when made
+            validate(problem, layout_outcome.plan)
         offsets_outcome = layout_outcome
         layout, layout_name, note = layout_outcome.plan, layout_outcome.strategy, "the plan as packaged"
     elif offsets_outcome is not None:
