@@ -427,7 +427,7 @@ def _objects_children(picture: ArenaPicture, scale: TimeAddressScale, height: fl
     yield element("rect", {"class": "plot", "x": LEFT, "y": TOP, "width": right - LEFT, "height": height})
     yield from _in_pieces(_row_lines(len(rows), right))
     nums = _Numbers() if numbers is None else numbers
-    yield from _in_pieces(_object_rows(scale, rows, picture.step_name, nums))
+    yield from _object_rows(scale, rows, picture.step_name, nums)  # already a batch of members a piece
     for step in step_ticks(steps):
         x = scale.x(step + 0.5)
         yield text(x, scale.bottom + 16, str(step), **{"class": "tick", "text-anchor": "middle"})
