@@ -7,11 +7,13 @@ validator before it is drawn."""
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import repeat
 
 import numpy as np
 from typing import Mapping, Sequence
 
 from packager.arenas import PlannedArena
+from packager.field_columns import made_field_by_field
 from packager.emit.report_data import (AliasInfo, ArenaPicture, ObjectRow, PlacedTensor, StrategyRow,
                                        TensorInfo)
 from packager.lifetimes import PERSISTENT, ArenaLifetimes
@@ -49,15 +51,21 @@ def tensor_info(model: Model, arena: ArenaLifetimes, tensor_id: int, size: int |
                 labels: Mapping[int, str] | None = None) -> TensorInfo:
     """What to say about a record: its tensor in the file, or, for a buffer the file does not have
     (a runtime's scratch buffer planned beside the tensors), the label the caller gave it."""
+    return TensorInfo(*_info_fields(model, arena, tensor_id, size, labels))
+
+
+def _info_fields(model: Model, arena: ArenaLifetimes, tensor_id: int, size: int | None,
+                 labels: Mapping[int, str] | None) -> tuple[int, str, str, tuple[int, ...], int]:
+    """tensor_info()'s fields, in TensorInfo's order."""
     sg, index = arena.tensor_subgraph.get(tensor_id, (arena.subgraph, tensor_id))
     if (labels and tensor_id in labels) or not 0 <= index < len(model.subgraphs[sg].tensors):
-        return TensorInfo(tensor_id, (labels or {}).get(tensor_id, f"buffer {tensor_id}"), "", (), size or 0)
+        return tensor_id, (labels or {}).get(tensor_id, f"buffer {tensor_id}"), "", (), size or 0
     t = model.subgraphs[sg].tensors[index]
     # On an inline arena ids are global: say which subgraph a tensor of a child comes from.
     name = t.name if not arena.inline or sg == 0 else f"{t.name} (subgraph {sg})"
     if size is None:
         size = align_up(t.nbytes or 0, SEMANTICS[arena.semantics].size_rounding)
-    return TensorInfo(tensor_id, name, t.type, tuple(t.shape), size)
+    return tensor_id, name, t.type, tuple(t.shape), size
 
 
 # Marks one chart draws at most: a chart 900 pixels wide cannot show more one by one, and a page
@@ -96,15 +104,19 @@ def placed_tensors(model: Model, arena: ArenaLifetimes, records: Sequence[UsageR
         drawn = range(len(records))
     if infos is None:
         infos = _drawn_infos(model, arena, records, labels, drawn)
-    return tuple(PlacedTensor(info, records[i].first_op, records[i].last_op, offsets[i],
-                              tuple(aliases_of.get(records[i].tensor, ())))
-                 for i, info in zip(drawn, infos))
+    drawn_records = [records[i] for i in drawn]
+    # made a field at a time: tens of thousands on a large page
+    return tuple(made_field_by_field(PlacedTensor, len(drawn_records), (
+        infos, [r.first_op for r in drawn_records], [r.last_op for r in drawn_records], [offsets[i] for i in drawn],
+        [tuple(aliases_of.get(r.tensor, ())) for r in drawn_records] if aliases_of else repeat((), len(drawn_records)))))
 
 
 def _drawn_infos(model: Model, arena: ArenaLifetimes, records: Sequence[UsageRecord],
                  labels: Mapping[int, str] | None, drawn: Sequence[int]) -> list[TensorInfo]:
-    """tensor_info of each drawn record (made once for the layout and the shared objects)."""
-    return [tensor_info(model, arena, records[i].tensor, records[i].size, labels) for i in drawn]
+    """tensor_info of each drawn record (made once for the layout and the shared objects), made a
+    field at a time."""
+    fields = [_info_fields(model, arena, records[i].tensor, records[i].size, labels) for i in drawn]
+    return made_field_by_field(TensorInfo, len(fields), zip(*fields) if fields else [()] * 5)
 
 
 def _object_rows(model: Model, arena: ArenaLifetimes, records: Sequence[UsageRecord],
@@ -148,8 +160,9 @@ def arena_title(arena: ArenaLifetimes, model: Model) -> str:
 def arena_picture(model: Model, planned: PlannedArena, strategy: str = "best", layout_outcome: Outcome | None = None,
                   labels: Mapping[int, str] | None = None) -> ArenaPicture:
     """The picture of one planned arena. `layout_outcome` draws that offset plan instead of the
-    chosen strategy's (it passes the validator again first); `labels` names records that are not
-    tensors of the file."""
+    chosen strategy's (it passes the validator first, unless it is one of the portfolio's own
+    plans, which passed it when they were made); `labels` names records that are not tensors of
+    the file."""
     arena, result = planned.lifetimes, planned.result
     problem = result.problem
     records = problem.records
@@ -158,7 +171,8 @@ def arena_picture(model: Model, planned: PlannedArena, strategy: str = "best", l
     layout_name: str | None = None
     note = "no plan"
     if layout_outcome is not None:
-        validate(problem, layout_outcome.plan)
+        if not any(layout_outcome is o for o in result.offsets):  # the portfolio's own passed it when made
+            validate(problem, layout_outcome.plan)
         offsets_outcome = layout_outcome
         layout, layout_name, note = layout_outcome.plan, layout_outcome.strategy, "the plan as packaged"
     elif offsets_outcome is not None:

@@ -5,6 +5,10 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
+import numpy as np
+
+from packager.emit.text_matrix import decimal, fixed, lines_text
+
 _C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum extern float
 for goto if inline int long register restrict return short signed sizeof static struct switch typedef
 union unsigned void volatile while bool true false class namespace new delete this template typename
@@ -41,16 +45,18 @@ def int_rows(values: Sequence[int], per_row: int = 12, indent: str = "    ") -> 
             for i in range(0, len(values), per_row)]
 
 
-def int_rows_text(values: Sequence[int], per_row: int = 12, indent: str = "    ") -> str:
-    """"\n".join(int_rows(values, per_row, indent)), every full row formatted by one '%' of a
-    template (the numbers' text made in C, without a join per row)."""
-    if not values:
-        return "\n".join(int_rows(values, per_row, indent))
-    full = len(values) // per_row * per_row
-    row = indent + ", ".join(["%d"] * per_row) + ","
-    text = "\n".join([row] * (full // per_row)) % tuple(values[:full]) if full else ""
-    tail = int_rows(values[full:], per_row, indent) if full < len(values) else []
-    return "\n".join([text, *tail] if text else tail)
+def int_rows_text(values: Sequence[int] | np.ndarray, per_row: int = 12, indent: str = "    ") -> str:
+    """"\n".join(int_rows(values, per_row, indent)), made a whole column at a time: each number
+    with what follows it (", ", or "," and a newline at the end of a row), and the indent where a
+    row starts (emit/text_matrix.py)."""
+    if not len(values):
+        return "\n".join(int_rows([], per_row, indent))
+    count = len(values)
+    column = np.arange(count) % per_row
+    row_ends = (column == per_row - 1) & (np.arange(count) < count - 1)
+    return lines_text([fixed(indent, count, column == 0), decimal(np.asarray(values, dtype=np.int64)),
+                       fixed(",", count), fixed(" ", count, (column < per_row - 1) & (np.arange(count) < count - 1)),
+                       fixed("\n", count, row_ends)])
 
 
 def block_comment(lines: Iterable[str]) -> list[str]:

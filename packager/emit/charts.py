@@ -6,10 +6,11 @@ charts line up one above the other on the page.
 from __future__ import annotations
 
 import functools
+from itertools import chain
 from typing import Iterable, Iterator, Sequence
 
 from packager.emit.report_data import ArenaPicture, ObjectRow, PlacedTensor, TensorInfo
-from packager.emit.scale import TimeAddressScale, byte_ticks, format_bytes, short_bytes, step_ticks
+from packager.emit.scale import BYTES_FORMAT, TimeAddressScale, byte_ticks, format_bytes, short_bytes, step_ticks
 from packager.emit.svg import element, escape, line, num, svg, svg_chunks, text, title
 
 LEFT, RIGHT, TOP, BOTTOM = 84.0, 160.0, 14.0, 40.0  # margins: tick labels left, line labels right
@@ -106,22 +107,18 @@ def tensor_tooltip(p: PlacedTensor, step_name: str) -> str:
     return text
 
 
-def _plain(a: object, b: object, c: object, d: object, e: object) -> bool:
-    """Every value exactly an int: element() writes it as is (the one-format fast paths below)."""
-    return type(a) is int and type(b) is int and type(c) is int and type(d) is int and type(e) is int
-
-
-def _coordinates(x: object, y: object, w: object, h: object) -> bool:
-    """Every value exactly a float: element() writes it through num()."""
-    return type(x) is float and type(y) is float and type(w) is float and type(h) is float
-
-
 class _Numbers(dict):
     """num() of each coordinate, worked out once per chart (most repeat: rows, lifetimes, sizes)."""
 
     def __missing__(self, value: float) -> str:
         text = self[value] = num(value)
         return text
+
+
+def chart_numbers() -> _Numbers:
+    """num() texts to share between the charts of one arena: the layout and the shared objects
+    have the same x scale, so their rectangles start and end on the same coordinates."""
+    return _Numbers()
 
 
 def layout_svg(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bound: int,
@@ -131,12 +128,14 @@ def layout_svg(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bou
 
 
 def layout_svg_chunks(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bound: int,
-                      step_name: str = "operator", label: str = "layout") -> Iterator[str]:
-    """layout_svg()'s text in pieces, one per element, made as they are written."""
+                      step_name: str = "operator", label: str = "layout",
+                      numbers: _Numbers | None = None) -> Iterator[str]:
+    """layout_svg()'s text in pieces, made as they are written; `numbers`: num() texts shared
+    with the arena's other charts (chart_numbers())."""
     top = max(arena, lower_bound, 1)
     scale = layout_scale(steps, top)
     return svg_chunks(scale.x(steps) + RIGHT, scale.bottom + BOTTOM,
-                      _layout_children(placed, steps, arena, lower_bound, step_name, scale, top),
+                      _layout_children(placed, steps, arena, lower_bound, step_name, scale, top, numbers),
                       **{"class": "chart", "data-chart": label, "role": "img", **scale.data_attributes()})
 
 
@@ -158,9 +157,10 @@ def _in_pieces(elements: Iterable[str]) -> Iterator[str]:
 
 
 def _layout_children(placed: Sequence[PlacedTensor], steps: int, arena: int, lower_bound: int,
-                     step_name: str, scale: TimeAddressScale, top: int) -> Iterator[str]:
+                     step_name: str, scale: TimeAddressScale, top: int,
+                     numbers: _Numbers | None = None) -> Iterator[str]:
     yield from _frame(scale, steps, top, LAYOUT_HEIGHT, step_name, "address")
-    yield from _in_pieces(_tensor_rects(placed, step_name, scale))
+    yield from _tensor_rects(placed, step_name, scale, numbers)
     for p in placed:  # after every tensor, so the marks stay visible on top
         for a in p.aliases:
             x, y, w, h = scale.box(a.first_op, a.last_op, p.offset, p.tensor.size)
@@ -172,30 +172,85 @@ def _layout_children(placed: Sequence[PlacedTensor], steps: int, arena: int, low
     yield from _levels(scale, steps, lower_bound, arena)
 
 
-def _tensor_rects(placed: Sequence[PlacedTensor], step_name: str, scale: TimeAddressScale) -> Iterator[str]:
-    nums = _Numbers()
+# A layout rectangle as element() writes it, every coordinate a float and every other value an
+# int: one str.format makes a batch of them (tens of thousands on a large page).
+# describe(t) as str.format fields (id, name, type, dims): a tensor of the file, or the label of
+# a buffer the file lacks (its other fields written as nothing).
+_DESCRIBED, _LABELLED = "tensor {} '{}' {} [{}]", "{!s:.0}{}{!s:.0}{!s:.0}"
+
+# A layout rectangle as element() writes it, every coordinate a float and every other value an
+# int, its tooltip as tensor_tooltip() writes it: one str.format makes a batch of them (tens of
+# thousands on a large page), with the description of each tensor's kind.
+_TENSOR_RECT_HEAD = ('<rect class="tensor{}" data-tensor="{}" data-offset="{}" data-size="{}" data-first-op="{}" '
+                     'data-last-op="{}" x="{}" y="{}" width="{}" height="{}" fill="{}"><title>')
+_TENSOR_RECT_TAIL = ("\n" + BYTES_FORMAT + " at offset " + BYTES_FORMAT + " (to " + BYTES_FORMAT
+                     + ")\nalive over {}{}</title></rect>")
+_TENSOR_RECTS = {True: _TENSOR_RECT_HEAD + _DESCRIBED + _TENSOR_RECT_TAIL,
+                 False: _TENSOR_RECT_HEAD + _LABELLED + _TENSOR_RECT_TAIL}
+
+
+def _descriptions(tensors: Sequence[TensorInfo]) -> tuple[list[bool], list[str], list[str], list[str]]:
+    """Whether each tensor is one of the file, and the names, types and dims its description is
+    made of, escaped. Each stands between characters that escape() leaves alone and that no
+    '/' can follow or precede (quotes, spaces, brackets, a newline), so the parts escaped one
+    by one are the description escaped whole."""
+    names, dtypes = [t.name for t in tensors], [t.dtype for t in tensors]
+    joined = "\n".join(names + dtypes)
+    if "&" in joined or "<" in joined or ">" in joined or '"' in joined or "//" in joined:
+        names, dtypes = list(map(escape, names)), list(map(escape, dtypes))
+    return list(map(bool, dtypes)), names, dtypes, [_dims_text(t.shape) for t in tensors]
+
+
+def _tensor_rects(placed: Sequence[PlacedTensor], step_name: str, scale: TimeAddressScale,
+                  numbers: _Numbers | None = None) -> Iterator[str]:
+    """The layout's rectangles, ELEMENTS_PER_PIECE at a time."""
+    nums = _Numbers() if numbers is None else numbers
+    for start in range(0, len(placed), ELEMENTS_PER_PIECE):
+        yield _tensor_rects_text(placed[start:start + ELEMENTS_PER_PIECE], step_name, scale, nums)
+
+
+def _tensor_rects_text(placed: Sequence[PlacedTensor], step_name: str, scale: TimeAddressScale,
+                       nums: "_Numbers") -> str:
+    tensors = [p.tensor for p in placed]
+    ids, sizes = [t.id for t in tensors], [t.size for t in tensors]
+    firsts, lasts, offsets = [p.first_op for p in placed], [p.last_op for p in placed], [p.offset for p in placed]
     left, step_width, bottom, byte_height = scale.left, scale.step_width, scale.bottom, scale.byte_height
-    for p in placed:
-        t = p.tensor
-        first, last, offset, size, tensor_id = p.first_op, p.last_op, p.offset, t.size, t.id
-        if type(first) is int and type(last) is int and type(offset) is int and type(size) is int \
-                and type(tensor_id) is int and type(left) is float and type(step_width) is float \
-                and type(bottom) is float and type(byte_height) is float:
-            # scale.box()'s arithmetic, and one format per rectangle as element() writes it (tens
-            # of thousands on a large page): every coordinate a float, every other value an int.
-            x0, x1 = left + first * step_width, left + (last + 1) * step_width
-            yield (f'<rect class="tensor{" has-alias" if p.aliases else ""}" data-tensor="{tensor_id}" '
-                   f'data-offset="{offset}" data-size="{size}" data-first-op="{first}" '
-                   f'data-last-op="{last}" x="{nums[x0]}" y="{nums[bottom - (offset + size) * byte_height]}" '
-                   f'width="{nums[x1 - x0]}" height="{nums[size * byte_height]}" fill="{fill_of(tensor_id)}">'
-                   f'{title(tensor_tooltip(p, step_name))}</rect>')
-            continue
-        x, y, w, h = scale.box(p.first_op, p.last_op, p.offset, p.tensor.size)
-        yield element("rect", {
-            "class": "tensor" + (" has-alias" if p.aliases else ""), "data-tensor": p.tensor.id,
-            "data-offset": p.offset, "data-size": p.tensor.size, "data-first-op": p.first_op,
-            "data-last-op": p.last_op, "x": x, "y": y, "width": w, "height": h,
-            "fill": fill_of(p.tensor.id)}, [title(tensor_tooltip(p, step_name))])
+    if not (_all_int(ids, sizes, firsts, lasts, offsets) and _all_float(left, step_width, bottom, byte_height)):
+        return "".join(_tensor_rect(p, step_name, scale) for p in placed)
+    # scale.box()'s arithmetic, a column at a time; the tooltip escaped a part at a time (no part
+    # can end in '/' where the next starts with one)
+    x0 = [left + first * step_width for first in firsts]
+    widths = [left + (last + 1) * step_width - x for x, last in zip(x0, lasts)]
+    ends = [offset + size for offset, size in zip(offsets, sizes)]
+    step_text = escape(step_name)
+    aliased = [" has-alias" if p.aliases else "" for p in placed]
+    also = ["".join(f"\nalso holds {escape(describe(a.tensor))}, {ops_text(a.first_op, a.last_op, step_text)}"
+                    for a in p.aliases) if p.aliases else "" for p in placed]
+    of_file, names, dtypes, dims = _descriptions(tensors)
+    return "".join(map(_TENSOR_RECTS.__getitem__, of_file)).format(*chain.from_iterable(zip(
+        aliased, ids, offsets, sizes, firsts, lasts, map(nums.__getitem__, x0),
+        [nums[bottom - end * byte_height] for end in ends], map(nums.__getitem__, widths),
+        [nums[size * byte_height] for size in sizes], map(fill_of, ids), ids, names, dtypes, dims,
+        sizes, offsets, ends, [ops_text(first, last, step_text) for first, last in zip(firsts, lasts)], also)))
+
+
+def _tensor_rect(p: PlacedTensor, step_name: str, scale: TimeAddressScale) -> str:
+    x, y, w, h = scale.box(p.first_op, p.last_op, p.offset, p.tensor.size)
+    return element("rect", {
+        "class": "tensor" + (" has-alias" if p.aliases else ""), "data-tensor": p.tensor.id,
+        "data-offset": p.offset, "data-size": p.tensor.size, "data-first-op": p.first_op,
+        "data-last-op": p.last_op, "x": x, "y": y, "width": w, "height": h,
+        "fill": fill_of(p.tensor.id)}, [title(tensor_tooltip(p, step_name))])
+
+
+def _all_int(*columns: Sequence[object]) -> bool:
+    """Every value exactly an int: element() writes it as is."""
+    return all(set(map(type, column)) <= {int} for column in columns)
+
+
+def _all_float(*values: object) -> bool:
+    """Every value exactly a float: element() writes it through num()."""
+    return all(type(value) is float for value in values)
 
 
 # Above this many steps the breadth curve is drawn per group of steps (each at the group's
@@ -205,16 +260,21 @@ BREADTH_MAX_COLUMNS = 20_000
 BREADTH_GROUPS = 1_000
 
 
+def breadth_group_width(steps: int) -> int:
+    """Steps per group of the breadth curve: 1 when the curve fits."""
+    return 1 if steps <= BREADTH_MAX_COLUMNS else -(-steps // BREADTH_GROUPS)
+
+
 def breadth_groups(breadths: Sequence[int]) -> tuple[int, list[tuple[int, int, int]]]:
     """(steps per group, [(first step, last step, largest breadth)]); one step per group when the
     curve fits."""
     n = len(breadths)
-    width = 1 if n <= BREADTH_MAX_COLUMNS else -(-n // BREADTH_GROUPS)
+    width = breadth_group_width(n)
     return width, [(a, min(a + width, n) - 1, max(breadths[a:a + width])) for a in range(0, n, width)]
 
 
 def breadth_note(picture: ArenaPicture) -> str:
-    width, _ = breadth_groups(picture.breadths)
+    width = breadth_group_width(len(picture.breadths))
     if width == 1:
         return ""
     return (f'<p class="note">{len(picture.breadths):,} {picture.step_name}s drawn in groups of '
@@ -256,32 +316,84 @@ def breadth_svg(picture: ArenaPicture) -> str:
                **{"class": "chart", "data-chart": "breadth", "role": "img", **scale.data_attributes()})
 
 
-def _object_row(scale: TimeAddressScale, k: int, row: ObjectRow, step_name: str,
-                nums: _Numbers | None = None) -> Iterator[str]:
-    """`nums`: the chart's num() texts, shared by its rows."""
+def _object_rows(scale: TimeAddressScale, rows: Sequence[ObjectRow], step_name: str,
+                 nums: _Numbers | None = None) -> Iterator[str]:
+    """Each row's label, then its members, the members ELEMENTS_PER_PIECE at a time across rows
+    (a row may hold one member: a chart may have tens of thousands of rows); `nums`: the chart's
+    num() texts."""
+    nums = _Numbers() if nums is None else nums
+    ks = [k for k, row in enumerate(rows) for _ in row.tensors]
+    members = [member for row in rows for member in row.tensors]
+    before = [""] * len(members)  # the labels written just before each member: its row's, if it is the first
+    pending: list[str] = []
+    at = 0
+    for k, row in enumerate(rows):
+        pending.append(_row_label(scale, k, row, nums))
+        if row.tensors:
+            before[at] = "".join(pending)
+            pending.clear()
+            at += len(row.tensors)
+    for start in range(0, len(members), ELEMENTS_PER_PIECE):
+        stop = start + ELEMENTS_PER_PIECE
+        yield _members_text(scale, rows, ks[start:stop], members[start:stop], before[start:stop], step_name, nums)
+    if pending:
+        yield "".join(pending)
+
+
+def _row_label(scale: TimeAddressScale, k: int, row: ObjectRow, nums: _Numbers) -> str:
+    """text(scale.left - 6, y_row + OBJECT_ROW / 2 + 4, label, class="tick", text-anchor="end"), in one format."""
     y_row = TOP + k * OBJECT_ROW
-    row_bytes, nums = format_bytes(row.size), _Numbers() if nums is None else nums
-    # text(scale.left - 6, y_row + OBJECT_ROW / 2 + 4, label, class="tick", text-anchor="end"), in one format
-    yield (f'<text x="{nums[float(scale.left - 6)]}" y="{nums[float(y_row + OBJECT_ROW / 2 + 4)]}" '
-           f'class="tick" text-anchor="end">{escape(f"#{k} {short_bytes(row.size)}")}</text>')
-    for t, first, last in row.tensors:
-        h = OBJECT_BAR * (t.size / row.size if row.size else 0)
-        x0, x1 = scale.x(first), scale.x(last + 1)
-        y = y_row + (OBJECT_ROW + OBJECT_BAR) / 2 - h
-        if _plain(t.id, k, t.size, first, last) and _coordinates(x0, y, x1 - x0, h):
-            tip = title(f"{describe(t)}\n{format_bytes(t.size)} in object #{k} "
-                        f"of {row_bytes}\nalive over {ops_text(first, last, step_name)}")
-            yield (f'<rect class="member" data-tensor="{t.id}" data-object="{k}" data-size="{t.size}" '
-                   f'data-first-op="{first}" data-last-op="{last}" x="{nums[x0]}" y="{nums[y]}" '
-                   f'width="{nums[x1 - x0]}" height="{nums[h]}" fill="{fill_of(t.id)}">{tip}</rect>')
-            continue
-        yield element("rect", {
-            "class": "member", "data-tensor": t.id, "data-object": k, "data-size": t.size,
-            "data-first-op": first, "data-last-op": last, "x": x0,
-            "y": y_row + (OBJECT_ROW + OBJECT_BAR) / 2 - h, "width": x1 - x0, "height": h,
-            "fill": fill_of(t.id)},
-            [title(f"{describe(t)}\n{format_bytes(t.size)} in object #{k} "
-                   f"of {format_bytes(row.size)}\nalive over {ops_text(first, last, step_name)}")])
+    return (f'<text x="{nums[float(scale.left - 6)]}" y="{nums[float(y_row + OBJECT_ROW / 2 + 4)]}" '
+            f'class="tick" text-anchor="end">{escape(f"#{k} {short_bytes(row.size)}")}</text>')
+
+
+# A shared object's member as element() writes it, every coordinate a float and every other
+# value an int (see _TENSOR_RECTS), after the labels that come before it: one str.format makes a
+# batch of them.
+_MEMBER_HEAD = ('{}<rect class="member" data-tensor="{}" data-object="{}" data-size="{}" data-first-op="{}" '
+                'data-last-op="{}" x="{}" y="{}" width="{}" height="{}" fill="{}"><title>')
+_MEMBER_TAIL = "\n" + BYTES_FORMAT + " in object #{} of {}\nalive over {}</title></rect>"
+_MEMBERS = {True: _MEMBER_HEAD + _DESCRIBED + _MEMBER_TAIL, False: _MEMBER_HEAD + _LABELLED + _MEMBER_TAIL}
+
+
+def _members_text(scale: TimeAddressScale, rows: Sequence[ObjectRow], ks: Sequence[int],
+                  members: Sequence[tuple[TensorInfo, int, int]], before: Sequence[str], step_name: str,
+                  nums: _Numbers) -> str:
+    tensors = [t for t, _, _ in members]
+    ids, sizes = [t.id for t in tensors], [t.size for t in tensors]
+    firsts, lasts = [first for _, first, _ in members], [last for _, _, last in members]
+    row_sizes = [rows[k].size for k in ks]
+    left, step_width = scale.left, scale.step_width
+    if not (_all_int(ids, sizes, firsts, lasts, ks, row_sizes) and _all_float(TOP, OBJECT_ROW, left, step_width)):
+        return "".join(label + _member(scale, k, rows[k], t, first, last, step_name)
+                       for label, k, (t, first, last) in zip(before, ks, members))
+    # _member()'s arithmetic, a column at a time; the tooltip escaped a part at a time
+    heights = [OBJECT_BAR * (size / row_size if row_size else 0) for size, row_size in zip(sizes, row_sizes)]
+    x0 = [left + first * step_width for first in firsts]
+    widths = [left + (last + 1) * step_width - x for x, last in zip(x0, lasts)]
+    ys = [TOP + k * OBJECT_ROW + (OBJECT_ROW + OBJECT_BAR) / 2 - h for k, h in zip(ks, heights)]
+    row_bytes: dict[int, str] = {}
+    step_text = escape(step_name)
+    of_file, names, dtypes, dims = _descriptions(tensors)
+    return "".join(map(_MEMBERS.__getitem__, of_file)).format(*chain.from_iterable(zip(
+        before, ids, ks, sizes, firsts, lasts, map(nums.__getitem__, x0), map(nums.__getitem__, ys),
+        map(nums.__getitem__, widths), map(nums.__getitem__, heights), map(fill_of, ids), ids, names, dtypes,
+        dims, sizes, ks, [row_bytes.get(k) or row_bytes.setdefault(k, format_bytes(rows[k].size)) for k in ks],
+        [ops_text(first, last, step_text) for first, last in zip(firsts, lasts)])))
+
+
+def _member(scale: TimeAddressScale, k: int, row: ObjectRow, t: TensorInfo, first: int, last: int,
+            step_name: str) -> str:
+    h = OBJECT_BAR * (t.size / row.size if row.size else 0)
+    x0, x1 = scale.x(first), scale.x(last + 1)
+    y_row = TOP + k * OBJECT_ROW
+    return element("rect", {
+        "class": "member", "data-tensor": t.id, "data-object": k, "data-size": t.size,
+        "data-first-op": first, "data-last-op": last, "x": x0,
+        "y": y_row + (OBJECT_ROW + OBJECT_BAR) / 2 - h, "width": x1 - x0, "height": h,
+        "fill": fill_of(t.id)},
+        [title(f"{describe(t)}\n{format_bytes(t.size)} in object #{k} "
+               f"of {format_bytes(row.size)}\nalive over {ops_text(first, last, step_name)}")])
 
 
 def objects_svg(picture: ArenaPicture) -> str:
@@ -289,14 +401,15 @@ def objects_svg(picture: ArenaPicture) -> str:
     return "".join(objects_svg_chunks(picture))
 
 
-def objects_svg_chunks(picture: ArenaPicture) -> Iterator[str]:
-    """objects_svg()'s text in pieces, one per element, made as they are written."""
+def objects_svg_chunks(picture: ArenaPicture, numbers: _Numbers | None = None) -> Iterator[str]:
+    """objects_svg()'s text in pieces, made as they are written; `numbers`: num() texts shared
+    with the arena's other charts (chart_numbers())."""
     rows, steps = picture.object_rows, picture.steps
     height = max(len(rows), 1) * OBJECT_ROW
     scale = TimeAddressScale(left=LEFT, step_width=layout_scale(steps, 1).step_width,
                              bottom=TOP + height, byte_height=0.0)
     right = scale.x(steps)
-    return svg_chunks(right + RIGHT, scale.bottom + BOTTOM, _objects_children(picture, scale, height),
+    return svg_chunks(right + RIGHT, scale.bottom + BOTTOM, _objects_children(picture, scale, height, numbers),
                       **{"class": "chart", "data-chart": "objects", "role": "img"})
 
 
@@ -308,13 +421,13 @@ def _row_lines(count: int, right: float) -> Iterator[str]:
         yield f'<line x1="{x1}" y1="{y}" x2="{x2}" y2="{y}" class="grid"/>'
 
 
-def _objects_children(picture: ArenaPicture, scale: TimeAddressScale, height: float) -> Iterator[str]:
+def _objects_children(picture: ArenaPicture, scale: TimeAddressScale, height: float,
+                      numbers: _Numbers | None = None) -> Iterator[str]:
     rows, steps, right = picture.object_rows, picture.steps, scale.x(picture.steps)
     yield element("rect", {"class": "plot", "x": LEFT, "y": TOP, "width": right - LEFT, "height": height})
     yield from _in_pieces(_row_lines(len(rows), right))
-    nums = _Numbers()
-    yield from _in_pieces(piece for k, row in enumerate(rows)
-                          for piece in _object_row(scale, k, row, picture.step_name, nums))
+    nums = _Numbers() if numbers is None else numbers
+    yield from _object_rows(scale, rows, picture.step_name, nums)  # already a batch of members a piece
     for step in step_ticks(steps):
         x = scale.x(step + 0.5)
         yield text(x, scale.bottom + 16, str(step), **{"class": "tick", "text-anchor": "middle"})

@@ -124,6 +124,6 @@ def _fill_rows(data: bytes | memoryview, out: np.ndarray) -> None:
 # One row's text with "00" for every byte, and where each byte's two digits go (in 16-bit words:
 # "    " then "0xNN, " per byte, so the digits of byte k start at 4 + 6k + 2, an even offset).
 _ROW_TEMPLATE = np.frombuffer(("    " + " ".join(["0x00,"] * BYTES_PER_ROW) + "\n").encode("ascii"), np.uint8)
-_DIGIT_WORDS = np.arange(BYTES_PER_ROW) * 3 + 3
+_DIGIT_WORDS = slice(3, 3 + 3 * BYTES_PER_ROW, 3)  # every third word from the fourth: a view, not a gather
 _DIGITS = np.frombuffer("".join(f"{b:02x}" for b in range(256)).encode("ascii"), np.uint16)
 assert len(_ROW_TEMPLATE) == _ROW_BYTES

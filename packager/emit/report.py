@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from packager.emit.atomic_write import write_atomically
-from packager.emit.charts import (breadth_note, breadth_svg, layout_svg, layout_svg_chunks, objects_svg_chunks,
-                                  shape_text)
+from packager.emit.charts import (breadth_note, breadth_svg, chart_numbers, layout_svg, layout_svg_chunks,
+                                  objects_svg_chunks, shape_text)
 from packager.emit.report_data import ArenaPicture, MeasuredLayout
 from packager.emit.scale import format_bytes
 from packager.emit.svg import escape
@@ -181,6 +181,7 @@ def _scroll(chunks: Iterator[str]) -> Iterator[str]:
 
 def _arena_section(index: int, p: ArenaPicture, include_times: bool, measured: MeasuredLayout | None) -> Iterator[str]:
     """One arena's section in pieces: its charts are made as they are written."""
+    numbers = chart_numbers()
     parts: list[str | Iterator[str]] = [f'<section class="arena" id="arena-{index}">', f"<h2>{escape(p.title)}</h2>",
              f"<p>{_headline(p)}</p>"]
     if p.dynamic_bounds:
@@ -193,7 +194,8 @@ def _arena_section(index: int, p: ArenaPicture, include_times: bool, measured: M
                   f'<p class="note">{escape(p.layout_note)}; x: {p.step_name}, y: address. '
                   f"Hover a tensor for its name, shape, size, lifetime and offset.</p>",
                   _drawn_note(p, p.placed_total, len(p.placed)),
-                  _scroll(layout_svg_chunks(p.placed, p.steps, p.arena, p.lower_bound, p.step_name))]
+                  _scroll(layout_svg_chunks(p.placed, p.steps, p.arena, p.lower_bound, p.step_name,
+                                            numbers=numbers))]
     parts += [f"<h3>{p.step_name.capitalize()} breadth</h3>",
               f'<p class="note">Bytes alive at each {p.step_name}; no plan can be smaller than its '
               f"largest value, the lower bound.</p>",
@@ -207,7 +209,7 @@ def _arena_section(index: int, p: ArenaPicture, include_times: bool, measured: M
                   f"{format_bytes(p.object_lower_bound)}; one row per object, each bar as tall as the "
                   f"tensor's share of it.</p>",
                   _drawn_note(p, p.object_members_total, sum(len(r.tensors) for r in p.object_rows)),
-                  _scroll(objects_svg_chunks(p))]
+                  _scroll(objects_svg_chunks(p, numbers))]
     parts += [_measured_section(p, measured), _aliases_table(p), _persistent_table(p),
               "<h3>Strategies</h3>", _strategy_table(p, include_times), "</section>"]
     return _lines(parts)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: made a field at a time (pictures.py)
 class TensorInfo:
     id: int  # the arena's id: the subgraph's tensor index, or the global id of an inline arena
     name: str
@@ -27,7 +27,7 @@ class AliasInfo:
     last_op: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: made a field at a time (pictures.py)
 class PlacedTensor:
     tensor: TensorInfo
     first_op: int

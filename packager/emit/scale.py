@@ -76,9 +76,14 @@ def byte_ticks(top: int, most: int = 5) -> list[tuple[int, str]]:
     return ticks
 
 
+# Exact bytes with thousands separators, the way every table of the project prints them (a
+# str.format field, so that a template of many rows can hold it).
+BYTES_FORMAT = "{:,} B"
+
+
 def format_bytes(n: int) -> str:
     """Exact bytes with thousands separators, the way every table of the project prints them."""
-    return f"{n:,} B"
+    return BYTES_FORMAT.format(n)
 
 
 def short_bytes(n: int) -> str:

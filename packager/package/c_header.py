@@ -11,11 +11,13 @@ macros, each tensor's pass and the multi-pass plan; a static model's header has 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Iterator
 
 import numpy as np
 
 from packager.emit.c_text import block_comment, comment_text, identifier, int_rows, int_rows_text
+from packager.emit.text_matrix import choice, decimal, fixed, lines_text, only, strings
 from packager.emit.encoded_blocks import encoded_in_blocks
 from packager.kernels.tflm_offline_plan import INT32_MAX, offline_plan_of
 from packager.errors import PlanError
@@ -78,7 +80,8 @@ def _lookup(keys: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def _pairs(pairs: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, np.ndarray]:
-    flat = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    # from one flat iterator: np.array of 100,000 small tuples costs twice as much
+    flat = np.fromiter(chain.from_iterable(pairs), dtype=np.int64, count=2 * len(pairs)).reshape(-1, 2)
     return flat[:, 0], flat[:, 1]
 
 
@@ -135,54 +138,68 @@ def _rows(plan: PackagePlan, model: Model) -> tuple[_Rows, list[int], list[str]]
     return rows, object_sizes, scratch
 
 
-_BLOCK = 4096  # rows turned into Python numbers at a time
+_BLOCK = 16384  # rows of the offsets table made at a time (a matrix of about 2 MB)
 
 
-def _offset_lines(model: Model, rows: _Rows) -> Iterator[str]:
-    """The offsets table's lines, each with its tensor's comment, made as they are written."""
-    for block in _offset_blocks(model, rows):
-        yield from block
+def _offset_blocks(model: Model, rows: _Rows) -> Iterator[str]:
+    """The offsets table's lines, a block of rows at a time, each block's text made a column at a
+    time (not a string per part of each line: 100,000 lines at 100,000 tensors)."""
+    # the blocks run across subgraphs: a model may have many small ones
+    tensors = [t for sg in model.subgraphs for t in sg.tensors]
+    counts = [len(sg.tensors) for sg in model.subgraphs]
+    subgraph = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    sg_base = (np.cumsum(counts, dtype=np.int64) - counts)[subgraph]
+    for at in range(0, len(tensors), _BLOCK):
+        stop = min(at + _BLOCK, len(tensors))
+        yield _offset_block_text(tensors[at:stop], subgraph[at:stop], sg_base[at:stop], rows, at, stop)
 
 
-def _offset_blocks(model: Model, rows: _Rows) -> Iterator[list[str]]:
-    """The offsets table's lines, a block of rows at a time (each block's lines made in a few
-    comprehensions, not a generator step and a comment check per line)."""
-    at = 0
-    shape_text: dict[tuple[int, ...], str] = {}  # a model has few distinct shapes
-    for s, sg in enumerate(model.subgraphs):
-        tensors, sg_base = sg.tensors, at
-        for start in range(0, len(tensors), _BLOCK):
-            block = tensors[start:start + _BLOCK]
-            stop = at + len(block)
-            columns = (rows.note_kind[at:stop].tolist(),
-                       rows.first[at:stop].tolist(), rows.last[at:stop].tolist(), rows.size[at:stop].tolist(),
-                       rows.note_alias[at:stop].tolist(), rows.note_pass[at:stop].tolist(),
-                       rows.kept_only[at:stop].tolist())
-            notes = []
-            for t, kind, f, l, size, a, p, kept in zip(block, *columns):
-                shape = shape_text.get(t.shape)
-                if shape is None:
-                    shape = shape_text[t.shape] = _shape(t.shape)
-                if kind == 1:
-                    status = f"alias of {a}, steps {f}..{l}, {size} B" if a != NONE else f"steps {f}..{l}, {size} B"
-                    if p > 0:
-                        status = f"{status} (pass {p}: {rows.note_size_expr[sg_base + t.index]} B)"
-                elif kind == 2:
-                    status = rows.persistent_notes[sg_base + t.index]
-                else:
-                    status = "constant" if t.is_constant else "not planned (dynamic or unused)"
-                note = f"{sg_base + t.index} sg{s}:{t.index} {t.name} {t.type}{shape} {status}"
-                notes.append(note + " (placed by the kept plan)" if kept else note)
-            if not _comment_safe(notes):
-                notes = [comment_text(note) for note in notes]
-            yield [f"    {o}, /* {note} */" for o, note in zip(rows.offset[at:stop].tolist(), notes)]
-            at = stop
+def _offset_block_text(block, subgraph: np.ndarray, sg_base: np.ndarray, rows: _Rows, at: int, stop: int) -> str:
+    """The lines of tensors rows[at:stop] (`block`, of the subgraphs `subgraph` whose first
+    tensors have the global ids `sg_base`), joined by newlines: each line's pieces side by side,
+    a column at a time (emit/text_matrix.py)."""
+    n = len(block)
+    kind, alias, pass_ = rows.note_kind[at:stop], rows.note_alias[at:stop], rows.note_pass[at:stop]
+    planned, aliased = kind == 1, (kind == 1) & (alias != NONE)
+    with_pass = planned & (pass_ > 0)
+    constant = np.fromiter((t.has_data for t in block), dtype=bool, count=n)
+    index = [t.index for t in block]
+    names = [t.name for t in block]
+    # Each free text (name, type, size expression, note) stands between characters that cannot
+    # join it into a delimiter or a trigraph (spaces, '[', ':'): each made safe on its own makes
+    # the whole comment safe.
+    if not _comment_safe(names):
+        names = [comment_text(name) for name in names]
+    type_shapes: dict[tuple[str, tuple[int, ...]], int] = {}  # a model has few: written from a table
+    type_shape = np.fromiter((type_shapes.setdefault((t.type, t.shape), len(type_shapes)) for t in block),
+                             dtype=np.int64, count=n)
+    texts = [""] * n  # the few free texts: a pass's size expression, a persistent note
+    for k in np.flatnonzero((kind == 2) | with_pass).tolist():
+        at_id = int(sg_base[k]) + index[k]
+        texts[k] = comment_text(rows.persistent_notes[at_id] if kind[k] == 2 else str(rows.note_size_expr[at_id]))
+    index_column = np.asarray(index, dtype=np.int64)
+    index_text = decimal(index_column)
+    status = np.where(kind == 0, np.where(constant, 1, 2), 0)
+    return lines_text([
+        fixed("    ", n), decimal(rows.offset[at:stop]), fixed(", /* ", n),
+        index_text if not sg_base.any() else decimal(index_column + sg_base),
+        fixed(" sg", n), decimal(subgraph), fixed(":", n), index_text, fixed(" ", n), strings(names), fixed(" ", n),
+        choice([comment_text(type_) + _shape(shape) for type_, shape in type_shapes], type_shape), fixed(" ", n),
+        fixed("alias of ", n, aliased), only(lambda: decimal(alias), aliased), fixed(", ", n, aliased),
+        fixed("steps ", n, planned), only(lambda: decimal(rows.first[at:stop]), planned), fixed("..", n, planned),
+        only(lambda: decimal(rows.last[at:stop]), planned), fixed(", ", n, planned),
+        only(lambda: decimal(rows.size[at:stop]), planned), fixed(" B", n, planned),
+        fixed(" (pass ", n, with_pass), only(lambda: decimal(pass_), with_pass), fixed(": ", n, with_pass),
+        strings(texts), fixed(" B)", n, with_pass),
+        choice(("", "constant", "not planned (dynamic or unused)"), status),
+        fixed(" (placed by the kept plan)", n, rows.kept_only[at:stop]), fixed(" */", n),
+        fixed("\n", n, np.arange(n) < n - 1)])
 
 
-def _comment_safe(notes: list[str]) -> bool:
-    """Whether comment_text would leave every note as it is, asked of the block at once: joined
-    by spaces, no two notes can make a delimiter or a trigraph between them."""
-    text = " ".join(notes)
+def _comment_safe(texts: list[str]) -> bool:
+    """Whether comment_text would leave every text as it is, asked of the block at once: joined
+    by spaces, no two texts can make a delimiter or a trigraph between them."""
+    text = " ".join(texts)
     return text.isascii() and text.isprintable() and "*/" not in text and "/*" not in text and "??" not in text
 
 
@@ -403,7 +420,7 @@ def _tensor_table(P: str, name: str, doc: str, values: np.ndarray) -> list[str]:
 def _tensor_table_blocks(P: str, name: str, doc: str, values: np.ndarray) -> Iterator[list[str] | str]:
     """_tensor_table's lines but the last (its empty line), the rows as one text."""
     yield [f"/* {doc} */", f"static const int32_t {P}_{name}[{P}_TENSOR_COUNT] = {{"]
-    yield int_rows_text(values.tolist())
+    yield int_rows_text(values)
     yield ["};"]
 
 
