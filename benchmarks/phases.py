@@ -182,7 +182,7 @@ PACKAGE_PHASES = (
     ("  plan FlatBuffer", "packager.package.plan_flatbuffer", "dumps"),
     ("  read-back check of the plan FlatBuffer", "packager.package.build", "checked_plan_file"),
     ("  read-back check of the plan JSON (from the file, a piece at a time)", "packager.package.build", "checked_json_file"),
-    ("  C header (its columns; its lines are made as written, below)", "packager.package.c_header", "lazy_lines"),
+    ("  C header (its columns; its lines are made as written, below)", "packager.package.c_header", "_line_blocks"),
     ("  C array of the model (its rows, formatted a block at a time)", "packager.emit.model_array", "render_rows"),
     ("  offline-planned model and its check", "packager.package.build", "check_offline_model"),
     ("report page: its pictures (its text is made as it is written, in the row below)", "packager.package.build", "report_html"),
