@@ -1,8 +1,8 @@
 """CPU milliseconds of the files `package` renders from a finished plan, each alone: the report's
-pictures (its drawn tensors; the plan drawn passes the validator again), the report page's text,
-the C header and the model as a C array (of the model as read); each made in full (its bytes
-counted, not kept) on the inputs one `package` run hands it, the median of several runs, with
-the size of what it makes.
+pictures (its drawn tensors; a plan drawn that is not one of the portfolio's own passes the
+validator again), the report page's text, the C header and the model as a C array (of the model
+as read); each made in full (its bytes counted, not kept) on the inputs one `package` run hands
+it, the median of several runs, with the size of what it makes.
 
     python -m benchmarks.bench_files [model.tflite ...] [--runs 5]
 

@@ -179,7 +179,7 @@ def report_html(planned: PlannedModel, model: Model, strategy: str) -> Iterator[
     would run TFLite in a child process), so the same inputs give the same bytes. Its pictures are
     made (and checked) here; its text is made and encoded a block at a time as it is written."""
     pictures = [arena_picture(model, p, strategy,
-                              layout_outcome=p.offsets,  # validated again before it is drawn
+                              layout_outcome=p.offsets,  # validated when made, or again before it is drawn
                               labels=p.arena.scratch)  # names of TFLite Micro's scratch buffers
                 for p in planned.arenas]
     return encoded_in_blocks(report_html_chunks(pictures, source_name=planned.plan.source.file,
