@@ -108,7 +108,6 @@ def write_tensor_tables(buf: bytearray, end: int, head: int, vtables: dict, colu
     the builder's range error stands). `columns`: the entries' TensorColumns (package/columns.py),
     their texts taken as UTF-8 from it. `one_by_one(head, i)` writes entry i as the builder
     would and returns (head, offset)."""
-    n = columns.count
     numbers = {k: columns[k] for k in ("index", "subgraph", "tensor", "offset", "size", "first_op",
                                        "last_op", "pass_")}
     try:

@@ -5,7 +5,7 @@ end, other scripts) and for buffers the file lacks."""
 from __future__ import annotations
 
 from packager.emit import charts
-from packager.emit.report_data import AliasInfo, ObjectRow, PlacedTensor, TensorInfo
+from packager.emit.report_data import AliasInfo, PlacedTensor, TensorInfo
 
 NAMES = ["conv", "a//b", "<x>&\"y\"", "end/", "/start", "über–net", "", "//", "a/", "/b"]
 
