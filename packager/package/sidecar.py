@@ -11,10 +11,9 @@ its subgraph. Scratch buffers TFLite Micro's kernels request get ids from 2^30 o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Sequence
 
-from packager.field_columns import made_field_by_field
 from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord, align_up
 
 FORMAT_NAME = "tflpack-plan"
@@ -39,18 +38,6 @@ class TensorEntry:
     alias_of: int | None  # the planned tensor whose buffer this one uses
     pass_: int = 0  # planning pass (dynamic shapes); 0: sizes known from the file
     size_expr: str | None = None  # bytes over the symbols (dynamic shapes only); `size` is its largest value
-
-
-_ENTRY_FIELDS = tuple(f.name for f in fields(TensorEntry))
-
-
-def tensor_entries(rows: Sequence[tuple]) -> list[TensorEntry]:
-    """TensorEntry(*row) for each row (every field given, in order), the same objects made a
-    field at a time (packager/field_columns.py): the frozen class's __init__ sets its fields one
-    call each, most of the time of making the sidecar plan at 100,000 tensors."""
-    if rows and set(map(len, rows)) != {len(_ENTRY_FIELDS)}:
-        raise TypeError(f"a tensor entry has {len(_ENTRY_FIELDS)} fields")
-    return made_field_by_field(TensorEntry, len(rows), zip(*rows) if rows else [()] * len(_ENTRY_FIELDS))
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Tensor entries made a field at a time are the entries the class's constructor makes."""
+"""The sidecar plan's tensor entries, made a column at a time (package/assemble.py), are the
+entries the class's constructor makes, one per record and alias."""
 
 from __future__ import annotations
 
@@ -7,34 +8,30 @@ import dataclasses
 import numpy as np
 import pytest
 
-from packager.package.sidecar import TensorEntry, tensor_entries
+from packager.arenas import alias_bytes, bindings_for, plan_arenas
+from packager.field_columns import made_field_by_field
+from packager.lifetimes import GlobalIds
+from packager.package import columns as columns_module
+from packager.package.assemble import package_plan
+from packager.package.columns import tensor_columns
+from packager.package.sidecar import SCRATCH, TENSOR, SourceModel, TensorEntry
+from packager.reader import read_model
+from tests.package.support import model_file
 
 
 def test_entries_made_a_field_at_a_time_are_the_constructors():
     rows = [(1, 0, 2, "tensor", "a", "INT8", (1, 4), 0, 16, 0, 1, None, 0, None),
             (2 ** 30, 1, -1, "scratch", "conv", "UINT8", (64,), 16, 64, 1, 2, 1, 1, "4*N"),
             (3, 0, 5, "tensor", "", "FLOAT32", (), 2 ** 40, 0, 2, 2, None, 0, "")]
-    made = tensor_entries(rows)
+    made = made_field_by_field(TensorEntry, len(rows), zip(*rows))
     expected = [TensorEntry(*row) for row in rows]
     assert made == expected and [hash(e) for e in made] == [hash(e) for e in expected]
     assert [dataclasses.astuple(e) for e in made] == rows
     with pytest.raises(dataclasses.FrozenInstanceError):
         made[0].offset = 32
-    assert tensor_entries([]) == []
-    with pytest.raises(TypeError):
-        tensor_entries([rows[0][:-1]])
 
 
 # -- the sidecar plan's entries, made a column at a time (package/assemble.py) ---------------------
-
-from packager.arenas import alias_bytes, bindings_for, plan_arenas  # noqa: E402
-from packager.lifetimes import GlobalIds  # noqa: E402
-from packager.package import columns as columns_module  # noqa: E402
-from packager.package.assemble import package_plan  # noqa: E402
-from packager.package.columns import tensor_columns  # noqa: E402
-from packager.package.sidecar import SCRATCH, TENSOR, SourceModel  # noqa: E402
-from packager.reader import read_model  # noqa: E402
-from tests.package.support import model_file  # noqa: E402
 
 # scratch buffers (tflm), aliases (tflite), control flow inline and per subgraph, dynamic sizes
 ENTRY_CASES = [("mobile_block", "tflm", ()), ("inplace_candidates", "tflite", ()), ("op_zoo", "tflite", ()),
