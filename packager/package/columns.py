@@ -111,22 +111,7 @@ def tensor_columns(section: OffsetSection) -> TensorColumns:
     known = _built.get(key)
     if known is not None and known[0]() is section:
         return known[1]
-    columns = _columns(section.tensors)
-    _built[key] = (weakref.ref(section), columns)
-    weakref.finalize(section, _built.pop, key, None)
-    return columns
-
-
-def _columns(tensors: tuple[TensorEntry, ...]) -> TensorColumns:
-    numbers = {f: np.fromiter(map(attrgetter(f), tensors), dtype=np.int64, count=len(tensors))
-               for f in NUMBERS}
-    aliases = list(map(attrgetter("alias_of"), tensors))
-    return TensorColumns(
-        count=len(tensors), numbers=numbers, alias_of=aliases,
-        planned=np.fromiter(map(partial(is_, None), aliases), dtype=bool, count=len(tensors)),
-        kind=list(map(attrgetter("kind"), tensors)), name=list(map(attrgetter("name"), tensors)),
-        type=list(map(attrgetter("type"), tensors)), shape=list(map(attrgetter("shape"), tensors)),
-        size_expr=list(map(attrgetter("size_expr"), tensors)))
+    return _kept(section, _columns(section.tensors))
 
 
 def keep_columns(section: OffsetSection, values: dict[str, list]) -> None:
@@ -134,18 +119,39 @@ def keep_columns(section: OffsetSection, values: dict[str, list]) -> None:
     of TensorEntry, never modified after; package/assemble.py), so that they are not gathered
     again from 100,000 entries. Nothing is kept when a number does not fit int64: tensor_columns
     then gathers them and fails as it always did."""
-    aliases = values["alias_of"]
     try:
         numbers = {f: np.array(values[f], dtype=np.int64) for f in NUMBERS}
     except (OverflowError, TypeError, ValueError):
         return
-    if any(column.shape != (len(aliases),) for column in numbers.values()):
+    if any(column.shape != (len(values["alias_of"]),) for column in numbers.values()):
         return
-    columns = TensorColumns(
+    _kept(section, _made(numbers, values))
+
+
+def _columns(tensors: tuple[TensorEntry, ...]) -> TensorColumns:
+    """The columns gathered from the entries."""
+    numbers = {f: np.fromiter(map(attrgetter(f), tensors), dtype=np.int64, count=len(tensors))
+               for f in NUMBERS}
+    return _made(numbers, {f: list(map(attrgetter(f), tensors)) for f in _LISTS})
+
+
+# TensorEntry's fields the columns hold as lists
+_LISTS = ("alias_of", "kind", "name", "type", "shape", "size_expr")
+
+
+def _made(numbers: dict[str, np.ndarray], values: dict[str, list]) -> TensorColumns:
+    """The columns from their numbers (int64 arrays) and the lists of the other fields."""
+    aliases = values["alias_of"]
+    return TensorColumns(
         count=len(aliases), numbers=numbers, alias_of=aliases,
         planned=np.fromiter(map(partial(is_, None), aliases), dtype=bool, count=len(aliases)),
         kind=values["kind"], name=values["name"], type=values["type"], shape=values["shape"],
         size_expr=values["size_expr"])
+
+
+def _kept(section: OffsetSection, columns: TensorColumns) -> TensorColumns:
+    """`columns`, kept as the section's while it lives."""
     key = id(section)
     _built[key] = (weakref.ref(section), columns)
     weakref.finalize(section, _built.pop, key, None)
+    return columns
