@@ -42,9 +42,14 @@ def _dims_text(shape: tuple[int, ...]) -> str:
     return ", ".join(map(str, shape))
 
 
+# describe(t) as str.format fields (id, name, type, dims): a tensor of the file, or the label of
+# a buffer the file lacks (its other fields written as nothing); the charts' batches use them too.
+_DESCRIBED, _LABELLED = "tensor {} '{}' {} [{}]", "{!s:.0}{}{!s:.0}{!s:.0}"
+
+
 def describe(t: TensorInfo) -> str:
     """"tensor 12 'conv' FLOAT32 [1, 8, 8, 4]", or just the label of a buffer the file lacks."""
-    return f"tensor {t.id} '{t.name}' {shape_text(t)}" if t.dtype else t.name
+    return _DESCRIBED.format(t.id, t.name, t.dtype, _dims_text(t.shape)) if t.dtype else t.name
 
 
 def ops_text(first: int, last: int, step_name: str) -> str:
@@ -171,12 +176,6 @@ def _layout_children(placed: Sequence[PlacedTensor], steps: int, arena: int, low
                        f"of tensor {p.tensor.id} over {ops_text(a.first_op, a.last_op, step_name)}")])
     yield from _levels(scale, steps, lower_bound, arena)
 
-
-# A layout rectangle as element() writes it, every coordinate a float and every other value an
-# int: one str.format makes a batch of them (tens of thousands on a large page).
-# describe(t) as str.format fields (id, name, type, dims): a tensor of the file, or the label of
-# a buffer the file lacks (its other fields written as nothing).
-_DESCRIBED, _LABELLED = "tensor {} '{}' {} [{}]", "{!s:.0}{}{!s:.0}{!s:.0}"
 
 # A layout rectangle as element() writes it, every coordinate a float and every other value an
 # int, its tooltip as tensor_tooltip() writes it: one str.format makes a batch of them (tens of

@@ -115,6 +115,13 @@ def _passed_before(kind: str, records: Sequence[UsageRecord], numbers: tuple) ->
     return last is not None and last[0] is records and last[1] == numbers
 
 
+def _numbers(plan: OffsetPlan | ObjectPlan) -> tuple:
+    """What the checker's verdict on a plan depends on, besides the records."""
+    if isinstance(plan, OffsetPlan):
+        return plan.offsets, plan.arena, plan.alignment
+    return plan.assignment, plan.object_sizes, len(plan.object_extents)
+
+
 def _passed(kind: str, records: Sequence[UsageRecord], numbers: tuple) -> None:
     """Called by the vector forms on a pass only: a plan found equal to the one kept is not kept
     instead (a copy read back from a file would then outlive its check)."""
@@ -246,8 +253,7 @@ def check_offset_plan(
     covers the alias's own interval.
     """
     check_records(records)
-    numbers = (plan.offsets, plan.arena, plan.alignment)
-    verdict = _passed_before("offsets", records, numbers) or _offset_plan_passes(records, plan)
+    verdict = _passed_before("offsets", records, _numbers(plan)) or _offset_plan_passes(records, plan)
     if verdict is not True:
         _check_offset_plan_in_order(records, plan)
         if verdict is False:  # the vector form saw a fault the sweep did not: refuse, never guess
@@ -274,7 +280,7 @@ def _offset_plan_passes(records: Sequence[UsageRecord], plan: OffsetPlan) -> boo
         return False
     if _memory_clash(cols, offsets):
         return False
-    _passed("offsets", records, (plan.offsets, plan.arena, plan.alignment))
+    _passed("offsets", records, _numbers(plan))
     return True
 
 
@@ -352,8 +358,7 @@ def check_object_plan(records: Sequence[UsageRecord], plan: ObjectPlan,
     textures), and no two records alive at the same operator share an object."""
     check_records(records)
     # Textures (a few dozen records) keep the sequential form: it also checks the extents.
-    numbers = (plan.assignment, plan.object_sizes, len(plan.object_extents))
-    verdict = None if extents is not None else (_passed_before("objects", records, numbers)
+    verdict = None if extents is not None else (_passed_before("objects", records, _numbers(plan))
                                                 or _object_plan_passes(records, plan))
     if verdict is not True:
         _check_object_plan_in_order(records, plan, extents)
@@ -387,7 +392,7 @@ def _object_plan_passes(records: Sequence[UsageRecord], plan: ObjectPlan) -> boo
     o, f, last = obj[order], cols.first[order], cols.last[order]
     if np.any((o[1:] == o[:-1]) & (f[1:] <= last[:-1])):
         return False
-    _passed("objects", records, (plan.assignment, plan.object_sizes, len(plan.object_extents)))
+    _passed("objects", records, _numbers(plan))
     return True
 
 
