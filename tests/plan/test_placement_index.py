@@ -10,18 +10,7 @@ import random
 import pytest
 
 from packager.plan.offsets import _gaps, _placement
-from packager.plan.records import UsageRecord
-
-
-def _records(seed: int, n: int, times: int, long_every: int) -> list[UsageRecord]:
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        first = rng.randrange(times)
-        life = rng.randrange(times) if i % long_every == 0 else rng.choice([0, 1, 2, 5])
-        size = rng.choice([0, 1, 13, 16, 48, 64, 100, 4096, rng.randrange(1, 70_000)])
-        out.append(UsageRecord(i, first, min(times - 1, first + life), size))
-    return out
+from tests.plan.test_compiled_loops import _records  # random records: short lives, a long one now and then
 
 
 def _brute_force(records, order, alignment, best_fit, remember_unaligned) -> list[int]:
