@@ -1,8 +1,6 @@
 """CPU seconds of writing the two plan files of `package` and of reading each back, per model:
-the JSON text written a piece at a time into a file, its read-back check from that file (a
-megabyte at a time), the FlatBuffer built, its read-back check. Each the median of a few runs,
-in the order `package` takes them (the FlatBuffer's UTF-8 texts and other columns it works out
-are forgotten before each run: `package` works them out once).
+the JSON text made, its read-back check, the FlatBuffer built, its read-back check. Each the
+median of a few runs, in the order `package` takes them.
 
     .venv/bin/python -m benchmarks.bench_plan_files [--sizes 10000,100000] [--shapes branching,...]
         [--repeats 3]
@@ -17,7 +15,6 @@ import argparse
 import gc
 import hashlib
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,9 +22,7 @@ from benchmarks.bench_scale import cached_model
 from benchmarks.text_table import render
 from packager.package import plan_flatbuffer, plan_json
 from packager.package.build import make_plan
-from packager.package.columns import tensor_columns
-from packager.package.output_dir import _write_chunks
-from packager.package.read_back import json_pieces_read_back, reads_back
+from packager.package.read_back import reads_back
 from packager.package.runtime_arena import check_target, with_runtime_arena
 from packager.package.sidecar import SourceModel
 from packager.reader import read_model
@@ -45,35 +40,26 @@ def planned(path: Path):
 def file_seconds(plan, repeats: int) -> tuple[dict[str, float], int]:
     """Median CPU seconds of each step, and the JSON file's size."""
     spent: dict[str, list[float]] = {step: [] for step in STEPS}
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "plan.json"
 
-        def pieces():
-            with open(path, "rb") as f:
-                while piece := f.read(1 << 20):
-                    yield piece
+    def timed(step: str, run):
+        start = time.process_time()
+        result = run()
+        spent[step].append(time.process_time() - start)
+        return result
 
-        def timed(step: str, run):
-            start = time.process_time()
-            result = run()
-            spent[step].append(time.process_time() - start)
-            return result
-
-        for _ in range(repeats):
-            for section in plan.arenas:
-                tensor_columns(section.offsets)._derived.clear()
-            gc.collect()
-            gc.disable()  # as `package` writes its files
-            try:
-                timed("JSON written", lambda: _write_chunks(path, plan_json.encoded_pieces(plan)))
-                if not timed("JSON read back", lambda: json_pieces_read_back(pieces(), plan)):
-                    raise SystemExit("the JSON plan does not read back")
-                data = timed("FlatBuffer built", lambda: plan_flatbuffer.dumps(plan))
-                if not timed("FlatBuffer read back", lambda: reads_back(data, plan)):
-                    raise SystemExit("the FlatBuffer plan does not read back")
-            finally:
-                gc.enable()
-        size = path.stat().st_size
+    for _ in range(repeats):
+        gc.collect()
+        gc.disable()  # as `package` writes its files
+        try:
+            text = timed("JSON written", lambda: plan_json.dumps(plan))
+            if not timed("JSON read back", lambda: reads_back(text, plan)):
+                raise SystemExit("the JSON plan does not read back")
+            data = timed("FlatBuffer built", lambda: plan_flatbuffer.dumps(plan))
+            if not timed("FlatBuffer read back", lambda: reads_back(data, plan)):
+                raise SystemExit("the FlatBuffer plan does not read back")
+        finally:
+            gc.enable()
+    size = len(text)
     return {step: statistics.median(seconds) for step, seconds in spent.items()}, size
 
 

@@ -4,7 +4,6 @@ model's symbols. Plain conversion: what is planned was decided on the one path (
 
 from __future__ import annotations
 
-from dataclasses import fields
 from itertools import compress, count as count_from, islice
 from operator import attrgetter
 from typing import Mapping
@@ -13,13 +12,11 @@ import packager
 from packager.arenas import Bindings, DynamicSizes, PlannedArena, alias_bytes
 from packager.dynamic.shapes import DynamicShapes
 from packager.gc_pause import without_collector_pauses
-from packager.field_columns import made_field_by_field
 from packager.lifetimes import PERSISTENT, ArenaLifetimes
 from packager.model import Model
-from packager.package.columns import keep_columns
+from packager.package.columns import NO_ALIAS, TensorColumns
 from packager.package.sidecar import (SCRATCH, TENSOR, ArenaSection, ObjectSection, OffsetSection,
-                                      PackagePlan, PassSection, PersistentEntry, SourceModel, SymbolEntry,
-                                      TensorEntry)
+                                      PackagePlan, PassSection, PersistentEntry, SourceModel, SymbolEntry)
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan
 from packager.semantics import SEMANTICS
@@ -45,8 +42,7 @@ def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
     assert isinstance(offsets.plan, OffsetPlan) and isinstance(objects.plan, ObjectPlan)
     assert (passes is None) == (sizes is None)
     ids = list(map(_TENSOR_ID, problem.records))
-    columns = _entry_columns(model, lifetimes, scratch, sizes, problem, ids, offsets.plan.offsets)
-    entries = made_field_by_field(TensorEntry, len(columns[0]), columns)
+    tensors = TensorColumns(*_entry_columns(model, lifetimes, scratch, sizes, problem, ids, offsets.plan.offsets))
     persistent = []
     for g in lifetimes.ids(PERSISTENT):
         s, t = lifetimes.tensor_subgraph.get(g, (lifetimes.subgraph, g))
@@ -54,9 +50,7 @@ def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
         persistent.append(PersistentEntry(g, s, t, tensor.name, tensor.nbytes or 0))
     object_plan = objects.plan
     section = OffsetSection(offsets.strategy, offsets.plan.arena, problem.offset_lower_bound,
-                            tuple(entries), result.offset_plan_optimal(offsets))
-    # The writers and the checks read the entries as columns: these are they.
-    keep_columns(section, dict(zip(_ENTRY_FIELDS, columns)))
+                            tensors, result.offset_plan_optimal(offsets))
     return ArenaSection(
         subgraph=lifetimes.subgraph, inline=lifetimes.inline, steps=lifetimes.num_steps,
         offsets=section,
@@ -72,14 +66,13 @@ def arena_section(model: Model, planned: PlannedArena) -> ArenaSection:
 def _entry_columns(model: Model, lifetimes: ArenaLifetimes, scratch: Mapping[int, str],
                    sizes: DynamicSizes | None, problem: Problem, ids: list[int],
                    placed: tuple[int, ...]) -> list[list]:
-    """TensorEntry's fields in order, a column each: the records in problem order (a tensor, or a
+    """TensorColumns' fields in order, a column each: the records in problem order (a tensor, or a
     runtime scratch buffer), then the aliases in id order, each at its owner's offset with its
-    own bytes. Made a column at a time: a row per entry was most of the time of making the
-    sidecar plan at 100,000 tensors."""
+    own bytes."""
     records = problem.records
     index, offset = list(ids), list(placed)
     first, last = list(map(_FIRST_OP, records)), list(map(_LAST_OP, records))
-    size, alias_of = list(map(_SIZE, records)), [None] * len(records)
+    size, alias_of = list(map(_SIZE, records)), [NO_ALIAS] * len(records)
     if problem.aliases:
         position = dict(zip(ids, range(len(ids))))
         for alias, owner in sorted(problem.aliases.items()):
@@ -113,7 +106,7 @@ def _entry_columns(model: Model, lifetimes: ArenaLifetimes, scratch: Mapping[int
         for k in at_scratch:
             g = index[k]
             subgraph[k], tensor[k], kind[k], name[k] = lifetimes.subgraph, -1, SCRATCH, scratch[g]
-            type_[k], shape[k], alias_of[k] = "UINT8", (size[k],), None
+            type_[k], shape[k], alias_of[k] = "UINT8", (size[k],), NO_ALIAS
     if sizes is None:
         pass_, size_expr = [0] * count, [None] * count
     else:
@@ -136,7 +129,6 @@ def _with_gaps(column: list, gaps: list[int]) -> list:
 
 _FIRST_OP, _LAST_OP, _SIZE = attrgetter("first_op"), attrgetter("last_op"), attrgetter("size")
 _TENSOR_ID = attrgetter("tensor")
-_ENTRY_FIELDS = tuple(f.name for f in fields(TensorEntry))
 
 
 def symbol_entries(shapes: DynamicShapes, bounds: Mapping[str, tuple[int, int]]) -> tuple[SymbolEntry, ...]:

@@ -38,7 +38,7 @@ from packager.package.notes import model_notes
 from packager.package.assemble import package_plan
 from packager.package.sidecar import TENSOR, PackagePlan, SourceModel
 from packager.package.check import check_offline_model, check_package_plan
-from packager.package.read_back import json_pieces_read_back, reads_back
+from packager.package.read_back import reads_back
 from packager.reader import read_model
 from packager.semantics import SEMANTICS, TFLM
 from packager.size_limits import check_tensor_sizes
@@ -101,15 +101,16 @@ def make_plan(model: Model, semantics: str, strategy: str, source: SourceModel,
 def offline_offsets(plan: PackagePlan) -> list[int]:
     """Every tensor's offset in TFLite Micro's global numbering, -1 where it has none."""
     offsets = [-1] * sum(plan.source.subgraph_tensor_counts)
-    for t in plan.arenas[0].offsets.tensors:
-        if t.kind == TENSOR and t.alias_of is None:
-            offsets[t.index] = t.offset
+    tensors = plan.arenas[0].offsets.tensors
+    index, offset = tensors.index.tolist(), tensors.offset.tolist()
+    for k, kind, planned in zip(range(len(tensors)), tensors.kind, tensors.planned.tolist()):
+        if kind == TENSOR and planned:
+            offsets[index[k]] = offset[k]
     return offsets
 
 
 def checked_plan_file(data: bytes | str, plan: PackagePlan) -> bytes | str:
-    """What is written is what was checked: the file must read back as the checked plan (the JSON
-    form compared column by column, without a second parsed plan: package/read_back.py)."""
+    """What is written is what was checked: the file must read back as the checked plan."""
     if not reads_back(data, plan):
         raise PlanError("the plan does not read back from its own files (a bug in a plan writer)")
     return data
@@ -120,11 +121,10 @@ def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[s
                      keep_offline_plan: bool = False) -> Iterator[tuple[str, bytes | Iterator[bytes], str]]:
     """(name, bytes or its chunks in order, what it is) for each file, built and checked one at a
     time so that a caller writing each before asking for the next holds one file in memory (the
-    two largest, the JSON plan and the C array, a chunk at a time); notes for the user are
+    largest, the C array, a chunk at a time); notes for the user are
     appended to `notes` (complete once the files are)."""
-    # The JSON written a piece at a time, then read back from the file in pieces (write_files):
-    # its text is never held whole.
-    yield (f"{prefix}_plan.json", plan_json.encoded_pieces(plan), "plan (JSON, schemas/plan.schema.json)")
+    yield (f"{prefix}_plan.json", checked_plan_file(plan_json.dumps(plan), plan),
+           "plan (JSON, schemas/plan.schema.json)")
     yield (f"{prefix}_plan.tplan", checked_plan_file(plan_flatbuffer.dumps(plan), plan),
            "plan (FlatBuffer, schemas/plan.fbs)")
     yield (f"{prefix}_plan.h", c_header.render_chunks(plan, model, prefix),  # encoded as written
@@ -161,16 +161,7 @@ def write_files(folder: StagedFolder, plan: PackagePlan, model: Model, prefix: s
         folder.add(name, data)
         whats[name] = what
         del data
-        if name == f"{prefix}_plan.json":
-            checked_json_file(folder, name, plan)
     return whats
-
-
-def checked_json_file(folder: StagedFolder, name: str, plan: PackagePlan) -> None:
-    """The JSON plan as written must read back as the checked plan: parsed from the file a piece
-    at a time (package/json_pieces.py) and compared with the plan as it is parsed."""
-    if not json_pieces_read_back(folder.read_pieces(name), plan):
-        raise PlanError("the plan does not read back from its own files (a bug in a plan writer)")
 
 
 @without_collector_pauses

@@ -22,7 +22,6 @@ from packager.emit.encoded_blocks import encoded_in_blocks
 from packager.kernels.tflm_offline_plan import INT32_MAX, offline_plan_of
 from packager.errors import PlanError
 from packager.model import Model
-from packager.package.columns import tensor_columns
 from packager.package.sidecar import SCRATCH, PackagePlan, end_to_end
 from packager.semantics import SEMANTICS
 from packager.plan.records import overhead_pct
@@ -98,10 +97,7 @@ def _rows(plan: PackagePlan, model: Model) -> tuple[_Rows, list[int], list[str]]
     for k, arena in enumerate(plan.arenas):
         first_object = len(object_sizes)
         object_sizes.extend(arena.objects.object_sizes)
-        try:
-            c = tensor_columns(arena.offsets)
-        except OverflowError:
-            raise PlanError("the plan does not fit the header's int32 offsets") from None
+        c = arena.offsets.tensors
         index, first, last, size, offset, passes = (c[f] for f in ("index", "first_op", "last_op", "size",
                                                                      "offset", "pass_"))
         is_scratch = np.fromiter((kind == SCRATCH for kind in c.kind), dtype=bool, count=c.count)
@@ -114,7 +110,7 @@ def _rows(plan: PackagePlan, model: Model) -> tuple[_Rows, list[int], list[str]]
         else:
             glob = np.asarray(base, dtype=np.int64)[c["subgraph"][m]] + c["tensor"][m]
         g = _lookup(index[m], glob, index[m])  # ids[i]: the last entry of an id names its row
-        alias = np.fromiter((NONE if a is None else a for a in c.alias_of), dtype=np.int64, count=c.count)[m]
+        alias = c.alias_of[m]  # NONE (-1) where none, as the columns hold it
         has_alias = alias != NONE
         owner = np.where(has_alias, alias, index[m])
         rows.offset[g], rows.size[g], rows.first[g], rows.last[g] = offset[m], size[m], first[m], last[m]

@@ -19,7 +19,6 @@ from packager.kernels.tflm_offline_plan import METADATA_NAME, decode
 from packager.lifetimes import PERSISTENT
 from packager.model import Model
 from packager.package.assemble import symbol_entries
-from packager.package.columns import tensor_columns
 from packager.package.sidecar import TENSOR, ArenaSection, PackagePlan, offset_plan_of
 from packager.plan.offsets.exact_search import check_optimal_claim
 from packager.plan.portfolio import validate
@@ -83,7 +82,7 @@ def bindings_of(plan: PackagePlan, model: Model) -> Bindings | None:
     shapes = analyse(model)
     if not shapes.is_dynamic and not plan.symbols:
         return None
-    at_stored_shape = not any(t.size_expr for a in plan.arenas for t in a.offsets.tensors)
+    at_stored_shape = not any(e for a in plan.arenas for e in a.offsets.tensors.size_expr)
     if not plan.symbols and at_stored_shape and stored_batch_note(model, plan.semantics, ()) is not None:
         return None  # a dynamic batch planned at the stored shape, which TFLite Micro runs
     if len(plan.symbols) != len(shapes.symbols):
@@ -131,7 +130,7 @@ def _check_dynamic(section: ArenaSection, arena: ArenaToPlan, expected: Problem,
 def _static_entries(section: ArenaSection) -> bool:
     """Every entry in pass 0 without a size expression, as a static model gives them (columns)."""
     try:
-        columns = tensor_columns(section.offsets)
+        columns = section.offsets.tensors
     except (OverflowError, TypeError, ValueError):
         return False
     return not columns["pass_"].any() and columns.size_expr.count(None) == columns.count
@@ -157,7 +156,7 @@ def _matching_offsets(section: ArenaSection, expected: Problem) -> tuple[int, ..
     model's records and aliases, compared column by column; None when anything differs (or
     does not fit the columns), for the entry-by-entry check to find and name."""
     try:
-        columns = tensor_columns(section.offsets)
+        columns = section.offsets.tensors
         planned = columns.planned
         ids = columns["index"][planned]
         want = _record_columns(expected.records)
@@ -186,7 +185,8 @@ def _aliases_match(section: ArenaSection, expected: Problem, sorted_ids: np.ndar
                    their_offsets: np.ndarray) -> bool:
     """The aliases, their intervals and their offsets (each its owner's) are the model's."""
     aliases, intervals, offsets = {}, {}, {}
-    for t in section.offsets.tensors:
+    tensors = section.offsets.tensors
+    for t in tensors.entries(np.flatnonzero(~tensors.planned).tolist()):
         if t.alias_of is not None:
             aliases[t.index], intervals[t.index] = t.alias_of, (t.first_op, t.last_op)
             offsets.setdefault(t.alias_of, set()).add(t.offset)
@@ -313,7 +313,7 @@ def _names_match(section: ArenaSection, model: Model) -> bool:
     """Every tensor entry points into the model and has its tensor's name (whole columns at
     once); False when anything differs or does not fit the columns."""
     try:
-        columns = tensor_columns(section.offsets)
+        columns = section.offsets.tensors
     except (OverflowError, TypeError, ValueError):
         return False
     kinds = np.fromiter(map(TENSOR.__eq__, columns.kind), dtype=bool, count=columns.count)
@@ -325,7 +325,7 @@ def _names_match(section: ArenaSection, model: Model) -> bool:
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     names = [x.name for sg in model.subgraphs for x in sg.tensors]
     wanted = list(map(names.__getitem__, (starts[s] + t).tolist()))
-    stated = columns.name if len(which) == columns.count else list(map(columns.name.__getitem__, which.tolist()))
+    stated = list(columns.name) if len(which) == columns.count else list(map(columns.name.__getitem__, which.tolist()))
     return wanted == stated
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from packager.package import plan_flatbuffer, plan_json
 from packager.errors import PlanError
-from packager.package.sidecar import FORMAT_NAME, FORMAT_VERSION, PackagePlan
+from packager.package.sidecar import FORMAT_NAME, READABLE_VERSIONS, PackagePlan
 from packager.package.check import check_package_plan
 from packager.reader import read_model
 
@@ -28,9 +28,9 @@ def parse_plan(data: bytes) -> PackagePlan:
         raise PlanFileError("not a plan file (neither JSON nor a FlatBuffer with identifier 'TPLN')")
     if plan.format != FORMAT_NAME:
         raise PlanFileError(f"not a tflpack plan (format '{plan.format}')")
-    if plan.format_version != FORMAT_VERSION:
-        raise PlanFileError(f"plan format version {plan.format_version}; this tflpack reads version "
-                            f"{FORMAT_VERSION}")
+    if plan.format_version not in READABLE_VERSIONS:
+        raise PlanFileError(f"plan format version {plan.format_version}; this tflpack reads versions "
+                            f"{', '.join(map(str, READABLE_VERSIONS))}")
     return plan
 
 

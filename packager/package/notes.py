@@ -22,7 +22,8 @@ def model_notes(plan: PackagePlan, model: Model, unmodelled_ops: tuple[str, ...]
                      f"register it (MicroMutableOpResolver::AddCustom); the plan itself is valid"
                      f"{scratch_note}")
     unmodelled_ops = tuple(op for op in unmodelled_ops if op not in custom)
-    scratch = [t for a in plan.arenas for t in a.offsets.tensors if t.kind == SCRATCH]
+    scratch = [t for a in plan.arenas
+               for t in a.offsets.tensors.entries([k for k, kind in enumerate(a.offsets.tensors.kind) if kind == SCRATCH])]
     if scratch:
         notes.append(f"{len(scratch)} scratch buffer(s) of TFLite Micro kernels "
                      f"({sum(t.size for t in scratch):,} B) are placed by TFLite Micro at run time; "

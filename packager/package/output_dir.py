@@ -19,6 +19,7 @@ on the way out); during the final moves they wait until the moves are done.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -29,7 +30,6 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 from packager.errors import PackagerError
-from packager.package.json_pieces import loads_in_pieces
 
 STOP_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP"))
                      if s is not None)
@@ -93,23 +93,15 @@ _LARGEST_PLAN_FILE = 1 << 30
 
 
 def _our_plan(path: Path) -> dict | None:
-    """The plan JSON at `path` when it is one of ours, else None; of a plan, the top-level object
-    only (its entries are not kept while the rest is parsed, and the file is read a megabyte at a
-    time: a plan of 100,000 tensors is 50 MB). A file larger than any plan we write (about 520
-    bytes per tensor: a gigabyte is two million tensors) is not read."""
+    """The plan JSON at `path` when it is one of ours, else None. A file larger than any plan we
+    write is not read."""
     try:
         if path.stat().st_size > _LARGEST_PLAN_FILE:
             return None
-        with open(path, "rb") as f:
-            data = loads_in_pieces(iter(lambda: f.read(1 << 20), b""), object_hook=_plan_or_none)
+        data = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and PLAN_KEYS <= data.keys() else None
-
-
-def _plan_or_none(entry: dict) -> dict | None:
-    """json's object_hook: an object that may be the plan is kept, any other becomes None."""
-    return entry if PLAN_KEYS <= entry.keys() else None
 
 
 def stale_files(out_dir: str | Path, new_names: Iterable[str], keep: Iterable[str | Path] = ()) -> list[str]:

@@ -14,30 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
+from packager.package.columns import TensorColumns, TensorEntry
 from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord, align_up
 
 FORMAT_NAME = "tflpack-plan"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the entries stored as columns in both files; 1: an object or table per entry
+READABLE_VERSIONS = (1, 2)
 TENSOR = "tensor"
 SCRATCH = "scratch"
-
-
-@dataclass(frozen=True, slots=True)  # slots: a plan of 100,000 tensors holds as many
-class TensorEntry:
-    index: int  # id in the arena's numbering
-    subgraph: int
-    tensor: int  # index inside its subgraph; -1 for a scratch buffer
-    kind: str  # TENSOR or SCRATCH
-    name: str
-    type: str
-    shape: tuple[int, ...]
-    offset: int
-    size: int  # planned bytes (rounded as the runtime rounds)
-    first_op: int
-    last_op: int
-    alias_of: int | None  # the planned tensor whose buffer this one uses
-    pass_: int = 0  # planning pass (dynamic shapes); 0: sizes known from the file
-    size_expr: str | None = None  # bytes over the symbols (dynamic shapes only); `size` is its largest value
 
 
 @dataclass(frozen=True)
@@ -45,8 +31,12 @@ class OffsetSection:
     strategy: str
     arena_bytes: int
     lower_bound: int
-    tensors: tuple[TensorEntry, ...]  # planned records in problem order, then the aliases
+    tensors: TensorColumns  # planned records in problem order, then the aliases
     optimal: bool = False  # at the lower bound, or proven optimal: no offset plan has a smaller arena
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tensors, TensorColumns):  # entries given one by one
+            object.__setattr__(self, "tensors", TensorColumns.of_entries(self.tensors))
 
 
 @dataclass(frozen=True)
@@ -98,8 +88,9 @@ class ArenaSection:
     passes: PassSection | None = None  # models with dynamic shapes only
 
     @property
-    def planned(self) -> tuple[TensorEntry, ...]:
-        return tuple(t for t in self.offsets.tensors if t.alias_of is None)
+    def planned(self) -> list[TensorEntry]:
+        tensors = self.offsets.tensors
+        return tensors.entries(np.flatnonzero(tensors.planned).tolist())
 
 
 @dataclass(frozen=True)
@@ -177,13 +168,16 @@ def end_to_end(sizes: Sequence[int], alignment: int) -> tuple[tuple[int, ...], i
 def offset_plan_of(arena: ArenaSection, alignment: int) -> tuple[
         list[UsageRecord], OffsetPlan, dict[int, int], dict[int, tuple[int, int]]]:
     """(records, offset plan, aliases, alias intervals) exactly as the section states them."""
-    planned = arena.planned
-    records = [UsageRecord(t.index, t.first_op, t.last_op, t.size) for t in planned]
-    aliases = {t.index: t.alias_of for t in arena.offsets.tensors if t.alias_of is not None}
-    intervals = {t.index: (t.first_op, t.last_op) for t in arena.offsets.tensors if t.alias_of is not None}
-    plan = OffsetPlan(arena.offsets.strategy, tuple(t.offset for t in planned),
+    tensors = arena.offsets.tensors
+    planned, aliases = tensors.planned, ~tensors.planned
+    index, first, last = (tensors[f][planned].tolist() for f in ("index", "first_op", "last_op"))
+    records = list(map(UsageRecord, index, first, last, tensors.size[planned].tolist()))
+    alias_ids = tensors.index[aliases].tolist()
+    owners = dict(zip(alias_ids, tensors.alias_of[aliases].tolist()))
+    intervals = dict(zip(alias_ids, zip(tensors.first_op[aliases].tolist(), tensors.last_op[aliases].tolist())))
+    plan = OffsetPlan(arena.offsets.strategy, tuple(tensors.offset[planned].tolist()),
                       arena.offsets.arena_bytes, alignment)
-    return records, plan, aliases, intervals
+    return records, plan, owners, intervals
 
 
 def object_plan_of(arena: ArenaSection) -> ObjectPlan:

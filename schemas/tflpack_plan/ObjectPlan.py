@@ -108,7 +108,61 @@ class ObjectPlan(object):
             return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
         return False
 
-def ObjectPlanStart(builder): builder.StartObject(6)
+    # ObjectPlan
+    def TensorIndex(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # ObjectPlan
+    def TensorIndexAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # ObjectPlan
+    def TensorIndexLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # ObjectPlan
+    def TensorIndexIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        return o == 0
+
+    # ObjectPlan
+    def TensorObject(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # ObjectPlan
+    def TensorObjectAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # ObjectPlan
+    def TensorObjectLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # ObjectPlan
+    def TensorObjectIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        return o == 0
+
+def ObjectPlanStart(builder): builder.StartObject(8)
 def Start(builder):
     return ObjectPlanStart(builder)
 def ObjectPlanAddStrategy(builder, strategy): builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(strategy), 0)
@@ -135,6 +189,18 @@ def StartTensorsVector(builder, numElems):
 def ObjectPlanAddOptimal(builder, optimal): builder.PrependBoolSlot(5, optimal, 0)
 def AddOptimal(builder, optimal):
     return ObjectPlanAddOptimal(builder, optimal)
+def ObjectPlanAddTensorIndex(builder, tensorIndex): builder.PrependUOffsetTRelativeSlot(6, flatbuffers.number_types.UOffsetTFlags.py_type(tensorIndex), 0)
+def AddTensorIndex(builder, tensorIndex):
+    return ObjectPlanAddTensorIndex(builder, tensorIndex)
+def ObjectPlanStartTensorIndexVector(builder, numElems): return builder.StartVector(4, numElems, 4)
+def StartTensorIndexVector(builder, numElems):
+    return ObjectPlanStartTensorIndexVector(builder, numElems)
+def ObjectPlanAddTensorObject(builder, tensorObject): builder.PrependUOffsetTRelativeSlot(7, flatbuffers.number_types.UOffsetTFlags.py_type(tensorObject), 0)
+def AddTensorObject(builder, tensorObject):
+    return ObjectPlanAddTensorObject(builder, tensorObject)
+def ObjectPlanStartTensorObjectVector(builder, numElems): return builder.StartVector(4, numElems, 4)
+def StartTensorObjectVector(builder, numElems):
+    return ObjectPlanStartTensorObjectVector(builder, numElems)
 def ObjectPlanEnd(builder): return builder.EndObject()
 def End(builder):
     return ObjectPlanEnd(builder)

@@ -81,7 +81,18 @@ class OffsetPlan(object):
             return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
         return False
 
-def OffsetPlanStart(builder): builder.StartObject(5)
+    # OffsetPlan
+    def Columns(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(14))
+        if o != 0:
+            x = self._tab.Indirect(o + self._tab.Pos)
+            from .TensorColumns import TensorColumns
+            obj = TensorColumns()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+def OffsetPlanStart(builder): builder.StartObject(6)
 def Start(builder):
     return OffsetPlanStart(builder)
 def OffsetPlanAddStrategy(builder, strategy): builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(strategy), 0)
@@ -102,6 +113,9 @@ def StartTensorsVector(builder, numElems):
 def OffsetPlanAddOptimal(builder, optimal): builder.PrependBoolSlot(4, optimal, 0)
 def AddOptimal(builder, optimal):
     return OffsetPlanAddOptimal(builder, optimal)
+def OffsetPlanAddColumns(builder, columns): builder.PrependUOffsetTRelativeSlot(5, flatbuffers.number_types.UOffsetTFlags.py_type(columns), 0)
+def AddColumns(builder, columns):
+    return OffsetPlanAddColumns(builder, columns)
 def OffsetPlanEnd(builder): return builder.EndObject()
 def End(builder):
     return OffsetPlanEnd(builder)

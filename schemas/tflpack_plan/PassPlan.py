@@ -60,7 +60,61 @@ class PassPlan(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
         return o == 0
 
-def PassPlanStart(builder): builder.StartObject(2)
+    # PassPlan
+    def TensorIndex(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # PassPlan
+    def TensorIndexAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # PassPlan
+    def TensorIndexLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # PassPlan
+    def TensorIndexIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        return o == 0
+
+    # PassPlan
+    def TensorOffset(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 8))
+        return 0
+
+    # PassPlan
+    def TensorOffsetAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int64Flags, o)
+        return 0
+
+    # PassPlan
+    def TensorOffsetLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # PassPlan
+    def TensorOffsetIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        return o == 0
+
+def PassPlanStart(builder): builder.StartObject(4)
 def Start(builder):
     return PassPlanStart(builder)
 def PassPlanAddArenaBytes(builder, arenaBytes): builder.PrependInt64Slot(0, arenaBytes, 0)
@@ -72,6 +126,18 @@ def AddTensors(builder, tensors):
 def PassPlanStartTensorsVector(builder, numElems): return builder.StartVector(4, numElems, 4)
 def StartTensorsVector(builder, numElems):
     return PassPlanStartTensorsVector(builder, numElems)
+def PassPlanAddTensorIndex(builder, tensorIndex): builder.PrependUOffsetTRelativeSlot(2, flatbuffers.number_types.UOffsetTFlags.py_type(tensorIndex), 0)
+def AddTensorIndex(builder, tensorIndex):
+    return PassPlanAddTensorIndex(builder, tensorIndex)
+def PassPlanStartTensorIndexVector(builder, numElems): return builder.StartVector(4, numElems, 4)
+def StartTensorIndexVector(builder, numElems):
+    return PassPlanStartTensorIndexVector(builder, numElems)
+def PassPlanAddTensorOffset(builder, tensorOffset): builder.PrependUOffsetTRelativeSlot(3, flatbuffers.number_types.UOffsetTFlags.py_type(tensorOffset), 0)
+def AddTensorOffset(builder, tensorOffset):
+    return PassPlanAddTensorOffset(builder, tensorOffset)
+def PassPlanStartTensorOffsetVector(builder, numElems): return builder.StartVector(8, numElems, 8)
+def StartTensorOffsetVector(builder, numElems):
+    return PassPlanStartTensorOffsetVector(builder, numElems)
 def PassPlanEnd(builder): return builder.EndObject()
 def End(builder):
     return PassPlanEnd(builder)

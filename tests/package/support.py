@@ -51,3 +51,20 @@ def packaged(name: str, semantics: str = "tflm", dims: tuple[str, ...] | None = 
 def file_of(result: PackageResult, suffix: str) -> Path:
     (path,) = [f.path for f in result.files if f.path.name.endswith(suffix)]
     return path
+
+
+def as_rows(columns: dict[str, list]) -> list[dict]:
+    """A plan JSON's columns (a list per key) as one dict per entry."""
+    return [dict(zip(columns, values)) for values in zip(*columns.values())]
+
+
+def as_columns(rows: list[dict]) -> dict[str, list]:
+    """as_rows undone: one list per key."""
+    return {key: [row[key] for row in rows] for key in rows[0]}
+
+
+def edit_rows(parent: dict, edit) -> None:
+    """Edit the entries of parent["tensors"] (a plan JSON's columns) one dict per entry."""
+    rows = as_rows(parent["tensors"])
+    edit(rows)
+    parent["tensors"] = as_columns(rows)

@@ -26,7 +26,7 @@ from packager.semantics import SEMANTICS
 from packager.dynamic.symbolic import evaluate
 from packager.plan.validate import check_offset_plan
 from tests.conftest import REPO
-from tests.package.support import file_of, model_file, packaged
+from tests.package.support import as_rows, edit_rows, file_of, model_file, packaged
 
 runner = CliRunner()
 BATCH = ("image_0=1..8",)
@@ -94,13 +94,13 @@ def test_the_sidecar_json_carries_symbols_passes_and_expressions():
     assert doc["symbols"] == [{"name": "image_0", "source": "input 'image' axis 0", "data_dependent": False,
                                "pass": 1, "min": 1, "max": 8}]
     (arena,) = doc["arenas"]
-    tensors = arena["offsets"]["tensors"]
+    tensors = as_rows(arena["offsets"]["tensors"])
     assert {t["pass"] for t in tensors} == {0, 1}
     assert all("size_expr" in t for t in tensors)
     assert all(t["size_expr"] == str(t["size"]) for t in tensors if t["pass"] == 0)
     assert all("image_0" in t["size_expr"] for t in tensors if t["pass"] == 1)
     planned = [t["index"] for t in tensors if t["alias_of"] is None]
-    assert [t["index"] for t in arena["passes"]["tensors"]] == planned
+    assert arena["passes"]["tensors"]["index"] == planned
     assert arena["passes"]["arena_bytes"] >= arena["offsets"]["lower_bound"]
 
 
@@ -167,18 +167,21 @@ def _edited(tmp_path: Path, edit) -> Path:
     return path
 
 
-def _tensor(doc: dict, pass_: int) -> dict:
-    return next(t for t in doc["arenas"][0]["offsets"]["tensors"] if t["pass"] == pass_)
+def _first_of_pass(doc: dict, pass_: int, **change) -> None:
+    """The first entry of this pass changed."""
+    edit_rows(doc["arenas"][0]["offsets"],
+              lambda rows: next(t for t in rows if t["pass"] == pass_).update(change))
 
 
 @pytest.mark.parametrize("what,edit,message", [
     ("a wider bound", lambda d: d["symbols"][0].update(max=16), "does not match the model"),
     ("no symbols", lambda d: d.pop("symbols"), "symbols stated"),
-    ("another pass", lambda d: _tensor(d, 1).update({"pass": 0}), "pass 0"),
-    ("another expression", lambda d: _tensor(d, 1).update(size_expr="1 * image_0"), "1 \\* image_0"),
+    ("another pass", lambda d: _first_of_pass(d, 1, **{"pass": 0}), "pass 0"),
+    ("another expression", lambda d: _first_of_pass(d, 1, size_expr="1 * image_0"), "1 \\* image_0"),
     ("no multi-pass plan", lambda d: d["arenas"][0].pop("passes"), "multi-pass plan"),
     ("an overlapping multi-pass plan",
-     lambda d: [t.update(offset=0) for t in d["arenas"][0]["passes"]["tensors"]], "overlap"),
+     lambda d: d["arenas"][0]["passes"]["tensors"].update(offset=[0] * len(d["arenas"][0]["passes"]["tensors"]["offset"])),
+     "overlap"),
 ])
 def test_load_refuses_an_edited_dynamic_plan(tmp_path, what, edit, message):
     with pytest.raises(PlanError, match=message):
@@ -232,7 +235,7 @@ def test_a_static_header_has_nothing_of_it():
     assert "_SYM_" not in text and "MULTIPASS" not in text and "TENSOR_PASSES" not in text
     doc = json.loads(file_of(packaged("mobile_block"), "_plan.json").read_bytes())
     assert "symbols" not in doc and "passes" not in doc["arenas"][0]
-    assert not any("size_expr" in t for t in doc["arenas"][0]["offsets"]["tensors"])
+    assert "size_expr" not in doc["arenas"][0]["offsets"]["tensors"]
 
 
 # -- the report ----------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from packager.errors import PlanError
 from packager.package.load import load
 from packager.plan.offsets.exact_search import check_optimal_claim
 from packager.plan.records import UsageRecord
-from tests.package.support import file_of, model_file, packaged
+from tests.package.support import as_columns, as_rows, file_of, model_file, packaged
 
 
 def test_the_plan_says_when_its_offsets_are_proven_optimal():
@@ -30,12 +30,14 @@ def _claiming_optimal(tmp_path, name: str, semantics: str, lift: bool):
     doc = json.loads(file_of(packaged(name, semantics), "_plan.json").read_bytes())
     offsets = doc["arenas"][0]["offsets"]
     if lift:
-        aliased = {t["alias_of"] for t in offsets["tensors"] if t.get("alias_of") is not None}
-        planned = [t for t in offsets["tensors"] if t.get("alias_of") is None]
+        tensors = as_rows(offsets["tensors"])
+        aliased = {t["alias_of"] for t in tensors if t.get("alias_of") is not None}
+        planned = [t for t in tensors if t.get("alias_of") is None]
         t = max((t for t in planned if t["index"] not in aliased and t["size"] > 0), key=lambda t: t["size"])
         align = doc["alignment"]
         t["offset"] = -(-offsets["arena_bytes"] // align) * align
         offsets["arena_bytes"] = max(u["offset"] + u["size"] for u in planned)
+        offsets["tensors"] = as_columns(tensors)
     offsets["optimal"] = True
     path = tmp_path / f"{name}_edited_plan.json"
     path.write_text(json.dumps(doc))

@@ -57,7 +57,7 @@ def test_the_json_plan_follows_its_json_schema():
                             ("while_loop", "ideal")):
         doc = json.loads(file_of(packaged(name, semantics), "_plan.json").read_bytes())
         jsonschema.Draft202012Validator(schema).validate(doc)
-    doc["format_version"] = 2
+    doc["format_version"] = 1
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(doc, schema)
 
@@ -82,11 +82,12 @@ def _edited_json(tmp_path, name: str, edit) -> tuple:
 
 def test_load_refuses_overlapping_offsets(tmp_path):
     def overlap(doc):
-        tensors = doc["arenas"][0]["offsets"]["tensors"]
-        a, b = next((a, b) for a in tensors for b in tensors
-                    if a["index"] != b["index"] and a["offset"] != b["offset"]
-                    and not (a["last_op"] < b["first_op"] or b["last_op"] < a["first_op"]))
-        b["offset"] = a["offset"]
+        t = doc["arenas"][0]["offsets"]["tensors"]
+        entries = range(len(t["index"]))
+        a, b = next((a, b) for a in entries for b in entries
+                    if t["index"][a] != t["index"][b] and t["offset"][a] != t["offset"][b]
+                    and not (t["last_op"][a] < t["first_op"][b] or t["last_op"][b] < t["first_op"][a]))
+        t["offset"][b] = t["offset"][a]
 
     with pytest.raises(PlanError, match="overlap"):
         load(*_edited_json(tmp_path, "mobile_block", overlap))
@@ -95,8 +96,9 @@ def test_load_refuses_overlapping_offsets(tmp_path):
 def test_load_refuses_edited_lifetimes_even_when_consistent(tmp_path):
     """Shortening a lifetime could make an overlap look legal: the records come from the model."""
     def shorten(doc):
-        t = max(doc["arenas"][0]["offsets"]["tensors"], key=lambda t: t["last_op"] - t["first_op"])
-        t["last_op"] = t["first_op"]
+        t = doc["arenas"][0]["offsets"]["tensors"]
+        k = max(range(len(t["index"])), key=lambda k: t["last_op"][k] - t["first_op"][k])
+        t["last_op"][k] = t["first_op"][k]
 
     with pytest.raises(PlanError, match="does not match the model"):
         load(*_edited_json(tmp_path, "mobile_block", shorten))
@@ -110,9 +112,8 @@ def test_load_refuses_a_wrong_arena_size_or_object(tmp_path):
         load(*_edited_json(tmp_path, "mobile_block", shrink))
 
     def share(doc):
-        objects = doc["arenas"][0]["objects"]
-        for t in objects["tensors"]:
-            t["object"] = 0
+        objects = doc["arenas"][0]["objects"]["tensors"]
+        objects["object"] = [0] * len(objects["object"])
 
     with pytest.raises(PlanError, match="share object|does not fit"):
         load(*_edited_json(tmp_path, "mobile_block", share))

@@ -1,5 +1,5 @@
 """The sidecar plan's tensor entries, made a column at a time (package/assemble.py), are the
-entries the class's constructor makes, one per record and alias."""
+entries one would state one per record and alias; the columns and the entries they give agree."""
 
 from __future__ import annotations
 
@@ -9,26 +9,30 @@ import numpy as np
 import pytest
 
 from packager.arenas import alias_bytes, bindings_for, plan_arenas
-from packager.field_columns import made_field_by_field
 from packager.lifetimes import GlobalIds
-from packager.package import columns as columns_module
 from packager.package.assemble import package_plan
-from packager.package.columns import tensor_columns
+from packager.package.columns import ENTRY_FIELDS, TensorColumns
 from packager.package.sidecar import SCRATCH, TENSOR, SourceModel, TensorEntry
 from packager.reader import read_model
 from tests.package.support import model_file
 
 
-def test_entries_made_a_field_at_a_time_are_the_constructors():
+def test_entries_and_columns_hold_the_same_values():
     rows = [(1, 0, 2, "tensor", "a", "INT8", (1, 4), 0, 16, 0, 1, None, 0, None),
             (2 ** 30, 1, -1, "scratch", "conv", "UINT8", (64,), 16, 64, 1, 2, 1, 1, "4*N"),
             (3, 0, 5, "tensor", "", "FLOAT32", (), 2 ** 40, 0, 2, 2, None, 0, "")]
-    made = made_field_by_field(TensorEntry, len(rows), zip(*rows))
-    expected = [TensorEntry(*row) for row in rows]
-    assert made == expected and [hash(e) for e in made] == [hash(e) for e in expected]
-    assert [dataclasses.astuple(e) for e in made] == rows
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        made[0].offset = 32
+    entries = [TensorEntry(*row) for row in rows]
+    columns = TensorColumns.of_entries(entries)
+    assert list(columns) == entries and columns[1] == entries[1] and columns[-1] == entries[-1]
+    assert [dataclasses.astuple(e) for e in columns] == rows
+    assert columns.alias_of.tolist() == [-1, 1, -1] and columns.planned.tolist() == [True, False, True]
+    assert columns == TensorColumns.of_entries(entries) != TensorColumns.of_entries(entries[:2])
+    with pytest.raises(ValueError):  # columns are never written to
+        columns.offset[0] = 32
+    with pytest.raises(OverflowError):  # bounds checked when made
+        TensorColumns.of_entries([dataclasses.replace(entries[0], offset=2 ** 63)])
+    with pytest.raises(ValueError):
+        TensorColumns(**{**{f: columns[f] for f in ENTRY_FIELDS}, "name": ("a",)})
 
 
 # -- the sidecar plan's entries, made a column at a time (package/assemble.py) ---------------------
@@ -77,29 +81,9 @@ def test_the_entries_made_by_columns_are_those_made_one_by_one(name, semantics, 
     for section, arena in zip(plan.arenas, planned):
         expected = _entries_row_by_row(model, arena)
         assert list(section.offsets.tensors) == expected
-        assert [hash(e) for e in section.offsets.tensors] == [hash(e) for e in expected]
+        assert section.offsets.tensors == TensorColumns.of_entries(expected)
         seen.update(e.kind if e.alias_of is None else "alias" for e in expected)
-        # The columns kept for the writers and checks are the entries' own.
-        kept, gathered = tensor_columns(section.offsets), columns_module._columns(section.offsets.tensors)
-        assert kept.count == gathered.count
-        assert kept.numbers.keys() == gathered.numbers.keys()
-        for field, column in gathered.numbers.items():
-            assert kept[field].dtype == column.dtype and np.array_equal(kept[field], column), field
-        assert np.array_equal(kept.planned, gathered.planned)
-        for field in ("alias_of", "kind", "name", "type", "shape", "size_expr"):
-            assert getattr(kept, field) == getattr(gathered, field), field
     assert {"mobile_block": SCRATCH, "inplace_candidates": "alias"}.get(name, TENSOR) in seen
-
-
-def test_numbers_that_do_not_fit_the_columns_are_not_kept():
-    section = object.__new__(type("Section", (), {"__weakref__": None}))
-    values = {f: [0] for f in columns_module.NUMBERS} | {"alias_of": [None], "kind": [TENSOR], "name": ["a"],
-                                                           "type": ["INT8"], "shape": [(1,)], "size_expr": [None]}
-    for odd in ({"offset": [1 << 70]}, {"size": [(1, 2)]}, {"first_op": [0, 1]}):  # not one int64 each
-        columns_module.keep_columns(section, values | odd)
-        assert id(section) not in columns_module._built
-    columns_module.keep_columns(section, values)
-    assert columns_module._built[id(section)][1].count == 1
 
 
 @pytest.mark.parametrize("starts,total", [((0,), 5), ((0, 3, 3, 7), 9)])
