@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 
 from packager.plan.objects._common import by_size_desc
-from packager.plan.objects.greedy_by_size_improved import _Stage
+from packager.plan.objects.greedy_by_size_improved_fast import _Stage
 from packager.plan.offsets import simulated_allocator
 from packager.plan.offsets.bfc import event_orders
 from packager.plan.records import UsageRecord
