@@ -1,8 +1,9 @@
-"""The shared-object greedy strategies' fast forms give exactly the plans of their readable forms:
-greedy_by_size_improved_fast.plan() those of greedy_by_size_improved.plan(), and the conflict
-index (per-step bitsets or segment trees) that greedy by size and greedy by breadth ask the
-answers of a scan of every object's members; on random records with ties, on the synthetic
-model shapes and on the records of real models."""
+"""The shared-object greedy strategies' fast forms (from FAST_FROM records) give exactly the plans
+of their readable forms: greedy_by_size_improved_fast.plan() those of greedy_by_size_improved.plan(),
+and greedy by size, greedy by breadth and texture_2d with the fast conflict indexes (per-step
+bitsets or segment trees, whose answers are the scan's) and vector orders those they give with the
+scan of the members and Python sorts; on random records with ties, on the synthetic model shapes
+and on the records of real models."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from benchmarks.synthetic import SHAPES, usage_records as shape_records
-from packager.plan.objects import (_common, greedy_by_breadth, greedy_by_size, greedy_by_size_improved,
-                                   greedy_by_size_improved_fast)
+from packager.plan.objects import (_common, conflicts, greedy_by_breadth, greedy_by_size,
+                                   greedy_by_size_improved, greedy_by_size_improved_fast, texture_2d)
 from packager.plan.records import UsageRecord
 from tests.plan.model_records import model_records
 from tests.plan.record_strategies import tied_records, usage_records
@@ -25,7 +26,7 @@ def random_records(seed: int) -> tuple[UsageRecord, ...]:
     """Up to 999 records (the readable form's limit): short- or long-lived, few or many distinct
     sizes, small or huge times (huge sizes and times leave the vector paths)."""
     rng = random.Random(seed)
-    n = rng.choice([1, 2, 7, 40, 65, 200, greedy_by_size_improved.FAST_FROM - 1])
+    n = rng.choice([1, 2, 7, 40, 65, 200, _common.FAST_FROM - 1])
     horizon = rng.choice([3, 20, 300, 5000, 10**7])
     longest = rng.choice([0, 1, 3, 20, horizon])
     sizes = rng.choice([[8, 16], [0, 8, 16, 64], list(range(1, 200)), [5, 2**62]])
@@ -63,7 +64,7 @@ def test_the_fast_improved_form_gives_the_readable_plans_on_tied_records(records
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_the_fast_improved_form_gives_the_readable_plans_on_the_synthetic_shapes(shape):
-    records = tuple(shape_records(SHAPES[shape](greedy_by_size_improved.FAST_FROM - 1)))
+    records = tuple(shape_records(SHAPES[shape](_common.FAST_FROM - 1)))
     assert fast_improved(records) == greedy_by_size_improved.plan(records)
 
 
@@ -84,59 +85,76 @@ def test_the_first_candidates_walked_one_by_one_give_the_same_plans(seed, monkey
 
 
 def test_from_fast_from_records_plan_runs_the_fast_form(monkeypatch):
-    records = tuple(shape_records(SHAPES["chain"](greedy_by_size_improved.FAST_FROM)))
+    records = tuple(shape_records(SHAPES["chain"](_common.FAST_FROM)))
     calls = []
     monkeypatch.setattr(greedy_by_size_improved_fast, "plan", lambda r: calls.append(len(r)) or "fast")
     assert greedy_by_size_improved.plan(records) == "fast"
     assert greedy_by_size_improved.plan(records[:-1]) != "fast"
-    assert calls == [greedy_by_size_improved.FAST_FROM]
+    assert calls == [_common.FAST_FROM]
 
 
 # ---------------------------------------------------------------- the conflict index
 
 
-class ScanIndex:
-    """The conflict index's answers by its definition: the objects with a member alive at some
-    operator of the record's lifetime, found by scanning every member placed."""
+class texture:  # texture_2d on extents drawn from the records (it asks the index too)
+    NAME = texture_2d.NAME
 
-    def __init__(self, records) -> None:
-        self.records, self.placed = records, []
-
-    def add(self, obj: int, pos: int) -> None:
-        self.placed.append((obj, self.records[pos]))
-
-    def busy(self, pos: int) -> int:
-        r = self.records[pos]
-        return sum({1 << obj for obj, m in self.placed if m.first_op <= r.last_op and r.first_op <= m.last_op})
+    @staticmethod
+    def plan(records):
+        return texture_2d.plan(records, [(1 + k % 5, 1 + r.size % 3) for k, r in enumerate(records)], 4)
 
 
-GREEDY = [greedy_by_size, greedy_by_breadth]
+GREEDY = [greedy_by_size, greedy_by_breadth, texture]
 
 
-def scanned(strategy, records):
+def fast(strategy, records):
+    """The strategy's plan with its fast forms (index, orders) whatever the count of records."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(strategy, "conflict_index", ScanIndex)
+        patch.setattr(_common, "FAST_FROM", 0)
         return strategy.plan(records)
 
 
 @pytest.mark.parametrize("strategy", GREEDY, ids=lambda m: m.NAME)
 @pytest.mark.parametrize("seed", range(30))
-def test_the_index_gives_the_plans_of_a_scan_of_the_members(strategy, seed):
-    records = random_records(seed)[:400]  # the scan is quadratic
-    assert strategy.plan(records) == scanned(strategy, records)
+def test_the_fast_index_gives_the_readable_plans_on_random_records(strategy, seed):
+    records = random_records(seed)
+    assert fast(strategy, records) == strategy.plan(records)
 
 
 @pytest.mark.parametrize("strategy", GREEDY, ids=lambda m: m.NAME)
 @SOME
 @given(records=tied_records)
-def test_the_index_gives_the_plans_of_a_scan_on_tied_records(strategy, records):
-    assert strategy.plan(records) == scanned(strategy, records)
+def test_the_fast_index_gives_the_readable_plans_on_tied_records(strategy, records):
+    assert fast(strategy, records) == strategy.plan(records)
 
 
 @pytest.mark.parametrize("strategy", GREEDY, ids=lambda m: m.NAME)
-def test_the_index_gives_the_plans_of_a_scan_on_real_models(strategy):
+def test_the_fast_index_gives_the_readable_plans_on_real_models(strategy):
     for name, records in model_records():
-        assert strategy.plan(records) == scanned(strategy, records), name
+        assert fast(strategy, records) == strategy.plan(records), name
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_every_fast_index_answers_as_the_scan_of_the_members(seed, monkeypatch):
+    # Per-step bitsets, the trees with a leaf per operator index, and the trees with buckets of
+    # indices (a tiny bit budget): each busy() the scan's, as objects take records at random.
+    records = random_records(seed)[:300]
+    rng = random.Random(seed)
+    placed = rng.sample(range(len(records)), len(records))
+    objects = [rng.randrange(1 + len(records) // 3) for _ in placed]
+    steps = conflicts.step_intervals(records)
+    indexes = [conflicts.ConflictIndex(records)] + ([conflicts.StepConflicts(*steps)] if steps else [])
+    monkeypatch.setattr(conflicts, "_TREE_BUDGET_BITS", 8)
+    monkeypatch.setattr(conflicts, "_MIN_LEAVES", 2)
+    indexes.append(conflicts.ConflictIndex(records))
+    scan = conflicts.MemberScan(records)
+    for k, (pos, obj) in enumerate(zip(placed, objects)):
+        for index in indexes + [scan]:
+            index.add(obj, pos)
+        if k % 25 == 0 or k == len(placed) - 1:
+            expected = [scan.busy(p) for p in range(len(records))]
+            for index in indexes:
+                assert [index.busy(p) for p in range(len(records))] == expected, type(index).__name__
 
 
 @pytest.mark.parametrize("strategy", GREEDY, ids=lambda m: m.NAME)
@@ -144,7 +162,8 @@ def test_the_index_gives_the_plans_of_a_scan_on_real_models(strategy):
 def test_the_trees_and_the_per_step_bitsets_give_the_same_plans(strategy, seed, monkeypatch):
     # Short-lived records take the per-step bitsets; with no steps allowed they take the trees.
     records = random_records(seed)
+    monkeypatch.setattr(_common, "FAST_FROM", 0)
     steps = strategy.plan(records)
-    monkeypatch.setattr(_common, "_STEPS_PER_RECORD", 0)
-    assert _common.step_intervals(records) is None
+    monkeypatch.setattr(conflicts, "_STEPS_PER_RECORD", 0)
+    assert conflicts.step_intervals(records) is None
     assert strategy.plan(records) == steps

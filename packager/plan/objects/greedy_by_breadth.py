@@ -7,8 +7,8 @@ no record alive at the same time as this one. Ties between objects: the lowest i
 Only operators where a record starts are visited: the records alive at any other operator are all
 alive at the last start before it, which is at least as broad and comes first.
 
-The busy objects come from one bitset per step where some record ends when the records are
-short-lived (as in real models), else from a ConflictIndex: the same bitsets either way.
+The busy objects come as a bitset from conflicts.conflict_index (a scan of the records placed, or
+its fast forms from FAST_FROM records).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from __future__ import annotations
 import bisect
 from typing import Sequence
 
-from packager.plan.objects._common import conflict_index, make_plan
+from packager.plan.objects._common import make_plan
+from packager.plan.objects.conflicts import conflict_index
 from packager.plan.records import ObjectPlan, UsageRecord, breadth_first_order
 
 NAME = "greedy_by_breadth"

@@ -13,9 +13,10 @@ compatible with them (no member alive at the same time); the object grows to the
 Once no pair is left, the first unassigned record of the stage gets a new object. Ties: larger
 record, then earlier position, then lower object id.
 
-This is what runs below FAST_FROM records (every real model). From FAST_FROM on, the same pairs
-in the same order come from greedy_by_size_improved_fast.py, which finds each pair near n log n
-instead of scanning the stage (100,000 records in under a second).
+This is what runs below FAST_FROM records (every real model; at 1,000 records up to about 0.2 s).
+From FAST_FROM on, the same pairs in the same order come from greedy_by_size_improved_fast.py,
+which finds each pair near n log n instead of scanning the stage (100,000 records in under a
+second).
 """
 
 from __future__ import annotations
@@ -23,18 +24,15 @@ from __future__ import annotations
 import bisect
 from typing import Sequence
 
-from packager.plan.objects import greedy_by_size_improved_fast
+from packager.plan.objects import _common, greedy_by_size_improved_fast
 from packager.plan.objects._common import by_size_desc, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord, positional_maxima
 
 NAME = "greedy_by_size_improved"
-# From this many records the fast form runs: this form scans a stage's records for every pair
-# (at 1,000 records of one stage, about a second).
-FAST_FROM = 1_000
 
 
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
-    if len(records) >= FAST_FROM:
+    if len(records) >= _common.FAST_FROM:
         return greedy_by_size_improved_fast.plan(records)
     members: list[list[UsageRecord]] = []  # the records of each object
     assignment = [-1] * len(records)
