@@ -35,7 +35,7 @@ from packager.plan.objects._common import by_first_op, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord
 
 NAME = "min_cost_flow"
-LOOP_RECORDS = 20_000  # up to here the loop (its plans pinned); above, the range-tree solver
+LOOP_RECORDS = 20_000  # up to here the loop (its plans pinned); above, the range-tree solver (compiled)
 MAX_RECORDS = 250_000
 
 
