@@ -48,7 +48,7 @@ started_at = [0.0]  # when the latest timed call began (a refusal reports the ti
 
 def counted_kernel(steps: list[int]):
     """The range-tree kernel, adding the steps of each call (refused or not) to `steps`."""
-    from packager.plan.objects.min_cost_flow_range_kernel import assign
+    from packager.plan.kernels.min_cost_flow_range import assign
 
     def kernel(order, *args):
         held, work = assign(order, *args)
@@ -90,7 +90,7 @@ def main() -> None:
                 reused, seconds = cpu(lambda: min_cost_flow._compiled_reused_records(records, graph))
                 loop_s, loop_flow = f"{seconds:.2f}", flow_cost(records, reused)
             if len(records) <= args.numpy_up_to:
-                expected, seconds = cpu(lambda: min_cost_flow._reused_records_numpy(
+                expected, seconds = cpu(lambda: min_cost_flow._reused_records(
                     records, min_cost_flow._Graph(records)))
                 numpy_s, same = f"{seconds:.2f}", "yes" if expected == reused else "NO"
             steps: list[int] = []

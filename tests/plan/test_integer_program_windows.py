@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 
 from benchmarks.synthetic import SHAPES, usage_records as synthetic_records
 from packager.plan.objects import greedy_by_size, greedy_by_size_improved, integer_program
-from packager.plan.objects import integer_program_windows as windows
+from packager.plan.objects import integer_program_windows as windows, window_matching
 from packager.plan.portfolio import run_portfolio
 from packager.plan.problem import Problem
 from packager.plan.records import UsageRecord, object_lower_bound
@@ -163,7 +163,7 @@ def test_the_step_matching_is_exact():
         lo = [rng.randint(0, 4) for _ in range(n_rec)]
         hi = [a + rng.randint(0, 3) for a in lo]
         fits = [[rng.random() < 0.45 for _ in range(n_rec)] for _ in range(n_obj)]
-        got = windows._each_step_matchable(np.array(lo), np.array(hi), np.array(fits, dtype=bool))
+        got = window_matching.each_step_matchable(np.array(lo), np.array(hi), np.array(fits, dtype=bool))
         assert got == _matchable_by_brute_force(lo, hi, fits), (lo, hi, fits)
 
 
@@ -181,7 +181,7 @@ def _random_records(seed: int, n: int = 600) -> tuple[UsageRecord, ...]:
 def test_the_step_matching_never_changes_a_plan(monkeypatch, records):
     """Windows it rejects are those the solver finds without a plan: the same plans without it
     (each case has windows it rejects)."""
-    real = windows._each_step_matchable
+    real = window_matching.each_step_matchable
     rejected = []
 
     def counted(lo, hi, fits):
@@ -190,10 +190,10 @@ def test_the_step_matching_never_changes_a_plan(monkeypatch, records):
         return ok
 
     start = greedy_by_size.plan(records)
-    monkeypatch.setattr(windows, "_each_step_matchable", counted)
+    monkeypatch.setattr(window_matching, "each_step_matchable", counted)
     with_check = integer_program.plan(records, start)
     assert any(rejected)
-    monkeypatch.setattr(windows, "_each_step_matchable", lambda lo, hi, fits: True)
+    monkeypatch.setattr(window_matching, "each_step_matchable", lambda lo, hi, fits: True)
     assert integer_program.plan(records, start) == with_check
 
 

@@ -1,7 +1,7 @@
-"""min_cost_flow's two forms of one algorithm: the numpy steps (small inputs) and the compiled
-loop (from COMPILED_FROM records) hand every record the same predecessor (so their flows cost the
-same), compiled or not, on random records, the benchmark's shapes and the fixture models; and the
-flow they find is the optimal one."""
+"""min_cost_flow's compiled loop (kernels/min_cost_flow.py, from kernels.COMPILE_FROM records)
+hands every record the same predecessor as the strategy's readable form (its numpy steps, below
+that size), compiled or not, on random records with ties, the benchmark's shapes and real models;
+and the flow they find is the optimal one."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from benchmarks.synthetic import SHAPES, usage_records as shape_records
+from packager.plan import kernels
 from packager.plan.objects import min_cost_flow
 from packager.plan.records import UsageRecord
 from packager.plan.validate import check_object_plan
+from tests.plan.model_records import model_records
 from tests.plan.pin_cases import random_records
 from tests.plan.test_object_strategies import best_reuse_cost
 
@@ -27,8 +29,8 @@ def flow_cost(records, reused) -> int:
     return sum(r.size if c < 0 else max(0, r.size - records[c].size) for r, c in zip(records, reused))
 
 
-def numpy_form(records):
-    return min_cost_flow._reused_records_numpy(records, min_cost_flow._Graph(records))
+def readable_form(records):
+    return min_cost_flow._reused_records(records, min_cost_flow._Graph(records))
 
 
 def compiled_form(records):
@@ -36,7 +38,7 @@ def compiled_form(records):
 
 
 def uncompiled_form(records):
-    from packager.plan.objects.min_cost_flow_kernel import assign
+    from packager.plan.kernels.min_cost_flow import assign
     plain = getattr(assign, "py_func", assign)  # the same source, run as plain Python
     return min_cost_flow._compiled_reused_records(records, min_cost_flow._Graph(records), plain)
 
@@ -50,9 +52,9 @@ def random_cases(count: int, seed: int = 0):
                              rng.choice([3, 40, 5000, 100_000]))
 
 
-def test_compiled_and_numpy_forms_give_every_record_the_same_predecessor():
+def test_the_kernel_compiled_or_not_gives_every_record_the_readable_forms_predecessor():
     for records in random_cases(300):
-        expected = numpy_form(records)
+        expected = readable_form(records)
         assert compiled_form(records) == expected
         assert uncompiled_form(records) == expected
 
@@ -60,7 +62,7 @@ def test_compiled_and_numpy_forms_give_every_record_the_same_predecessor():
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_the_forms_agree_on_the_benchmark_shapes(shape):
     records = shape_records(SHAPES[shape](700))
-    assert compiled_form(records) == numpy_form(records)
+    assert compiled_form(records) == readable_form(records)
 
 
 def test_the_flow_is_the_optimal_one():
@@ -70,20 +72,27 @@ def test_the_flow_is_the_optimal_one():
         n = rng.randrange(1, 7)
         records = random_records(k, n, rng.randrange(1, 8), rng.randrange(1, 5), rng.choice([8, 40]))
         optimum = best_reuse_cost(records)
-        assert flow_cost(records, numpy_form(records)) == optimum
+        assert flow_cost(records, readable_form(records)) == optimum
         assert flow_cost(records, compiled_form(records)) == optimum
 
 
-def test_large_inputs_take_the_compiled_loop_and_keep_valid_plans(monkeypatch):
-    records = random_records(11, min_cost_flow.COMPILED_FROM, 700, 30, 100_000)
+def test_from_compile_from_records_the_compiled_loop_runs_and_keeps_valid_plans(monkeypatch):
+    records = random_records(11, kernels.COMPILE_FROM, 700, 30, 100_000)
     calls = []
     compiled = min_cost_flow._compiled_reused_records
     monkeypatch.setattr(min_cost_flow, "_compiled_reused_records",
                         lambda *a: calls.append(len(a[0])) or compiled(*a))
     plan = min_cost_flow.plan(records)
-    assert calls == [min_cost_flow.COMPILED_FROM]
+    assert calls == [kernels.COMPILE_FROM]
     check_object_plan(records, plan)
-    assert plan.total <= flow_cost(records, numpy_form(records))
+    assert plan.total <= flow_cost(records, readable_form(records))
+    min_cost_flow.plan(records[:-1])
+    assert calls == [kernels.COMPILE_FROM]  # one record fewer: the readable form
+
+
+def test_every_compiled_solver_runs_only_from_compile_from_records():
+    # The range-tree solver runs above LOOP_RECORDS, so that bound must not be below the size.
+    assert kernels.COMPILE_FROM <= min_cost_flow.LOOP_RECORDS
 
 
 def test_above_the_old_cap_it_plans():
@@ -94,11 +103,13 @@ def test_above_the_old_cap_it_plans():
     check_object_plan(records, plan)
 
 
-def test_small_inputs_never_import_numba():
+def test_inputs_below_compile_from_never_import_numba():
     code = ("import sys\n"
+            "from packager.plan import kernels\n"
             "from packager.plan.objects import min_cost_flow\n"
             "from packager.plan.records import UsageRecord\n"
-            "records = [UsageRecord(i, i % 7, i % 7 + i % 3, 10 + i % 5) for i in range(200)]\n"
+            "records = [UsageRecord(i, i // 4, i // 4 + i % 3, 10 + i % 5)\n"
+            "           for i in range(kernels.COMPILE_FROM - 1)]\n"
             "min_cost_flow.plan(records)\n"
             "assert 'numba' not in sys.modules, 'numba imported'\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
@@ -108,19 +119,14 @@ def test_small_inputs_never_import_numba():
 def test_records_of_size_zero_and_empty_inputs():
     assert min_cost_flow.plan([]).assignment == ()
     records = [UsageRecord(i, i, i, 0) for i in range(5)]
-    assert compiled_form(records) == numpy_form(records)
+    assert compiled_form(records) == readable_form(records)
 
 
 FIXTURE_MODELS = sorted((REPO / "fixtures" / "models").glob("*.tflite"))
 
 
-@pytest.mark.parametrize("semantics", ["tflite", "tflm"])
-def test_the_forms_agree_on_the_fixture_models(semantics):
-    from packager.arenas import arenas_to_plan
-    from packager.reader import read_model
-
-    assert FIXTURE_MODELS
-    for path in FIXTURE_MODELS:
-        for arena in arenas_to_plan(read_model(str(path)), semantics):
-            records = list(arena.lifetimes.records)
-            assert compiled_form(records) == numpy_form(records), path.name
+def test_the_forms_agree_on_real_models():
+    cases = model_records()
+    assert cases
+    for name, records in cases:
+        assert compiled_form(records) == readable_form(records), name

@@ -23,7 +23,7 @@ from packager.plan.records import UsageRecord
 from packager.plan.portfolio import run_portfolio
 from packager.plan.validate import check_object_plan
 from tests.plan.pin_cases import random_records
-from tests.plan.test_min_cost_flow import FIXTURE_MODELS, compiled_form, flow_cost, numpy_form, random_cases
+from tests.plan.test_min_cost_flow import FIXTURE_MODELS, compiled_form, flow_cost, readable_form, random_cases
 from tests.plan.test_object_strategies import best_reuse_cost
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,7 +35,7 @@ def range_form(records, **kwargs):
 
 def test_same_flow_cost_as_the_loop_on_small_random_inputs():
     for records in random_cases(300, seed=3):
-        assert flow_cost(records, range_form(records)) == flow_cost(records, numpy_form(records))
+        assert flow_cost(records, range_form(records)) == flow_cost(records, readable_form(records))
 
 
 def test_same_flow_cost_as_the_loop_on_random_inputs_of_thousands_of_records():
@@ -70,7 +70,7 @@ def test_same_flow_cost_as_the_loop_on_the_fixture_models(semantics):
     for path in FIXTURE_MODELS:
         for arena in arenas_to_plan(read_model(str(path)), semantics):
             records = list(arena.lifetimes.records)
-            expected = flow_cost(records, numpy_form(records))
+            expected = flow_cost(records, readable_form(records))
             assert flow_cost(records, range_form(records)) == expected, path.name
 
 
@@ -103,7 +103,7 @@ def test_plan_takes_the_range_solver_only_above_the_loops_limit(monkeypatch):
     check_object_plan(records, plan)
     assert plan.strategy == "min_cost_flow"
     # both exact: the flows cost the same, whatever plans the ties lead to
-    assert flow_cost(records, solver(records)) == flow_cost(records, numpy_form(records))
+    assert flow_cost(records, solver(records)) == flow_cost(records, readable_form(records))
     assert loop_plan.total > 0 and plan.total > 0
 
 
@@ -130,7 +130,7 @@ def test_out_of_work_it_refuses_and_best_leaves_it_out(monkeypatch):
 def test_past_the_size_order_trial_it_solves_again_in_order_of_first_op(monkeypatch):
     # Rows may join in any order; the second solve (order of first_op) finds the same flow cost.
     calls = []
-    from packager.plan.objects.min_cost_flow_range_kernel import assign
+    from packager.plan.kernels.min_cost_flow_range import assign
 
     def counted(order, *args):
         calls.append(args[-1])
@@ -141,7 +141,7 @@ def test_past_the_size_order_trial_it_solves_again_in_order_of_first_op(monkeypa
     reused = range_form(records, kernel=counted)
     solved = sum(1 for r in records if r.size)  # records of size 0 stay out of the solve
     assert calls == [solved, min_cost_flow.WORK_LIMIT - solved]
-    assert flow_cost(records, reused) == flow_cost(records, numpy_form(records))
+    assert flow_cost(records, reused) == flow_cost(records, readable_form(records))
 
 
 def test_records_of_size_zero_share_objects_among_themselves():
@@ -150,7 +150,7 @@ def test_records_of_size_zero_share_objects_among_themselves():
     records = [UsageRecord(i, r.first_op, r.last_op, r.size) for i, r in enumerate(records)]
     reused = range_form(records)
     assert all(reused[i] >= 0 for i in range(1, 20))
-    assert flow_cost(records, reused) == flow_cost(records, numpy_form(records))
+    assert flow_cost(records, reused) == flow_cost(records, readable_form(records))
     check_object_plan(records, min_cost_flow.plan_of_chains(records, reused))
 
 
@@ -158,7 +158,7 @@ def test_on_random_records_of_100000_it_refuses_within_a_small_part_of_its_budge
     # Its runs grow with the rows before them there: both solves stop once they are on a pace to
     # pass their budget, so `best` does not spend the whole budget (12 s) on a refusal.
     from benchmarks.bench_min_cost_flow import random_records as bench_random_records
-    from packager.plan.objects.min_cost_flow_range_kernel import assign
+    from packager.plan.kernels.min_cost_flow_range import assign
 
     spent = []
 
@@ -176,7 +176,7 @@ def test_on_random_records_of_100000_it_refuses_within_a_small_part_of_its_budge
 
 def test_the_early_stops_leave_a_solve_they_do_not_stop_as_it_was():
     # The same assignment with the checks on (not stopping) as with them off.
-    from packager.plan.objects.min_cost_flow_range_kernel import assign
+    from packager.plan.kernels.min_cost_flow_range import assign
 
     for seed in range(6):
         records = [r for r in random_records(40 + seed, 1500, 700, 30, 100_000) if r.size]

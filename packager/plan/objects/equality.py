@@ -16,8 +16,8 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     assignment = [0] * len(records)
     sizes: list[int] = []
     released_by_size: dict[int, list[int]] = {}  # size -> heap of released object ids
-    # The objects held (`Holders`, inlined: this loop runs once per record), each as one int
-    # last_op * stride + object, which orders as (last_op, object).
+    # The objects held, each as one int last_op * stride + object in a heap: it orders as
+    # (last_op, object), so they are released in that order.
     stride = len(records) + 1
     held: list[int] = []
     push, pop = heapq.heappush, heapq.heappop

@@ -7,8 +7,8 @@ no record alive at the same time as this one. Ties between objects: the lowest i
 Only operators where a record starts are visited: the records alive at any other operator are all
 alive at the last start before it, which is at least as broad and comes first.
 
-The busy objects come from one bitset per step where some record ends when the records are
-short-lived (as in real models), else from a ConflictIndex: the same bitsets either way.
+The busy objects come as a bitset from conflicts.conflict_index (a scan of the records placed, or
+its fast forms from FAST_FROM records).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from __future__ import annotations
 import bisect
 from typing import Sequence
 
-from packager.plan.objects._common import conflict_index, make_plan
+from packager.plan.objects._common import make_plan
+from packager.plan.objects.conflicts import conflict_index
 from packager.plan.records import ObjectPlan, UsageRecord, breadth_first_order
 
 NAME = "greedy_by_breadth"
@@ -26,37 +27,16 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     index = conflict_index(records)
     assignment = [0] * len(records)
     objects = _Objects()
-    # The walk of the closest fit runs here, once per record, over the objects' lists (which
-    # change in place): the smallest free object of at least the record's size, else the largest
-    # free one below it, else none; the lowest id among objects of one size. It passes over a
-    # size only when every object of it is busy, so a walk is no longer than the busy objects.
-    distinct, of_size, object_sizes = objects.distinct, objects.of_size, objects.sizes
-    busy_at, hold, bisect_left = index.busy, index.add, bisect.bisect_left
-    sizes = [r.size for r in records]
     for pos in breadth_first_order(records):
-        size = sizes[pos]
-        free = objects.every & ~busy_at(pos)
-        obj = -1
-        if free:
-            k = bisect_left(distinct, size)
-            for bits in of_size[k:]:
-                bits &= free
-                if bits:
-                    obj = (bits & -bits).bit_length() - 1
-                    break
-            else:
-                for i in range(k - 1, -1, -1):
-                    bits = of_size[i] & free
-                    if bits:
-                        obj = (bits & -bits).bit_length() - 1
-                        break
+        size = records[pos].size
+        obj = objects.closest_fit(objects.every & ~index.busy(pos), size)
         if obj < 0:
             obj = objects.new(size)
-        elif object_sizes[obj] < size:
+        else:
             objects.grow(obj, size)
         assignment[pos] = obj
-        hold(obj, pos)
-    return make_plan(NAME, assignment, object_sizes)
+        index.add(obj, pos)
+    return make_plan(NAME, assignment, objects.sizes)
 
 
 class _Objects:
@@ -68,6 +48,24 @@ class _Objects:
         self.every = 0  # bitset of all objects
         self.distinct: list[int] = []  # the distinct sizes, ascending
         self.of_size: list[int] = []  # the bitset of the objects of each of them
+
+    def closest_fit(self, free: int, size: int) -> int:
+        """Among the objects in the bitset `free`: the smallest of at least `size`, else the
+        largest below it, else -1; the lowest id among objects of one size. It passes over a size
+        only when every object of it is busy, so a walk is no longer than the busy objects."""
+        if not free:
+            return -1
+        of_size = self.of_size
+        k = bisect.bisect_left(self.distinct, size)
+        for i in range(k, len(of_size)):  # at least `size`, smallest first
+            bits = of_size[i] & free
+            if bits:
+                return (bits & -bits).bit_length() - 1
+        for i in range(k - 1, -1, -1):  # smaller, largest first
+            bits = of_size[i] & free
+            if bits:
+                return (bits & -bits).bit_length() - 1
+        return -1
 
     def new(self, size: int) -> int:
         obj = len(self.sizes)

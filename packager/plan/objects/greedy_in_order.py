@@ -22,8 +22,8 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
     assignment = [0] * len(records)
     sizes: list[int] = []
     # Released objects as keys size * stride + id: one int per entry sorts by (size, id) and
-    # compares faster than tuples. The objects held (`Holders`, inlined: this loop runs once per
-    # record) likewise as last_op * stride + id, which orders as (last_op, id).
+    # compares faster than tuples. The objects held likewise, in a heap, as last_op * stride + id,
+    # which orders as (last_op, id).
     stride = len(records) + 1
     pool: list[int] = []
     held: list[int] = []

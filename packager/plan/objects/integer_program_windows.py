@@ -13,8 +13,8 @@ in time; around each one, a window of the timeline is re-planned by a small inte
   sum_p z[r, p] = 1 for every free record, and sum z[r, p] <= 1 over the free records alive at
   each step, for every object; any solution will do (a sweep by start time tries first, and the
   solver decides only where the sweep fails, unless the records alive at some step cannot each
-  have an object of their own: then the window has no plan; the solver's answer is checked
-  before it is taken).
+  have an object of their own: then the window has no plan, window_matching.py; the solver's
+  answer is checked before it is taken).
 Windows are disjoint in what they free, so a move is the sum of its windows; it is taken only
 when every window succeeds, and then the total falls by the size given up. The moves repeat
 until the plan meets the lower bound (then it is optimal, and proven), no move succeeds, or the
@@ -24,13 +24,12 @@ branch-and-bound nodes in each), never time: the plan depends only on the input.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from packager.plan.objects import binary_program
+from packager.plan.objects import binary_program, window_matching
 from packager.plan.records import UsageRecord, positional_maxima, time_columns
 
 # Each window's integer program may branch this many nodes: a window holds tens of records.
@@ -62,44 +61,6 @@ class Repair:
     object_sizes: np.ndarray  # int64, or Python ints (an object array) when too large for it
     windows: int  # integer programs solved
     stopped: str  # why the search ended before the lower bound; "" when it reached it
-
-
-class _Timeline:
-    """The records on the dense timeline, with a lookup of those alive in a window."""
-
-    def __init__(self, records: Sequence[UsageRecord]) -> None:
-        cols = time_columns(records)
-        if cols is None:
-            raise OverflowError
-        self.lo, self.hi, self.size = cols.dense_first, cols.dense_last, cols.size
-        self.by_lo = np.argsort(self.lo, kind="stable")
-        self.sorted_lo = self.lo[self.by_lo]
-        life = self.hi - self.lo
-        # Records alive longer than this are few (graph inputs, skips): always looked at.
-        self.reach = int(np.percentile(life, 99)) + 1 if len(life) else 0
-        self.long = np.nonzero(life > self.reach)[0]
-        self.last = int(self.hi.max()) if len(life) else 0
-        # cut[k]: records alive at both step k - 1 and step k (none before 0 or after the end).
-        delta = np.zeros(self.last + 3, dtype=np.int64)
-        np.add.at(delta, self.lo + 1, 1)
-        np.add.at(delta, self.hi + 1, -1)
-        self.cut = np.cumsum(delta)[:self.last + 2]
-        self.cut[0] = self.cut[-1] = 0
-
-    def edges(self, a: int, b: int, near: int, far: int) -> tuple[int, int]:
-        """[a, b] widened on each side to the cheapest cut `near` to `far` steps away (ties: the
-        nearest)."""
-        left = np.arange(max(a - near, 0), max(a - far, 0) - 1, -1)  # argmin keeps the first
-        right = np.arange(min(b + 1 + near, self.last + 1), min(b + 1 + far, self.last + 1) + 1)
-        return (int(left[np.argmin(self.cut[left])]), int(right[np.argmin(self.cut[right])]) - 1)
-
-    def touching(self, w0: int, w1: int) -> np.ndarray:
-        """Positions of the records alive at some step of [w0, w1], in position order."""
-        a = np.searchsorted(self.sorted_lo, w0 - self.reach, side="left")
-        b = np.searchsorted(self.sorted_lo, w1, side="right")
-        near = self.by_lo[a:b]
-        cand = np.union1d(near, self.long)
-        return cand[(self.lo[cand] <= w1) & (self.hi[cand] >= w0)]
 
 
 def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Sequence[int],
@@ -153,7 +114,7 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
             short = short or n_vars <= WINDOW_VARIABLES
             return None  # too large a program for one window, or for what is left of the budget
         variables += n_vars  # counted even when the matching below decides: the same budget either way
-        if not _each_step_matchable(r_lo, r_hi, fits):
+        if not window_matching.each_step_matchable(r_lo, r_hi, fits):
             return None
         # Rows: one per free record (exactly one object), then one per object and step where
         # one of its variables starts (every maximal set of intervals alive together is the set
@@ -254,6 +215,44 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
     return _result(assign, size, windows, stopped)
 
 
+class _Timeline:
+    """The records on the dense timeline, with a lookup of those alive in a window."""
+
+    def __init__(self, records: Sequence[UsageRecord]) -> None:
+        cols = time_columns(records)
+        if cols is None:
+            raise OverflowError
+        self.lo, self.hi, self.size = cols.dense_first, cols.dense_last, cols.size
+        self.by_lo = np.argsort(self.lo, kind="stable")
+        self.sorted_lo = self.lo[self.by_lo]
+        life = self.hi - self.lo
+        # Records alive longer than this are few (graph inputs, skips): always looked at.
+        self.reach = int(np.percentile(life, 99)) + 1 if len(life) else 0
+        self.long = np.nonzero(life > self.reach)[0]
+        self.last = int(self.hi.max()) if len(life) else 0
+        # cut[k]: records alive at both step k - 1 and step k (none before 0 or after the end).
+        delta = np.zeros(self.last + 3, dtype=np.int64)
+        np.add.at(delta, self.lo + 1, 1)
+        np.add.at(delta, self.hi + 1, -1)
+        self.cut = np.cumsum(delta)[:self.last + 2]
+        self.cut[0] = self.cut[-1] = 0
+
+    def edges(self, a: int, b: int, near: int, far: int) -> tuple[int, int]:
+        """[a, b] widened on each side to the cheapest cut `near` to `far` steps away (ties: the
+        nearest)."""
+        left = np.arange(max(a - near, 0), max(a - far, 0) - 1, -1)  # argmin keeps the first
+        right = np.arange(min(b + 1 + near, self.last + 1), min(b + 1 + far, self.last + 1) + 1)
+        return (int(left[np.argmin(self.cut[left])]), int(right[np.argmin(self.cut[right])]) - 1)
+
+    def touching(self, w0: int, w1: int) -> np.ndarray:
+        """Positions of the records alive at some step of [w0, w1], in position order."""
+        a = np.searchsorted(self.sorted_lo, w0 - self.reach, side="left")
+        b = np.searchsorted(self.sorted_lo, w1, side="right")
+        near = self.by_lo[a:b]
+        cand = np.union1d(near, self.long)
+        return cand[(self.lo[cand] <= w1) & (self.hi[cand] >= w0)]
+
+
 def _sweep(lo: np.ndarray, hi: np.ndarray, size: np.ndarray, fits: np.ndarray, caps: np.ndarray,
            current: np.ndarray) -> np.ndarray | None:
     """A first try without the solver: records by start (larger first), each to the smallest
@@ -279,82 +278,6 @@ def _sweep(lo: np.ndarray, hi: np.ndarray, size: np.ndarray, fits: np.ndarray, c
         free_from[best] = hi_l[r]
         out[r] = best
     return out
-
-
-def _each_step_matchable(lo: np.ndarray, hi: np.ndarray, fits: np.ndarray) -> bool:
-    """Whether at every step the free records alive then can each have an object of their own
-    among those they fit (fits[object, record]). When not, the window has no plan, and no solver
-    need say so (every window the solver found without a plan so far failed this way).
-
-    One sweep in time keeps a matching of the records alive: a record that ends frees its object;
-    one that starts looks for an augmenting path. The matching covers every record alive before
-    it starts, so it is a largest one; no path means none covers them all (Berge)."""
-    options = _bit_rows(fits.T)
-    lo_l, hi_l = lo.tolist(), hi.tolist()
-    holder: dict[int, int] = {}  # object -> record holding it
-    held = [0] * len(lo_l)  # record -> bit of its object
-    taken = 0  # bits of the objects held
-    ending: list[tuple[int, int]] = []  # (last step, record) of those alive, a heap
-    for r in sorted(range(len(lo_l)), key=lo_l.__getitem__):
-        while ending and ending[0][0] < lo_l[r]:
-            _, gone = heapq.heappop(ending)
-            taken &= ~held[gone]
-            del holder[held[gone].bit_length() - 1]
-        free = options[r] & ~taken
-        if free:  # most records: an object nobody alive holds
-            bit = free & -free
-            held[r] = bit
-            holder[bit.bit_length() - 1] = r
-        else:
-            bit = _augmenting(r, options, holder, held, taken)
-            if not bit:
-                return False
-        taken |= bit
-        heapq.heappush(ending, (hi_l[r], r))
-    return True
-
-
-def _bit_rows(table: np.ndarray) -> list[int]:
-    """Each row of a boolean table as the int whose bit p is its column p."""
-    packed = np.packbits(table, axis=1, bitorder="little")
-    width = packed.shape[1]
-    if width <= 8:  # one machine word per row: numpy makes the ints
-        words = np.zeros((len(packed), 8), dtype=np.uint8)
-        words[:, :width] = packed
-        return words.view("<u8").ravel().tolist()
-    return [int.from_bytes(row, "little") for row in map(bytes, packed)]
-
-
-def _augmenting(record: int, options: list[int], holder: dict[int, int], held: list[int], taken: int) -> int:
-    """A path from `record` through objects and their holders to an object nobody holds, found
-    breadth first; along it each record takes the next object. The object newly held, or 0 when
-    there is no such path."""
-    reached_by: dict[int, int] = {}  # object bit -> the record that reached it
-    seen = 0
-    frontier = [record]
-    while frontier:
-        nxt = []
-        for r in frontier:
-            reach = options[r] & ~seen
-            seen |= reach
-            while reach:
-                bit = reach & -reach
-                reach ^= bit
-                reached_by[bit] = r
-                if bit & taken:
-                    nxt.append(holder[bit.bit_length() - 1])
-                    continue
-                newly = bit
-                while True:  # each record on the path takes the object it reached
-                    r_ = reached_by[bit]
-                    before = held[r_]
-                    held[r_] = bit
-                    holder[bit.bit_length() - 1] = r_
-                    if r_ == record:
-                        return newly
-                    bit = before
-        frontier = nxt
-    return 0
 
 
 def _moves(assign: np.ndarray, size: np.ndarray, cap: np.ndarray) -> list[tuple[int, int]]:

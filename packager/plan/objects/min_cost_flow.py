@@ -6,30 +6,22 @@ the shortest-augmenting-path assignment algorithm with potentials: one Dijkstra 
 columns "reuse the object of record i", plus its own "new object" column. Chains of reuse are the
 objects; an object's size is the largest record of its chain.
 
-Below COMPILED_FROM records each Dijkstra step is a few numpy operations over the columns (1,000
-records take 0.1-0.3 s, 2,000 0.5-1.3 s, 3,000 up to about 6 s). From COMPILED_FROM on, the same
-algorithm runs as one compiled loop (min_cost_flow_kernel.py, numba, imported only then): the same
-steps and the same ties, so the same plans, and it skips the rows of a run that an earlier row
-dominates (they could neither lower a distance nor win a tie). CPU seconds of the loop
-(benchmarks/bench_min_cost_flow.py) on the shapes of benchmarks/synthetic.py / on random records:
-3,000 records 0.02-0.03 / 0.07, 10,000 0.15-0.44 / 1.0, 20,000 0.5-1.9 / 4.8, 30,000 1.5-4.9 / 15.
-The work of the loop grows about as the square of the count (every run relaxes a prefix of the
-columns, and ties settle whole plateaus of them), so it serves up to LOOP_RECORDS records.
+plan() and _reused_records below are the algorithm, each Dijkstra step a few numpy operations over
+the columns: what runs below kernels.COMPILE_FROM records (every real model; 1,000 records take
+0.1-0.3 s). From kernels.COMPILE_FROM records on, the same steps with the same ties run as one
+compiled loop (kernels/min_cost_flow.py), so the same plans: 3,000 records 0.02-0.07 s, 10,000
+0.15-1.0 s, 20,000 0.5-4.8 s (benchmarks/bench_min_cost_flow.py). Its work grows about as the
+square of the count, so it serves up to LOOP_RECORDS records.
 
 Above LOOP_RECORDS the same successive shortest paths run over a range tree of the columns
-(min_cost_flow_range_kernel.py): each Dijkstra run visits only the columns it settles, asking the
-tree for a row's cheapest unsettled column, and rows join largest first (see
-_range_reused_records). Both solvers are exact, so their flow costs are equal; they break ties
-otherwise, so above LOOP_RECORDS the plan may differ from the one the loop would give. CPU seconds
-of the range-tree solver at 100,000 records: branching 5.0, chain 0.5, residual 0.5, transformer
-0.5. On random records (benchmarks/bench_min_cost_flow.py) its runs settle far more columns: about
-9 s at 30,000 (the loop 12), and at 100,000 more than its budget. Its work (tree steps) is
-budgeted at WORK_LIMIT; past the budget, or above MAX_RECORDS records, it refuses
-(SolverLimitError) rather than hand in another strategy's plan under its name, and `best` then
-lists it as left out. It refuses as soon as its work is on a pace to pass the budget (EARLY_PART):
-on random records of 100,000 after about 1.5 s, not after the whole budget (12 s).
+(kernels/min_cost_flow_range.py): each Dijkstra run visits only the columns it settles. Both
+solvers are exact, so their flow costs are equal; they break ties otherwise, so the plans may
+differ. At 100,000 records of benchmarks/synthetic.py's shapes it takes 0.5-5 s; its work is
+budgeted (WORK_LIMIT), and past the budget, or above MAX_RECORDS records, it refuses
+(SolverLimitError) rather than hand in another strategy's plan under its name; `best` then lists
+it as left out. It refuses as soon as its work is on a pace to pass the budget (EARLY_PART): on
+random records of 100,000 after about 1.5 s, not after the whole budget (12 s).
 """
-
 from __future__ import annotations
 
 import heapq
@@ -38,32 +30,13 @@ from typing import Sequence
 import numpy as np
 
 from packager.errors import SolverLimitError
+from packager.plan import kernels
 from packager.plan.objects._common import by_first_op, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord
 
 NAME = "min_cost_flow"
-LOOP_RECORDS = 20_000  # up to here the loop (its plans pinned); above, the range-tree solver
+LOOP_RECORDS = 20_000  # up to here the loop (its plans pinned); above, the range-tree solver (compiled)
 MAX_RECORDS = 250_000
-# Tree steps (a node met by a query or an update) the range-tree solver may take, both solves
-# together (see _range_reused_records): about 13 s of CPU. At 100,000 records the shapes of
-# benchmarks/synthetic.py take 3.6-77 million; random records 30,000 records about 190 million.
-WORK_LIMIT = 200_000_000
-# Steps a record that the first solve (rows largest first) may take: 770 on branching graphs of
-# 100,000 records, under 40 on the other shapes.
-SIZE_ORDER_WORK = 1_000
-# Both solves stop early when their work is on a pace to pass its budget (a refusal within about a
-# second, not after the whole budget): the first (rows largest first) once the first 1/EARLY_PART
-# of its rows take more than 1/EARLY_SHARE of its budget (on branching graphs of 20,000-100,000
-# records they take 1/50-1/30, on the other shapes 1/900, on random records of 30,000 or more
-# over 1/9); the second (order of first_op), from 1/EARLY_PART of its rows on, once its steps so
-# far times the count of rows over the rows joined pass its budget (its runs grow with the rows
-# before them).
-EARLY_PART = 32
-EARLY_SHARE = 16
-# From this many records the compiled loop runs: its one-off cost (importing numba and loading
-# the compiled kernel from numba's cache, about 0.65 s; compiling it, when the cache is cold, about
-# 2 s more) is less than the numpy steps it saves (2,000 records: 0.5-1.3 s).
-COMPILED_FROM = 2000
 
 
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
@@ -72,7 +45,9 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
                                "(its solve grows faster than the count): choose a greedy strategy")
     if len(records) > LOOP_RECORDS:
         return plan_of_chains(records, _range_reused_records(records))
-    return plan_of_chains(records, _reused_records(records))
+    if kernels.use_kernel(len(records)):
+        return plan_of_chains(records, _compiled_reused_records(records, _Graph(records)))
+    return plan_of_chains(records, _reused_records(records, _Graph(records)))
 
 
 def plan_of_chains(records: Sequence[UsageRecord], reused: Sequence[int]) -> ObjectPlan:
@@ -90,16 +65,8 @@ def plan_of_chains(records: Sequence[UsageRecord], reused: Sequence[int]) -> Obj
     return make_plan(NAME, assignment, sizes)
 
 
-def _reused_records(records: Sequence[UsageRecord]) -> list[int]:
-    """For each record, the earlier record whose object it takes over, or -1 for a new object."""
-    graph = _Graph(records)
-    if len(records) >= COMPILED_FROM:
-        return _compiled_reused_records(records, graph)
-    return _reused_records_numpy(records, graph)
-
-
-def _reused_records_numpy(records: Sequence[UsageRecord], graph: "_Graph") -> list[int]:
-    """_reused_records by numpy steps.
+def _reused_records(records: Sequence[UsageRecord], graph: "_Graph") -> list[int]:
+    """For each record, the earlier record whose object it takes over, or -1 for a new object.
 
     Rows are records needing an object; column c means "reuse the object of the c-th record in
     order of last_op", and each row also has a private "new object" column. Potentials keep the
@@ -143,70 +110,6 @@ def _reused_records_numpy(records: Sequence[UsageRecord], graph: "_Graph") -> li
                 break
             row, col = int(search.came_from[previous]), previous
     return [graph.by_last[c] if c >= 0 else -1 for c in held]
-
-
-def _compiled_reused_records(records: Sequence[UsageRecord], graph: "_Graph", kernel=None) -> list[int]:
-    """_reused_records by the compiled loop (or by `kernel`, the same loop uncompiled)."""
-    if kernel is None:
-        from packager.plan.objects.min_cost_flow_kernel import assign as kernel
-    held = kernel(np.array(by_first_op(records), dtype=np.int64), graph.usable.astype(np.int64),
-                  graph.row_size, graph.col_size)
-    return [graph.by_last[c] if c >= 0 else -1 for c in held.tolist()]
-
-
-def _range_reused_records(records: Sequence[UsageRecord], kernel=None,
-                          work_limit: int | None = None) -> list[int]:
-    """_reused_records by the range-tree solver (or by `kernel`, the same solver uncompiled): the
-    same optimal flow cost as the loop, ties broken otherwise.
-
-    Records of size 0 stay out of the solve: as rows they cost nothing whatever they take, and as
-    columns they save nothing (reusing one costs a new object's price), so the least flow cost
-    is the same without them. Each takes over the object of an earlier record of size 0 that has
-    ended, where one is free (_chain_empty_records), so they add as few objects as can be.
-
-    Successive shortest paths may add the rows in any order. Largest first, each row joins as the
-    smallest so far, to which every column at least its size is free: on the shapes of real graphs
-    its runs settle few columns. On records of unrelated sizes and lifetimes that order settles
-    more than order of first_op does, so past SIZE_ORDER_WORK steps a record the solve starts
-    again in that order, with what remains of the budget."""
-    if kernel is None:
-        from packager.plan.objects.min_cost_flow_range_kernel import assign as kernel
-    sized = [i for i, r in enumerate(records) if r.size > 0]
-    reused = _chain_empty_records(records)
-    solved = [records[i] for i in sized]
-    graph = _Graph(solved)
-    limit = WORK_LIMIT if work_limit is None else work_limit
-    sizes = np.array([r.size for r in solved], dtype=np.int64)
-    first = by_first_op(solved)
-    by_size = np.array(first, dtype=np.int64)[np.argsort(-sizes[first], kind="stable")]
-    args = (graph.usable.astype(np.int64), sizes,
-            np.array([solved[i].size for i in graph.by_last], dtype=np.int64))
-    trial = min(limit, SIZE_ORDER_WORK * max(1, len(solved)))
-    held, work = kernel(by_size, *args, len(solved) // EARLY_PART, trial // EARLY_SHARE,
-                        len(solved) + 1, trial)
-    if work < 0:
-        held, work = kernel(np.array(first, dtype=np.int64), *args, 0, 0,
-                            max(1, len(solved) // EARLY_PART), limit - trial)
-    if work < 0:
-        raise SolverLimitError(f"{NAME} would need more than its work budget ({limit:,} steps) on "
-                               f"{len(records):,} records: choose a greedy strategy")
-    for row, c in zip(sized, held.tolist()):
-        reused[row] = sized[graph.by_last[c]] if c >= 0 else -1
-    return reused
-
-
-def _chain_empty_records(records: Sequence[UsageRecord]) -> list[int]:
-    """For each record of size 0, an earlier one of size 0 that ended before it starts, each taken
-    over at most once (the one that ended first), or -1; -1 for every other record."""
-    reused = [-1] * len(records)
-    ended: list[tuple[int, int]] = []  # (last_op, position) of the records whose object is free
-    for pos in by_first_op(records):
-        if records[pos].size:
-            continue
-        if ended and ended[0][0] < records[pos].first_op:
-            reused[pos] = heapq.heappop(ended)[1]
-        heapq.heappush(ended, (records[pos].last_op, pos))
-    return reused
 
 
 class _Graph:
@@ -281,3 +184,88 @@ class _Search:
         if not self._settled:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         return np.concatenate(self._settled), np.concatenate(self._settled_dist)
+
+
+# ---------------------------------------------------------------- the compiled solvers (large inputs)
+
+# Tree steps (a node met by a query or an update) the range-tree solver may take, both solves
+# together (see _range_reused_records): about 13 s of CPU. At 100,000 records the shapes of
+# benchmarks/synthetic.py take 3.6-77 million; random records 30,000 records about 190 million.
+WORK_LIMIT = 200_000_000
+# Steps a record that the first solve (rows largest first) may take: 770 on branching graphs of
+# 100,000 records, under 40 on the other shapes.
+SIZE_ORDER_WORK = 1_000
+# Both solves stop early when their work is on a pace to pass its budget (a refusal within about a
+# second, not after the whole budget): the first (rows largest first) once the first 1/EARLY_PART
+# of its rows take more than 1/EARLY_SHARE of its budget (on branching graphs of 20,000-100,000
+# records they take 1/50-1/30, on the other shapes 1/900, on random records of 30,000 or more
+# over 1/9); the second (order of first_op), from 1/EARLY_PART of its rows on, once its steps so
+# far times the count of rows over the rows joined pass its budget (its runs grow with the rows
+# before them).
+EARLY_PART = 32
+EARLY_SHARE = 16
+
+
+def _compiled_reused_records(records: Sequence[UsageRecord], graph: "_Graph", kernel=None) -> list[int]:
+    """_reused_records by the compiled loop (or by `kernel`, the same loop uncompiled): the same
+    predecessors, step for step."""
+    if kernel is None:
+        from packager.plan.kernels.min_cost_flow import assign as kernel
+    held = kernel(np.array(by_first_op(records), dtype=np.int64), graph.usable.astype(np.int64),
+                  graph.row_size, graph.col_size)
+    return [graph.by_last[c] if c >= 0 else -1 for c in held.tolist()]
+
+
+def _range_reused_records(records: Sequence[UsageRecord], kernel=None,
+                          work_limit: int | None = None) -> list[int]:
+    """_reused_records by the range-tree solver (or by `kernel`, the same solver uncompiled): the
+    same optimal flow cost as the loop, ties broken otherwise.
+
+    Records of size 0 stay out of the solve: as rows they cost nothing whatever they take, and as
+    columns they save nothing (reusing one costs a new object's price), so the least flow cost
+    is the same without them. Each takes over the object of an earlier record of size 0 that has
+    ended, where one is free (_chain_empty_records), so they add as few objects as can be.
+
+    Successive shortest paths may add the rows in any order. Largest first, each row joins as the
+    smallest so far, to which every column at least its size is free: on the shapes of real graphs
+    its runs settle few columns. On records of unrelated sizes and lifetimes that order settles
+    more than order of first_op does, so past SIZE_ORDER_WORK steps a record the solve starts
+    again in that order, with what remains of the budget."""
+    if kernel is None:
+        from packager.plan.kernels.min_cost_flow_range import assign as kernel
+    sized = [i for i, r in enumerate(records) if r.size > 0]
+    reused = _chain_empty_records(records)
+    solved = [records[i] for i in sized]
+    graph = _Graph(solved)
+    limit = WORK_LIMIT if work_limit is None else work_limit
+    sizes = np.array([r.size for r in solved], dtype=np.int64)
+    first = by_first_op(solved)
+    by_size = np.array(first, dtype=np.int64)[np.argsort(-sizes[first], kind="stable")]
+    args = (graph.usable.astype(np.int64), sizes,
+            np.array([solved[i].size for i in graph.by_last], dtype=np.int64))
+    trial = min(limit, SIZE_ORDER_WORK * max(1, len(solved)))
+    held, work = kernel(by_size, *args, len(solved) // EARLY_PART, trial // EARLY_SHARE,
+                        len(solved) + 1, trial)
+    if work < 0:
+        held, work = kernel(np.array(first, dtype=np.int64), *args, 0, 0,
+                            max(1, len(solved) // EARLY_PART), limit - trial)
+    if work < 0:
+        raise SolverLimitError(f"{NAME} would need more than its work budget ({limit:,} steps) on "
+                               f"{len(records):,} records: choose a greedy strategy")
+    for row, c in zip(sized, held.tolist()):
+        reused[row] = sized[graph.by_last[c]] if c >= 0 else -1
+    return reused
+
+
+def _chain_empty_records(records: Sequence[UsageRecord]) -> list[int]:
+    """For each record of size 0, an earlier one of size 0 that ended before it starts, each taken
+    over at most once (the one that ended first), or -1; -1 for every other record."""
+    reused = [-1] * len(records)
+    ended: list[tuple[int, int]] = []  # (last_op, position) of the records whose object is free
+    for pos in by_first_op(records):
+        if records[pos].size:
+            continue
+        if ended and ended[0][0] < records[pos].first_op:
+            reused[pos] = heapq.heappop(ended)[1]
+        heapq.heappush(ended, (records[pos].last_op, pos))
+    return reused

@@ -19,7 +19,8 @@ from typing import Sequence
 import numpy as np
 
 from packager.errors import PlanError
-from packager.plan.objects._common import ConflictIndex, bits_to_mask, make_plan
+from packager.plan.objects._common import make_plan
+from packager.plan.objects.conflicts import bits_to_mask, conflict_index
 from packager.plan.records import ObjectPlan, UsageRecord
 
 NAME = "texture_2d"
@@ -53,7 +54,7 @@ def plan(records: Sequence[UsageRecord], extents: Sequence[tuple[int, int]],
         raise PlanError("texture extents and bytes per texel must not be negative")
     footprint = [w * h * b for (w, h), b in zip(extents, texel_bytes)]
     textures = _Textures(n)
-    index = ConflictIndex(records)
+    index = conflict_index(records)
     assignment = [0] * n
     for pos in sorted(range(n), key=lambda i: (-footprint[i], -records[i].size, i)):
         (w, h), b = extents[pos], texel_bytes[pos]

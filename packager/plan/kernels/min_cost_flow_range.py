@@ -1,13 +1,13 @@
-"""min_cost_flow's successive shortest paths for large inputs: each Dijkstra run visits only the
-columns it settles, finding a row's cheapest unsettled column by a range tree, never by scanning.
+"""min_cost_flow's successive shortest paths above its LOOP_RECORDS, compiled: each Dijkstra run
+visits only the columns it settles, finding a row's cheapest unsettled column by a range tree
+(column_tree.py), never by scanning.
 
 The problem (min_cost_flow.py): rows join in the order given (successive shortest paths may add
 them in any order); a row may take a prefix of the columns (records in order of last_op that
 ended before it starts) at cost max(0, s_row - s_col) less the potentials, or a new object. For
 a row the cheapest column of its prefix splits at its size: among columns at least as large the
 cost is -potential, among smaller ones s_row - s_col - potential. So one tree over the columns
-in order of last_op, each node holding its columns sorted by size with two minimum trees (of
--potential and of -size - potential), answers "the cheapest unsettled column of this row's
+in order of last_op (column_tree.py) answers "the cheapest unsettled column of this row's
 prefix" in log^2 steps, and a settled column leaves the tree (and comes back with its new
 potential) in log^2 steps. A Dijkstra run then costs log^2 per column it settles, rather than a
 pass over the whole prefix per row it reaches.
@@ -17,178 +17,26 @@ distance a free column (which ends the run) comes before a held one (which exten
 between keys go to the latest column (recently ended records are the likely free ones: on chains
 this settles 70 times fewer columns than the earliest), then to the lower row. A newly reached row
 that one of the latest KEPT_CHECKED rows of the run dominates (no dearer to any column, nor to a
-new object) offers nothing and is not asked. The plain loop (min_cost_flow_kernel.py, whose
+new object) offers nothing and is not asked. The plain loop (min_cost_flow.py, whose
 `end_run` ends each run here too) breaks ties otherwise, so the two may pick different plans of
 the same, optimal, flow cost.
 
 Plain Python over numpy arrays: uncompiled (NUMBA_DISABLE_JIT=1, or the .py_func of `assign`) it
-gives the same assignment. This module imports numba: import it only for large inputs.
+gives the same assignment.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-try:
-    from numba import njit
-except ImportError:  # numba missing on this platform: the same code, uncompiled (slower, same plans)
-    def njit(*args, **kwargs):
-        return (lambda f: f) if not args else args[0]
-
-from packager.plan.objects.min_cost_flow_kernel import end_run
+from packager.plan.kernels.column_tree import NONE, build, cheapest, refresh
+from packager.plan.kernels.jit import compiled
+from packager.plan.kernels.min_cost_flow import end_run
 
 KEPT_CHECKED = 64  # the latest rows kept in a run that a newly reached row is checked against
-NONE = np.int64(1) << np.int64(61)  # the key of a settled column: above every real key
 
 
-@njit(cache=True)
-def _better(value, a, b):
-    """Whether column a is cheaper than column b under `value` (ties: the lower column)."""
-    if b < 0:
-        return a >= 0
-    if a < 0:
-        return False
-    return value[a] < value[b] or (value[a] == value[b] and a > b)
-
-
-@njit(cache=True)
-def _inner_set(tree, base, length, pos, col, value):
-    """Column `col` at position `pos` of one node's minimum tree (2 * length slots from base)."""
-    i = pos + length
-    tree[base + i] = col
-    i >>= 1
-    while i >= 1:
-        left = tree[base + 2 * i]
-        right = tree[base + 2 * i + 1]
-        was = tree[base + i]
-        now = left if _better(value, left, right) else right
-        if now == was and now != col:  # the same column wins here, so every node above is unchanged
-            break
-        tree[base + i] = now
-        i >>= 1
-
-
-@njit(cache=True)
-def _inner_min(tree, base, length, lo, hi, value):
-    """The cheapest column at positions [lo, hi) of one node's minimum tree; -1 if none."""
-    best = -1
-    lo += length
-    hi += length
-    while lo < hi:
-        if lo & 1:
-            c = tree[base + lo]
-            if _better(value, c, best):
-                best = c
-            lo += 1
-        if hi & 1:
-            hi -= 1
-            c = tree[base + hi]
-            if _better(value, c, best):
-                best = c
-        lo >>= 1
-        hi >>= 1
-    return best
-
-
-@njit(cache=True)
-def _build(col_size, width):
-    """The range tree over `width` columns (index order = order of last_op).
-
-    Node v (heap numbering, leaves from `leaves`) lists its columns sorted by (size, column) at
-    [start[v], start[v] + length[v]) of `sorted_col` / `sorted_size`; its two minimum trees sit at
-    [2 * start[v], 2 * start[v] + 2 * length[v]) of their arrays. where[level, c]: the position
-    of column c in its node at that level (level 0: the leaves)."""
-    leaves = 1
-    levels = 1
-    while leaves < width:
-        leaves *= 2
-        levels += 1
-    order = np.argsort(col_size[:width], kind="mergesort")  # by size, ties by column
-    start = np.zeros(2 * leaves, dtype=np.int64)
-    length = np.zeros(2 * leaves, dtype=np.int64)
-    sorted_col = np.empty(levels * width, dtype=np.int32)
-    where = np.empty((levels, width), dtype=np.int32)
-    offset = 0
-    for level in range(levels):
-        first_node = leaves >> level  # nodes of this level: [first_node, 2 * first_node)
-        span = 1 << level  # leaves under each of them
-        for v in range(first_node, 2 * first_node):
-            lo = (v - first_node) * span
-            start[v] = offset + min(lo, width)
-            length[v] = max(0, min(lo + span, width) - lo)
-        fill = np.zeros(first_node, dtype=np.int64)
-        for t in range(width):
-            c = order[t]
-            v = first_node + c // span
-            p = fill[v - first_node]
-            fill[v - first_node] += 1
-            sorted_col[start[v] + p] = c
-            where[level, c] = p
-        offset += width
-    sorted_size = col_size[sorted_col]
-    return leaves, levels, start, length, sorted_col, sorted_size, where
-
-
-@njit(cache=True)
-def _refresh(c, leaves, levels, start, length, where, tree_a, tree_b, value_a, value_b):
-    """Column c's keys changed: update its place in every node above it."""
-    v = leaves + c
-    for level in range(levels):
-        _inner_set(tree_a, 2 * start[v], length[v], where[level, c], c, value_a)
-        _inner_set(tree_b, 2 * start[v], length[v], where[level, c], c, value_b)
-        v >>= 1
-
-
-@njit(cache=True)
-def _cheapest(width, size, leaves, start, length, sorted_size, tree_a, tree_b, value_a, value_b):
-    """The cheapest unsettled column among [0, width) for a row of `size`: (key, column), where
-    key = 2 * (max(0, size - s_col) - potential) + held; ties go to the latest column (-1: none).
-
-    The prefix's nodes are met latest first, and a node whose least key of -potential (which no
-    key of its columns is below) is not below the best so far is passed over: its columns are all
-    earlier, so they could only win by a lower key."""
-    best_key = NONE
-    best_col = -1
-    lo = leaves
-    hi = leaves + width
-    while lo < hi:
-        v = -1
-        if hi & 1:
-            hi -= 1
-            v = hi
-        elif lo & 1:  # only the root, when the prefix is every leaf
-            v = lo
-            lo += 1
-        if v >= 0 and length[v] > 0:
-            s0 = start[v]
-            n = length[v]
-            bound = value_a[tree_a[2 * s0 + 1]]
-            if bound < best_key:
-                # the first position whose column is at least `size`
-                a, b = 0, n
-                while a < b:
-                    m = (a + b) >> 1
-                    if sorted_size[s0 + m] < size:
-                        a = m + 1
-                    else:
-                        b = m
-                c = _inner_min(tree_a, 2 * s0, n, a, n, value_a)
-                if c >= 0 and value_a[c] < NONE:
-                    if value_a[c] < best_key or (value_a[c] == best_key and c > best_col):
-                        best_key = value_a[c]
-                        best_col = c
-                c = _inner_min(tree_b, 2 * s0, n, 0, a, value_b)
-                if c >= 0 and value_b[c] < NONE:
-                    key = value_b[c] + 2 * size
-                    if key < best_key or (key == best_key and c > best_col):
-                        best_key = key
-                        best_col = c
-        lo >>= 1
-        hi >>= 1
-    return best_key, best_col
-
-
-@njit(cache=True)
+@compiled
 def _heap_less(key, col, row, i, j):
     if key[i] != key[j]:
         return key[i] < key[j]
@@ -197,7 +45,7 @@ def _heap_less(key, col, row, i, j):
     return row[i] < row[j]
 
 
-@njit(cache=True)
+@compiled
 def _heap_push(key, col, row, n, k, c, r):
     i = n
     key[i] = k
@@ -214,7 +62,7 @@ def _heap_push(key, col, row, n, k, c, r):
     return n + 1
 
 
-@njit(cache=True)
+@compiled
 def _heap_pop(key, col, row, n):
     """Removes the least entry (moved to slot n - 1, where the caller reads it)."""
     n -= 1
@@ -236,7 +84,7 @@ def _heap_pop(key, col, row, n):
     return n
 
 
-@njit(cache=True)
+@compiled
 def assign(order, usable, row_size, col_size, early_rows, early_work, project_from, work_limit):
     """The column each row holds at the end (-1: a new object), rows joining in `order`, and the
     work done (tree queries and updates); stops once the work passes `work_limit`, returning as
@@ -254,7 +102,7 @@ def assign(order, usable, row_size, col_size, early_rows, early_work, project_fr
     held = np.full(n, -1, dtype=np.int64)
     if n == 0:
         return held, 0
-    leaves, levels, start, length, sorted_col, sorted_size, where = _build(col_size, n)
+    leaves, levels, start, length, sorted_col, sorted_size, where = build(col_size, n)
     row_potential = np.zeros(n, dtype=np.int64)
     col_potential = np.zeros(n, dtype=np.int64)
     owner = np.full(n, -1, dtype=np.int64)
@@ -264,7 +112,7 @@ def assign(order, usable, row_size, col_size, early_rows, early_work, project_fr
     tree_a = np.full(2 * levels * n, -1, dtype=np.int32)  # column numbers fit 32 bits
     tree_b = np.full(2 * levels * n, -1, dtype=np.int32)
     for c in range(n):
-        _refresh(c, leaves, levels, start, length, where, tree_a, tree_b, value_a, value_b)
+        refresh(c, leaves, levels, start, length, where, tree_a, tree_b, value_a, value_b)
     settled_in = np.full(n, -1, dtype=np.int64)  # the run that settled each column
     settled = np.empty(n, dtype=np.int64)
     settled_dist = np.empty(n, dtype=np.int64)
@@ -284,7 +132,7 @@ def assign(order, usable, row_size, col_size, early_rows, early_work, project_fr
         reach[root] = 0
         new_cost = row_size[root] - row_potential[root]
         new_row = root
-        key, c = _cheapest(usable[root], row_size[root], leaves, start, length, sorted_size,
+        key, c = cheapest(usable[root], row_size[root], leaves, start, length, sorted_size,
                            tree_a, tree_b, value_a, value_b)
         work += levels
         if c >= 0:
@@ -322,7 +170,7 @@ def assign(order, usable, row_size, col_size, early_rows, early_work, project_fr
                 n_settled += 1
                 value_a[c] = NONE
                 value_b[c] = NONE
-                _refresh(c, leaves, levels, start, length, where, tree_a, tree_b, value_a, value_b)
+                refresh(c, leaves, levels, start, length, where, tree_a, tree_b, value_a, value_b)
                 work += levels
                 reached = owner[c]
                 reach[reached] = d
@@ -343,14 +191,14 @@ def assign(order, usable, row_size, col_size, early_rows, early_work, project_fr
                     if offer < new_cost:
                         new_cost = offer
                         new_row = reached
-                    key2, c2 = _cheapest(usable[reached], row_size[reached], leaves, start, length,
+                    key2, c2 = cheapest(usable[reached], row_size[reached], leaves, start, length,
                                          sorted_size, tree_a, tree_b, value_a, value_b)
                     work += levels
                     if c2 >= 0:
                         n_heap = _heap_push(heap_key, heap_col, heap_row, n_heap,
                                             key2 + 2 * (d - row_potential[reached]), c2, reached)
             # the popped row's entry is used (or was stale): it offers its next cheapest column
-            key2, c2 = _cheapest(usable[row], row_size[row], leaves, start, length, sorted_size,
+            key2, c2 = cheapest(usable[row], row_size[row], leaves, start, length, sorted_size,
                                  tree_a, tree_b, value_a, value_b)
             work += levels
             if c2 >= 0:
@@ -368,7 +216,7 @@ def assign(order, usable, row_size, col_size, early_rows, early_work, project_fr
             flag = 1 if owner[c] >= 0 else 0
             value_a[c] = -2 * col_potential[c] + flag
             value_b[c] = -2 * (col_size[c] + col_potential[c]) + flag
-            _refresh(c, leaves, levels, start, length, where, tree_a, tree_b, value_a, value_b)
+            refresh(c, leaves, levels, start, length, where, tree_a, tree_b, value_a, value_b)
             work += levels
         joined = k + 1
         if joined < early_rows and work > early_work:

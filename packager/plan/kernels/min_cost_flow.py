@@ -1,31 +1,26 @@
-"""min_cost_flow's successive shortest paths as one loop over plain arrays, compiled with numba.
+"""min_cost_flow's successive shortest paths as one loop over plain arrays, compiled: what
+objects/min_cost_flow.py runs from kernels.COMPILE_FROM records up to its LOOP_RECORDS.
 
-The same algorithm, step for step and tie for tie, as min_cost_flow._reused_records (its numpy
-form, which small inputs keep): rows join in order of first_op; each joins by one Dijkstra run over
+The same algorithm, step for step and tie for tie, as min_cost_flow._reused_records (its readable
+numpy form, which every smaller input runs): rows join in order of first_op; each joins by one Dijkstra run over
 the reuse columns it may take, settling every column at the least distance at once; a column keeps
 the first row (in order of relaxation) that reached it at its least distance; the run stops at the
 lowest-numbered free column of the first plateau that has one, unless a "new object" is no
 dearer, which is then taken from the first row that offered it at that cost. Distances are
 integers held in floats (exact below 2**53), so the loop's sums equal numpy's.
 
-The source is plain Python over numpy arrays: run uncompiled (NUMBA_DISABLE_JIT=1, or
-min_cost_flow.python_kernel()) it gives the same assignment. This module imports numba: import
-it only for inputs large enough to repay that (about a quarter of a second, plus the first
-compilation when numba's cache is cold).
+The source is plain Python over numpy arrays: run uncompiled (NUMBA_DISABLE_JIT=1, or the
+.py_func of `assign`) it gives the same assignment.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-try:
-    from numba import njit
-except ImportError:  # numba missing on this platform: the same code, uncompiled (slower, same plans)
-    def njit(*args, **kwargs):
-        return (lambda f: f) if not args else args[0]
+from packager.plan.kernels.jit import compiled
 
 
-@njit(cache=True)
+@compiled
 def assign(order, usable, row_size, col_size):
     """The column each row holds at the end (-1: a new object), rows joining in `order`.
 
@@ -136,12 +131,12 @@ def assign(order, usable, row_size, col_size):
     return held
 
 
-@njit(cache=True)
+@compiled
 def end_run(root, final, settled, settled_dist, n_settled, sink_row, sink_col, held, owner, came_from,
             row_potential, col_potential):
     """The end of a Dijkstra run that reached its sink at distance `final`: the potentials move by
     how much nearer each settled column was, then the path flips, each row on it taking the column
-    that reached it from the next one (min_cost_flow_range_kernel ends its runs the same way)."""
+    that reached it from the next one (min_cost_flow_range ends its runs the same way)."""
     row_potential[root] += final
     for t in range(n_settled):
         c = settled[t]
