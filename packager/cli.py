@@ -343,7 +343,7 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
         from rich.progress import Progress
 
         from packager.compare.comparison import compare_model, expand_models, notes
-        from packager.compare.tflite_versions import ALL, CHOICES, chosen
+        from packager.runtimes.tflite_versions import ALL, CHOICES, chosen
         from packager.text.compare_view import (comparison_json, comparison_rows, comparison_table,
                                                 csv_text, markdown_table)
         from packager.emit.atomic_write import write_atomically

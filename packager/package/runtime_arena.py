@@ -1,13 +1,13 @@
 """TFLite Micro's whole arena for a packaged plan: the plan is TFLite Micro's head (the packaged
 model carries it as OfflineMemoryAllocation, scratch buffers placed where TFLite Micro puts
-them), and the tail and the set-up room come from the file (compare/predict_tflm_arena.py)."""
+them), and the tail and the set-up room come from the file (kernels/tflm_whole_arena.py)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from packager.compare.predict_tflm_arena import predict_whole_arena
 from packager.kernels.tflm_arena import TARGETS
+from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.errors import PackagerError
 from packager.gc_pause import without_collector_pauses
 from packager.model import Model

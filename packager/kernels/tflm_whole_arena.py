@@ -23,7 +23,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from packager.compare.predict_tflm import predict_tflm
+from packager.kernels.tflm_head import predict_tflm
 from packager.kernels import tflm_arena, tflm_scratch
 from packager.kernels.tflm_arena import HOST, Target
 from packager.model import Model, tensor_bytes
