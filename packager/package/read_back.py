@@ -19,7 +19,6 @@ from typing import Iterable
 import numpy as np
 
 from packager.errors import PlanError
-from packager.gc_pause import without_collector_pauses
 from packager.package import plan_flatbuffer, plan_json
 from packager.package.json_pieces import arrays_replaced, loads_in_pieces
 from packager.package.columns import NUMBERS, TensorColumns, Utf8Texts, tensor_columns
@@ -246,7 +245,6 @@ def _section_without_entries(section: ArenaSection) -> ArenaSection:
                    passes=None if section.passes is None else replace(section.passes, offsets=()))
 
 
-@without_collector_pauses
 def reads_back(data: bytes, plan: PackagePlan) -> bool:
     """True when the plan file (either form) reads back as exactly `plan`."""
     if data.lstrip()[:1] == b"{":

@@ -9,7 +9,6 @@ from dataclasses import replace
 from packager.kernels.tflm_arena import TARGETS
 from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.errors import PackagerError
-from packager.gc_pause import without_collector_pauses
 from packager.model import Model
 from packager.package.sidecar import PackagePlan, RuntimeArena
 from packager.semantics import SEMANTICS
@@ -38,7 +37,6 @@ def runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
                         reason=whole.why_inexact, head_plan=head_plan if head is not None else "")
 
 
-@without_collector_pauses
 def with_runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
                        head: int | None = None, head_plan: str = "") -> PackagePlan:
     return replace(plan, runtime_arena=runtime_arena(plan, model, target, head, head_plan))
