@@ -1,5 +1,5 @@
 """The shape of the code, checked: imports only run from a later stage to an earlier one, the
-emitters only render, and one module outside plan/ runs the strategy portfolio (README, Layout)."""
+emitters only render, and one module outside plan/ runs the strategy portfolio (docs/design.md)."""
 
 from __future__ import annotations
 
