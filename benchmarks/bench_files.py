@@ -6,8 +6,8 @@ it, the median of several runs, with the size of what it makes.
 
     python -m benchmarks.bench_files [model.tflite ...] [--runs 5]
 
-Times are CPU seconds of this process (time.process_time) with the cycle collector paused, as
-`package` runs them: other load on the machine slows them less than wall-clock time would; they
+Times are CPU seconds of this process (time.process_time) with the cycle collector paused
+(benchmarks/collector.py), so that no collection falls inside one run: other load on the machine slows them less than wall-clock time would; they
 still vary by several percent from run to run.
 """
 
@@ -24,7 +24,7 @@ from benchmarks.text_table import millis, render
 from packager.emit import model_array
 from packager.emit.encoded_blocks import encoded_in_blocks
 from packager.emit.report import report_html_chunks
-from packager.gc_pause import collector_paused
+from benchmarks.collector import collector_paused
 from packager.package import build, c_header
 from packager.pictures import arena_picture
 

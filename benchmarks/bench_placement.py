@@ -10,8 +10,8 @@ and the validation of the plan (`portfolio.validate`). Each figure is the median
     python -m benchmarks.bench_placement [--shapes chain,residual,branching,transformer]
                                          [--sizes 1000,10000,100000] [--runs 5]
 
-Times are CPU seconds of this process (time.process_time), with the cyclic collector paused as
-the registry runs the strategies; they still vary by several percent from run to run.
+Times are CPU seconds of this process (time.process_time), with the cyclic collector paused
+(benchmarks/collector.py); they still vary by several percent from run to run.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Callable
 from benchmarks.bench_scale import cached_model
 from benchmarks.text_table import millis, render
 from packager import arenas
-from packager.gc_pause import collector_paused
+from benchmarks.collector import collector_paused
 from packager.plan import portfolio, validate
 from packager.plan.offsets import _gaps, greedy_by_size_tflite
 from packager.plan.offsets._stop import Paused

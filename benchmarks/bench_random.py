@@ -1,4 +1,4 @@
-"""Each strategy on random usage records: the speed figures the README quotes.
+"""Each strategy on random usage records: the speed figures docs/benchmarks.md quotes.
 
     python -m benchmarks.bench_random [--sizes 1000,10000] [--seed 0]
 

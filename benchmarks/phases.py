@@ -24,7 +24,6 @@ from packager.lifetimes import model_lifetimes
 from packager.plan.portfolio import validate
 from packager.errors import SolverLimitError
 from packager.plan.registry import OBJECT_STRATEGIES, OFFSET_STRATEGIES
-from packager.gc_pause import collector_paused
 from packager.reader import read_model
 
 REPO = Path(__file__).resolve().parent.parent
@@ -199,16 +198,10 @@ def reader_rows(path_of: Callable[[int], Path], sizes: list[int], repeats: int =
     """The real reader beside a plain struct-based one reading only what `package` needs
     (benchmarks/reference_reader.py), each on the same file, and their ratio; each the best of
     `repeats` reads or more (until each has run READER_SECONDS: small files are read many times),
-    taken in turn, after one untimed read of each (imports, first-use caches).
-    The reader pauses the cycle collector while it builds the model (gc_pause.collector_paused), so
-    the reference is also timed with it paused: the second ratio compares like with like."""
+    taken in turn, after one untimed read of each (imports, first-use caches). Both run with
+    the cycle collector as this process has it."""
     real, floor = Row("read (the reader: typed, checked model)"), Row("read, reference: struct, only what package needs")
-    paused = Row("read, reference, cycle collector paused as in the reader")
-    ratio, ratio_paused = Row("ratio (the reader / the reference)"), Row("ratio (the reader / the reference, paused)")
-
-    def reference_paused(path: Path) -> object:
-        with collector_paused():
-            return read_reference(path)
+    ratio = Row("ratio (the reader / the reference)")
 
     if sizes:
         read_reference(path_of(sizes[0]))
@@ -217,14 +210,13 @@ def reader_rows(path_of: Callable[[int], Path], sizes: list[int], repeats: int =
         path = path_of(n)
         spent, done = 0.0, 0
         while done < max(1, repeats) or (spent < READER_SECONDS * 3 and done < READER_MAX_REPEATS):
-            for row, read in ((floor, read_reference), (paused, reference_paused), (real, read_model)):
+            for row, read in ((floor, read_reference), (real, read_model)):
                 _, s = cpu(lambda: read(path))
                 row.seconds[n] = min(row.seconds.get(n, s), s)
                 spent += s
             done += 1
         ratio.notes[n] = f"{real.seconds[n] / max(floor.seconds[n], 1e-9):.2f}x"
-        ratio_paused.notes[n] = f"{real.seconds[n] / max(paused.seconds[n], 1e-9):.2f}x"
-    return [real, floor, paused, ratio, ratio_paused]
+    return [real, floor, ratio]
 
 
 def object_memory_rows(path_of: Callable[[int], Path], sizes: list[int]) -> list[Row]:

@@ -1,4 +1,4 @@
-"""Plain-text tables in Markdown pipe syntax, so the printed output pastes straight into README.md."""
+"""Plain-text tables in Markdown pipe syntax, so the printed output pastes straight into docs/benchmarks.md."""
 
 from __future__ import annotations
 

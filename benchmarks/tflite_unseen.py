@@ -21,7 +21,7 @@ from benchmarks.text_table import render
 from packager.compare.comparison import check_arena, expand_models
 from packager.compare.predict_tflite import predict_after_invoke, predict_tflite
 from packager.compare.tflite_runtime import TfliteMeasurement, measure_tflite
-from packager.compare.tflite_versions import ALL, CHOICES, chosen
+from packager.runtimes.tflite_versions import ALL, CHOICES, chosen
 from packager.errors import PackagerError
 from packager.kernels.tflite_scratch import rules_for
 from packager.reader import read_model

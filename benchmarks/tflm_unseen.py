@@ -19,8 +19,8 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.text_table import render
-from packager.compare.predict_tflm_arena import predict_whole_arena
-from packager.compare.tflm_runtime import SmallestArena, smallest_arena, try_arenas
+from packager.kernels.tflm_whole_arena import predict_whole_arena
+from packager.runtimes.tflm import SmallestArena, smallest_arena, try_arenas
 from packager.errors import PackagerError
 from packager.reader import read_model
 

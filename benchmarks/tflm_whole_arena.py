@@ -13,8 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from packager.compare.predict_tflm_arena import predict_whole_arena
-from packager.compare.tflm_runtime import SmallestArena, smallest_arena, try_arenas
+from packager.kernels.tflm_whole_arena import predict_whole_arena
+from packager.runtimes.tflm import SmallestArena, smallest_arena, try_arenas
 from packager.kernels.tflm_arena import CORTEX_M
 from packager.package.build import package
 from packager.reader import read_model

@@ -25,7 +25,6 @@ import numpy as np
 
 from packager.errors import ModelError
 from packager.field_columns import made_field_by_field
-from packager.gc_pause import collector_paused
 from packager.model import ELEMENT_BITS, Model, Subgraph, derived, tensor_bytes
 from packager.plan.records import UsageRecord
 from packager.semantics import SEMANTICS, Semantics
@@ -94,10 +93,9 @@ def model_lifetimes(model: Model, semantics: str | Semantics,
 
 
 def _model_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool) -> list[ArenaLifetimes]:
-    with collector_paused():  # a record per tensor, none of them garbage
-        if sem.inline_subgraphs:
-            return [_inline_lifetimes(model, sem, plan_dynamic)]
-        return [subgraph_lifetimes(model, i, sem, plan_dynamic) for i in range(len(model.subgraphs))]
+    if sem.inline_subgraphs:
+        return [_inline_lifetimes(model, sem, plan_dynamic)]
+    return [subgraph_lifetimes(model, i, sem, plan_dynamic) for i in range(len(model.subgraphs))]
 
 
 # -- classification shared by both timelines --------------------------------------------------

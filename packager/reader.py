@@ -20,7 +20,6 @@ import numpy as np
 
 from packager.errors import ModelError
 from packager.field_columns import made_field_by_field
-from packager.gc_pause import collector_paused
 from packager.model import (ELEMENT_BITS, MAX_TENSOR_BYTES, Buffer, Model, Operator,
                             OperatorCode, SignatureDef, Subgraph, Tensor)
 from packager.reader_columns import Columns, TypeTables, Unusual, operator_fields, plain_tensors
@@ -92,8 +91,7 @@ def parse_model(data: bytes) -> Model:
         shown = ident.decode("ascii", "replace") if ident.isascii() and ident.decode("ascii").isprintable() else ident.hex()
         raise ModelError(f"not a TFLite model: file identifier '{shown}', expected 'TFL3'")
     try:
-        with collector_paused():
-            return _Parser(data).model()
+        return _Parser(data).model()
     except ModelError:
         raise
     except _CORRUPT as e:

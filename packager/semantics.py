@@ -49,7 +49,7 @@ class Semantics:
     runtime_tail: str | None = None  # what the runtime keeps beyond the planned head, for users
     arena_note: str | None = None  # how the runtime's whole arena relates to the plan, for users
     whole_arena_predicted: bool = False  # the runtime's whole arena (head, tail, set-up room) is
-    # predicted from the file (TFLite Micro: packager/compare/predict_tflm_arena.py)
+    # predicted from the file (TFLite Micro: packager/kernels/tflm_whole_arena.py)
     runtime: str = ""  # the runtime these rules are of, in words, for users
     runs_stored_shapes: bool = False  # the runtime ignores shape_signature and runs the shapes
     # stored in the file (TFLite Micro), so a complete stored shape needs no --dim

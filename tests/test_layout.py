@@ -1,5 +1,5 @@
 """The shape of the code, checked: imports only run from a later stage to an earlier one, the
-emitters only render, and one module outside plan/ runs the strategy portfolio (README, Layout)."""
+emitters only render, and one module outside plan/ runs the strategy portfolio (docs/design.md)."""
 
 from __future__ import annotations
 
@@ -15,21 +15,23 @@ PACKAGE = REPO / "packager"
 STAGES = (
     ("read", ("packager", "packager.errors", "packager.model", "packager.reader")),
     ("records", ("packager.plan.records",)),
-    ("rules", ("packager.semantics", "packager.kernels")),
+    ("rules", ("packager.semantics",)),
     ("lifetimes", ("packager.lifetimes", "packager.control_flow")),
     ("plan", ("packager.plan",)),
+    ("kernels", ("packager.kernels",)),  # the runtimes' kernel rules; TFLite Micro's arena uses its planner
     ("dynamic", ("packager.dynamic",)),
     ("arenas", ("packager.arenas",)),
     ("emit", ("packager.emit",)),
     ("pictures", ("packager.pictures",)),
-    ("compare", ("packager.compare",)),
+    ("runtimes", ("packager.runtimes",)),  # the real runtimes, run in child processes
     ("package", ("packager.package",)),
+    ("compare", ("packager.compare",)),  # after package: the packager never needs a comparison
     ("text", ("packager.text",)),
     ("cli", ("packager.cli",)),
 )
 # Emitters render finished data: no runtimes, no lifetimes, no planning.
 EMITTERS_MAY_NOT_IMPORT = ("packager.lifetimes", "packager.arenas", "packager.dynamic", "packager.pictures",
-                           "packager.compare", "packager.plan.portfolio", "packager.plan.registry",
+                           "packager.compare", "packager.runtimes", "packager.plan.portfolio", "packager.plan.registry",
                            "packager.plan.offsets", "packager.plan.objects")
 
 

@@ -1,1 +1,1 @@
-"""Comparing with the real runtimes: run TFLite and TFLite Micro in child processes, predict their arenas from the file, and set the two side by side."""
+"""Comparing with the real runtimes: predict TFLite's arenas from the file, measure them and TFLite Micro's (packager/runtimes/), and set plan, prediction and measurement side by side."""

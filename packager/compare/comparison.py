@@ -4,8 +4,8 @@ For one model file:
 - TFLite (CPU interpreter): measured per subgraph arena (tflite_runtime.py), predicted from the
   file (predict_tflite.py), and checked tensor by tensor; the difference that remains is
   split into "model tensors" (the span of the file's tensors) and "runtime scratch" (the rest).
-- TFLite Micro: measured head (tflm_runtime.py) against the predicted head (predict_tflm.py), and
-  its whole arena, the smallest it runs in (bisection), against predict_tflm_arena.py.
+- TFLite Micro: measured head (runtimes/tflm.py) against the predicted head (kernels/tflm_head.py), and
+  its whole arena, the smallest it runs in (bisection), against kernels/tflm_whole_arena.py.
 - For each runtime, the best plan under the same semantics (packager/arenas.py, the one path to
   plans), the lower bound, and what the best plan saves against the measured arena; the `ideal`
   semantics' best as the floor of what this operator order allows.
@@ -19,14 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from packager.arenas import plan_arenas
-from packager.compare import tflite_runtime, tflm_runtime
-from packager.compare.child import MISSING
+from packager.compare import tflite_runtime
+from packager.runtimes import tflm as tflm_runtime
+from packager.runtimes.child import MISSING, Unavailable
 from packager.compare.like_with_like import placed_tensors, set_apart
 from packager.compare.predict_tflite import PredictedArena, predict_after_invoke, predict_tflite
-from packager.compare.predict_tflm import PredictedHead, predict_tflm
-from packager.compare.predict_tflm_arena import predict_whole_arena
-from packager.compare.tflite_runtime import MeasuredArena, TfliteMeasurement, Unavailable
-from packager.compare.tflm_runtime import TflmMeasurement
+from packager.kernels.tflm_head import PredictedHead, predict_tflm
+from packager.kernels.tflm_whole_arena import predict_whole_arena
+from packager.compare.tflite_runtime import MeasuredArena, TfliteMeasurement
+from packager.runtimes.tflm import TflmMeasurement
 from packager.control_flow import model_total
 from packager.dynamic.prepared_shapes import with_prepared_shapes
 from packager.kernels.tflite_scratch import LITERT, rules_for

@@ -27,7 +27,7 @@ from pathlib import Path
 from packager.lifetimes import pruned_by_while
 from packager.model import Model
 from packager.semantics import TFLITE
-from packager.compare.child import MEASURED, MISSING, ProbeResult, probe
+from packager.runtimes.child import MEASURED, MISSING, ProbeResult, Unavailable, probe
 
 ALIGNMENT_HOLE = 64  # a gap this large cannot be alignment padding inside one arena
 INSTALL_HINT = "pip install 'tflpack[runtimes]' (ai-edge-litert and tflite-micro)"
@@ -72,16 +72,6 @@ class TfliteMeasurement:
     @property
     def total_after_invoke(self) -> int | None:
         return None if self.after_invoke is None else sum(a.arena for a in self.after_invoke)
-
-
-@dataclass(frozen=True)
-class Unavailable:
-    """Why there is no measurement: not installed, refused the model, or crashed."""
-
-    outcome: str
-    reason: str
-    runtime: str = ""
-    version: str = ""
 
 
 def _regions(buffers: list[tuple[int, int, int]]) -> list[list[tuple[int, int, int]]]:
@@ -240,7 +230,7 @@ def measure_tflite(path: Path, model: Model, timeout: float = 120.0,
     if runtime is None:
         return measurement_from_probe(model, probe("tflite", Path(path), "-", locate,
                                                    timeout=timeout))
-    from packager.compare.tflite_versions import choice
+    from packager.runtimes.tflite_versions import choice
 
     which = choice(runtime)
     if not which.installed:

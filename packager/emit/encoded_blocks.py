@@ -9,25 +9,21 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from packager.gc_pause import collector_paused
-
 BLOCK_CHARACTERS = 1 << 20  # a block is written once its pieces reach this many characters
 
 
 def encoded_in_blocks(pieces: Iterable[str], block: int | None = None, encoding: str = "utf-8") -> Iterator[bytes]:
     """The bytes of "".join(pieces) (UTF-8 unless `encoding` says otherwise), in blocks of about `block` characters: the same bytes,
-    since UTF-8 encodes each character on its own. The cycle collector is paused while the pieces
-    are made (a few hundred thousand objects that make no cycles)."""
+    since UTF-8 encodes each character on its own."""
     block = BLOCK_CHARACTERS if block is None else block
-    with collector_paused():
-        held: list[str] = []
-        size = 0
-        for piece in pieces:
-            held.append(piece)
-            size += len(piece)
-            if size >= block:
-                yield "".join(held).encode(encoding)
-                held.clear()
-                size = 0
-        if held:
+    held: list[str] = []
+    size = 0
+    for piece in pieces:
+        held.append(piece)
+        size += len(piece)
+        if size >= block:
             yield "".join(held).encode(encoding)
+            held.clear()
+            size = 0
+    if held:
+        yield "".join(held).encode(encoding)

@@ -1,1 +1,1 @@
-"""The runtimes' rules beyond lifetimes, as data: the scratch, temporary and persistent buffers each kernel of TFLite and TFLite Micro asks for, TFLite Micro's whole arena per target, and its OfflineMemoryAllocation words."""
+"""The runtimes' rules beyond lifetimes: the scratch, temporary and persistent buffers each kernel of TFLite and TFLite Micro asks for, TFLite Micro's OfflineMemoryAllocation words, and its head and whole arena per target predicted from the file."""

@@ -11,7 +11,6 @@ from typing import Mapping
 import packager
 from packager.arenas import Bindings, DynamicSizes, PlannedArena, alias_bytes
 from packager.dynamic.shapes import DynamicShapes
-from packager.gc_pause import without_collector_pauses
 from packager.lifetimes import PERSISTENT, ArenaLifetimes
 from packager.model import Model
 from packager.package.columns import NO_ALIAS, TensorColumns
@@ -22,7 +21,6 @@ from packager.plan.records import ObjectPlan, OffsetPlan
 from packager.semantics import SEMANTICS
 
 
-@without_collector_pauses
 def package_plan(model: Model, semantics: str, source: SourceModel, planned: list[PlannedArena],
                  bindings: Bindings | None) -> PackagePlan:
     """The sidecar plan of the planned arenas, as the package writes it (not yet checked)."""

@@ -26,7 +26,6 @@ from packager.emit.report import report_html_chunks
 from packager.pictures import arena_picture
 from packager.errors import PackagerError, PlanError
 from packager.emit.encoded_blocks import encoded_in_blocks
-from packager.gc_pause import free_lists_cleared, without_collector_pauses
 from packager.model import Model
 from packager.package.output_dir import StagedFolder, stale_files, staged_folder
 from packager.package.existing_plan import (existing_plan, existing_plan_note, head_plan_name, refuse_to_keep,
@@ -151,7 +150,6 @@ def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[s
     notes += model_notes(plan, model, unmodelled_ops)
 
 
-@without_collector_pauses
 def write_files(folder: StagedFolder, plan: PackagePlan, model: Model, prefix: str, notes: list[str],
                 unmodelled_ops: tuple[str, ...] = (), keep_offline_plan: bool = False) -> dict[str, str]:
     """Build each file, write it into the temporary folder and drop it before building the next,
@@ -164,7 +162,6 @@ def write_files(folder: StagedFolder, plan: PackagePlan, model: Model, prefix: s
     return whats
 
 
-@without_collector_pauses
 def report_html(planned: PlannedModel, model: Model, strategy: str) -> Iterator[bytes]:
     """The report page of the plan as written: no planning times and no measured runtime (that
     would run TFLite in a child process), so the same inputs give the same bytes. Its pictures are
@@ -180,7 +177,6 @@ def report_html(planned: PlannedModel, model: Model, strategy: str) -> Iterator[
 
 # -- the whole job -----------------------------------------------------------------------------
 
-@without_collector_pauses  # few cycles are made; collections would walk the model and plans again and again
 def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.name,
             strategy: str = "best", budget: int | None = None, name: str | None = None,
             dims: Sequence[str] = (), report: bool = True, target: str = "host",
@@ -222,7 +218,6 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
         raise BudgetExceeded(f"{model_path.name}: the plan needs {needed:,} B {what}, "
                              f"{needed - budget:,} B over the budget of {budget:,} B ({why})")
     notes: list[str] = []
-    free_lists_cleared()  # what planning left in them would stay beside the files' peak
     with staged_folder(out_dir) as folder:
         whats = write_files(folder, plan, model, prefix, notes, planned.unmodelled_ops, keep_offline_plan=keep)
         if existing is not None:

@@ -14,7 +14,6 @@ import numpy as np
 
 from packager.dynamic.shapes import analyse, is_static
 from packager.errors import ModelError, PlanError
-from packager.gc_pause import without_collector_pauses
 from packager.kernels.tflm_offline_plan import METADATA_NAME, decode
 from packager.lifetimes import PERSISTENT
 from packager.model import Model
@@ -35,7 +34,6 @@ def _mismatch(message: str) -> PlanError:
     return PlanError(f"the plan does not match the model: {message}")
 
 
-@without_collector_pauses
 def check_package_plan(plan: PackagePlan, model: Model) -> None:
     """Raise PlanError unless the plan is valid for this model."""
     sem = SEMANTICS.get(plan.semantics)

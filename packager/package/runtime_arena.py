@@ -1,15 +1,14 @@
 """TFLite Micro's whole arena for a packaged plan: the plan is TFLite Micro's head (the packaged
 model carries it as OfflineMemoryAllocation, scratch buffers placed where TFLite Micro puts
-them), and the tail and the set-up room come from the file (compare/predict_tflm_arena.py)."""
+them), and the tail and the set-up room come from the file (kernels/tflm_whole_arena.py)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from packager.compare.predict_tflm_arena import predict_whole_arena
 from packager.kernels.tflm_arena import TARGETS
+from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.errors import PackagerError
-from packager.gc_pause import without_collector_pauses
 from packager.model import Model
 from packager.package.sidecar import PackagePlan, RuntimeArena
 from packager.semantics import SEMANTICS
@@ -38,7 +37,6 @@ def runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
                         reason=whole.why_inexact, head_plan=head_plan if head is not None else "")
 
 
-@without_collector_pauses
 def with_runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
                        head: int | None = None, head_plan: str = "") -> PackagePlan:
     return replace(plan, runtime_arena=runtime_arena(plan, model, target, head, head_plan))

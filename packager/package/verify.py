@@ -19,14 +19,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from packager.compare.predict_tflm_arena import predict_whole_arena
-from packager.compare.tflite_runtime import Unavailable
-from packager.compare.tflm_runtime import ARENA_STEP, first_arena_size, try_arenas
 from packager.errors import PlanError
 from packager.kernels.tflm_arena import HOST
+from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.model import Model
 from packager.package.constant_data import short_constant
 from packager.package.sidecar import PackagePlan
+from packager.runtimes.child import Unavailable
+from packager.runtimes.tflm import ARENA_STEP, first_arena_size, installed_version, try_arenas
 
 VERIFIED, UNVERIFIED, SKIPPED = "verified", "unverified", "skipped"
 
@@ -107,5 +107,4 @@ def verify_package(original: Path | bytes, packed: bytes, plan: PackagePlan, mod
 
 
 def first_version(tries) -> str:
-    from packager.compare.tflm_runtime import _version
-    return f"tflite-micro {_version()}".strip()
+    return f"tflite-micro {installed_version()}".strip()

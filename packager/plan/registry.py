@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Union
 
-from packager.gc_pause import without_collector_pauses
 from packager.plan.objects import (equality, greedy_by_breadth as obj_greedy_by_breadth,
                                    greedy_by_size as obj_greedy_by_size, greedy_by_size_improved,
                                    greedy_in_order as obj_greedy_in_order, integer_program,
@@ -97,16 +96,7 @@ def _greedy_by_size_objects(p: Problem) -> ObjectPlan:
     return memo["_greedy_by_size_objects"]
 
 
-def _collector_paused(s: Strategy) -> Strategy:
-    """A strategy run with Python's cyclic collector paused: it builds many small objects that
-    make no cycles, and each collection walks every object of the process again (the compiled
-    kernels' modules alone hold hundreds of thousands): 0.2-0.3 s of `plan` at 10,000 operators.
-    The searches keep it: they may run for minutes."""
-    improve = None if s.improve is None else without_collector_pauses(s.improve)
-    return replace(s, run=without_collector_pauses(s.run), improve=improve)
-
-
-OFFSET_STRATEGIES: tuple[Strategy, ...] = tuple(map(_collector_paused, (
+OFFSET_STRATEGIES: tuple[Strategy, ...] = (
     _offsets("naive", naive.plan, "every tensor end to end"),
     _offsets("greedy_in_order", greedy_in_order.plan, "by first use, smallest gap"),
     Strategy("greedy_by_size", "offsets",
@@ -123,9 +113,9 @@ OFFSET_STRATEGIES: tuple[Strategy, ...] = tuple(map(_collector_paused, (
     Strategy("objects_end_to_end", "offsets",
              lambda p: objects_end_to_end.plan(p.records, p.alignment, objects=_greedy_by_size_objects(p)),
              "shared objects laid end to end"),
-)))
+)
 
-OBJECT_STRATEGIES: tuple[Strategy, ...] = tuple(map(_collector_paused, (
+OBJECT_STRATEGIES: tuple[Strategy, ...] = (
     _objects("naive", obj_naive.plan, "one object per tensor"),
     _objects("equality", equality.plan, "reuse objects of equal size"),
     _objects("greedy_in_order", obj_greedy_in_order.plan, "by first use, closest size"),
@@ -138,11 +128,11 @@ OBJECT_STRATEGIES: tuple[Strategy, ...] = tuple(map(_collector_paused, (
     Strategy("integer_program", "objects", lambda p: integer_program.plan(p.records),
              "exact integer program (HiGHS)", exact=True,
              improve=lambda p, start, _budget: integer_program.plan(p.records, start)),
-)))
+)
 
-BASELINES: tuple[Strategy, ...] = tuple(map(_collector_paused, (
+BASELINES: tuple[Strategy, ...] = (
     Strategy("bfc", "baseline", lambda p: bfc.replay(p.records), "TensorFlow's BFC allocator replayed"),
-)))
+)
 
 LOCAL_SEARCH = "local_search"
 # The exact search's node budget: every MiniMalloc instance it proves takes under 200,000 nodes

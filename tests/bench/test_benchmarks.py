@@ -1,6 +1,6 @@
 """The benchmark helpers: synthetic graphs agree with the pipeline, the paper setting leaves the
 graph's inputs and outputs out, exponents fit; and `best` on the paper's six networks meets what
-the README promises."""
+docs/benchmarks.md promises."""
 
 from __future__ import annotations
 

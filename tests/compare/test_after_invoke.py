@@ -16,7 +16,7 @@ from fixtures.write_models import DEFAULT_DIR
 from packager.cli import app
 from packager.compare.comparison import AFTER_ALLOCATE, compare_tflite, planned
 from packager.compare.tflite_runtime import TfliteMeasurement, measure_tflite
-from packager.compare.tflite_versions import LITERT, SETUP_214, TFLITE_RUNTIME, choice
+from packager.runtimes.tflite_versions import LITERT, SETUP_214, TFLITE_RUNTIME, choice
 from packager.reader import read_model
 
 RUNTIMES = [LITERT, TFLITE_RUNTIME]

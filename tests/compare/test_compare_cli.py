@@ -12,8 +12,10 @@ from fixtures.write_models import DEFAULT_DIR
 from packager.cli import app
 from packager.kernels.libstdcxx import introsort, unordered_set_order
 from packager.reader import read_model
-from packager.compare import child, tflite_runtime, tflm_runtime
-from packager.compare.child import MISSING, ProbeResult
+from packager.compare import tflite_runtime
+from packager.runtimes import child
+from packager.runtimes import tflm as tflm_runtime
+from packager.runtimes.child import MISSING, ProbeResult
 from packager.compare.tflite_runtime import classify_subgraph
 
 runner = CliRunner()
@@ -147,7 +149,7 @@ def test_a_missing_second_environment_is_reported_with_its_setup(monkeypatch):
 
 
 def test_by_default_every_installed_tflite_version_gets_a_row(tmp_path):
-    from packager.compare.tflite_versions import chosen
+    from packager.runtimes.tflite_versions import chosen
     installed = [c.package for c in chosen(None)]
     out_csv = tmp_path / "table.csv"
     result = runner.invoke(app, ["compare", str(DEFAULT_DIR / "chain.tflite"), "--csv", str(out_csv)])

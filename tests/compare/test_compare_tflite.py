@@ -15,8 +15,8 @@ from packager.compare.comparison import check_arena, planned
 from packager.compare.predict_tflite import predict_tflite
 from packager.kernels.tflite_scratch import rules_for
 from packager.reader import read_model
-from packager.compare.tflite_runtime import (TfliteMeasurement, Unavailable, caller_owned_inputs,
-                                             measure_tflite)
+from packager.compare.tflite_runtime import TfliteMeasurement, caller_owned_inputs, measure_tflite
+from packager.runtimes.child import Unavailable
 from tests.conftest import shared_model_path
 
 pytest.importorskip("ai_edge_litert.interpreter",

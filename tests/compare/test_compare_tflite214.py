@@ -14,7 +14,7 @@ from fixtures.write_models import DEFAULT_DIR
 from packager.compare.comparison import check_arena, compare_model
 from packager.compare.predict_tflite import predict_tflite
 from packager.compare.tflite_runtime import TfliteMeasurement, measure_tflite
-from packager.compare.tflite_versions import SETUP_214, TFLITE_RUNTIME, choice
+from packager.runtimes.tflite_versions import SETUP_214, TFLITE_RUNTIME, choice
 from packager.kernels.tflite_scratch import TFLITE_EIGEN, rules_for
 from packager.reader import read_model
 from tests.conftest import shared_model_path

@@ -10,10 +10,10 @@ import pytest
 
 from fixtures.catalog import RUNS_IN_TFLITE, RUNS_IN_TFLM
 from fixtures.write_models import DEFAULT_DIR
-from packager.compare.predict_tflm import predict_tflm
+from packager.kernels.tflm_head import predict_tflm
 from packager.reader import read_model
-from packager.compare.tflm_runtime import TflmMeasurement, measure_tflm
-from packager.compare.tflite_runtime import Unavailable
+from packager.runtimes.tflm import TflmMeasurement, measure_tflm
+from packager.runtimes.child import Unavailable
 from tests.conftest import shared_model_path
 
 pytest.importorskip("tflite_micro",

@@ -14,7 +14,7 @@ from fixtures.runtime_cases import CASES, CASES_DIR
 from packager.compare.comparison import check_arena, compare_model, planned
 from packager.compare.predict_tflite import predict_tflite
 from packager.compare.tflite_runtime import TfliteMeasurement, measure_tflite
-from packager.compare.tflite_versions import LITERT, SETUP_214, TFLITE_RUNTIME, choice
+from packager.runtimes.tflite_versions import LITERT, SETUP_214, TFLITE_RUNTIME, choice
 from packager.kernels.tflite_scratch import rules_for
 from packager.lifetimes import DYNAMIC, PERSISTENT, UNUSED, model_lifetimes
 from packager.reader import read_model

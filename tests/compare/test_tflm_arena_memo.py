@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from fixtures.write_models import DEFAULT_DIR
-from packager.compare import predict_tflm_arena
-from packager.compare.predict_tflm_arena import predict_whole_arena
+from packager.kernels import tflm_whole_arena
+from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.kernels.tflm_arena import CORTEX_M, HOST
 from packager.reader import read_model
 from tests.conftest import SHARED_MODELS
@@ -26,8 +26,8 @@ def test_shared_figures_equal_node_by_node(path: Path, monkeypatch) -> None:
     except Exception as error:  # a fixture that is bad input on purpose
         pytest.skip(f"{path.name} does not read: {error}")
     shared = [predict_whole_arena(model, target) for target in (HOST, CORTEX_M)]
-    monkeypatch.setattr(predict_tflm_arena._OpFigures, "_key", lambda self, s, sg, op: None)
-    monkeypatch.setattr(predict_tflm_arena._OpFigures, "shared", False)
+    monkeypatch.setattr(tflm_whole_arena._OpFigures, "_key", lambda self, s, sg, op: None)
+    monkeypatch.setattr(tflm_whole_arena._OpFigures, "shared", False)
     alone = [predict_whole_arena(model, target) for target in (HOST, CORTEX_M)]
     assert shared == alone
 
@@ -37,8 +37,8 @@ def test_nodes_of_one_signature_are_computed_once(monkeypatch) -> None:
     path = Path(DEFAULT_DIR) / "chain.tflite"
     model = read_model(path)
     calls = []
-    real = predict_tflm_arena.tflm_arena.persistent_buffers
-    monkeypatch.setattr(predict_tflm_arena.tflm_arena, "persistent_buffers",
+    real = tflm_whole_arena.tflm_arena.persistent_buffers
+    monkeypatch.setattr(tflm_whole_arena.tflm_arena, "persistent_buffers",
                         lambda *a: calls.append(1) or real(*a))
     predict_whole_arena(model)
     assert len(calls) < sum(len(sg.operators) for sg in model.subgraphs)
@@ -53,7 +53,7 @@ def test_skipping_quiet_nodes_changes_nothing(path: Path, monkeypatch) -> None:
     except Exception as error:  # a fixture that is bad input on purpose
         pytest.skip(f"{path.name} does not read: {error}")
     skipping = [predict_whole_arena(model, target) for target in (HOST, CORTEX_M)]
-    monkeypatch.setattr(predict_tflm_arena, "_visited", lambda distinct, which: np.arange(len(which)))
+    monkeypatch.setattr(tflm_whole_arena, "_visited", lambda distinct, which: np.arange(len(which)))
     assert [predict_whole_arena(model, target) for target in (HOST, CORTEX_M)] == skipping
 
 
@@ -64,7 +64,7 @@ def test_distinct_rows_group_equal_rows_only(high: int) -> None:
     rng = np.random.default_rng(high)
     base = rng.integers(0, high, size=(40, 9))
     rows = base[rng.integers(0, len(base), size=500)]
-    first, group = predict_tflm_arena._distinct_rows([rows[:, j] for j in range(rows.shape[1])])
+    first, group = tflm_whole_arena._distinct_rows([rows[:, j] for j in range(rows.shape[1])])
     as_tuples = [tuple(r) for r in rows.tolist()]
     for k, g in enumerate(group.tolist()):
         assert as_tuples[first[g]] == as_tuples[k]

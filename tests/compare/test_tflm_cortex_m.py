@@ -9,7 +9,7 @@ import dataclasses
 
 import pytest
 
-from packager.compare.predict_tflm_arena import predict_whole_arena
+from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.kernels.tflm_arena import CORTEX_M
 from packager.reader import read_model
 from tests.conftest import SHARED_MODELS

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from fixtures.tflm_kernels import DECODE_LUT_INDICES, DECODE_LUT_TABLE, decode_lut
-from packager.compare.predict_tflm_arena import predict_whole_arena
+from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.kernels import tflm_arena, tflm_decode
 from packager.reader import read_model
 

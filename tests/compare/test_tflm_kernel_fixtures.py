@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from fixtures.tflm_kernels import KERNEL_BUILDERS
-from packager.compare.predict_tflm_arena import predict_whole_arena
+from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.kernels import tflm_arena
-from packager.compare.tflm_runtime import SmallestArena, smallest_arena, try_arenas
+from packager.runtimes.tflm import SmallestArena, smallest_arena, try_arenas
 from packager.package.build import package
 from packager.reader import read_model
 

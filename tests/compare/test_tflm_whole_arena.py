@@ -13,8 +13,8 @@ import pytest
 
 from fixtures.catalog import RUNS_IN_TFLM
 from fixtures.write_models import DEFAULT_DIR
-from packager.compare.predict_tflm_arena import predict_whole_arena
-from packager.compare.tflm_runtime import SmallestArena, smallest_arena, try_arenas
+from packager.kernels.tflm_whole_arena import predict_whole_arena
+from packager.runtimes.tflm import SmallestArena, smallest_arena, try_arenas
 from packager.kernels.tflm_arena import CORTEX_M, HOST, HOST_PLAIN_DIFFERENCE
 from packager.reader import read_model
 from tests.conftest import SHARED_MODELS
@@ -131,7 +131,8 @@ def test_compare_sets_a_model_up_once_per_try(monkeypatch):
     """compare measures TFLite Micro with the bisection alone: its last working try carries the
     head and tail the recording run gave, so no separate recording run sets the model up again
     (the figures are the same: the head, and the tail at the smallest arena)."""
-    from packager.compare import comparison, tflm_runtime
+    from packager.compare import comparison
+    from packager.runtimes import tflm as tflm_runtime
 
     def no_second_run(*args, **kwargs):
         raise AssertionError("a second TFLite Micro set-up")

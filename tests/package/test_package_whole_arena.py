@@ -1,6 +1,6 @@
 """The header's arena is TFLite Micro's whole arena: the packaged model sets up and runs in the
 Python interpreter in exactly <P>_TENSOR_ARENA_BYTES plus the recording allocator's 232 B (the
-header states a plain MicroInterpreter's figure; tflm_runtime.try_arenas adds the 232 B) and not in
+header states a plain MicroInterpreter's figure; runtimes/tflm.py's try_arenas adds the 232 B) and not in
 16 bytes less, its head equals the plan, and its
 outputs equal the original's. The sidecar carries the same figures; --budget compares them;
 verification runs before anything is written."""
@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from fixtures.catalog import RUNS_IN_TFLM
 from fixtures.write_models import DEFAULT_DIR
 from packager.cli import app
-from packager.compare.predict_tflm_arena import predict_whole_arena
-from packager.compare.tflite_runtime import Unavailable
+from packager.kernels.tflm_whole_arena import predict_whole_arena
+from packager.runtimes.child import Unavailable
 from packager.package import verify as verify_module
 from packager.package.build import package
 from packager.package.load import parse_plan
@@ -48,7 +48,7 @@ def packaged(path: str, folder: str):
 
 def _check(path: Path, tmp_path_factory) -> None:
     pytest.importorskip("tflite_micro", reason="tflite-micro is not installed (pip install '.[runtimes]')")
-    from packager.compare.tflm_runtime import try_arenas
+    from packager.runtimes.tflm import try_arenas
     result, header, packed = packaged(str(path), str(tmp_path_factory.mktemp("pkg")))
     arena = macro(header, "TENSOR_ARENA_BYTES")
     assert arena % 16 == 0 and macro(header, "ARENA_EXACT") == 1

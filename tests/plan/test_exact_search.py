@@ -176,7 +176,7 @@ def read_records_csv_or_skip(name: str) -> list[UsageRecord]:
 
 # The optimum of each shared instance, and the nodes the search spends to prove it (the node
 # count is the search's own: it pins determinism as much as the arena does).
-# (B, 120,369 nodes, and D, not proven within the budget, are in README's table from
+# (B, 120,369 nodes, and D, not proven within the budget, are in docs/strategies.md's table from
 # benchmarks/bench_exact.py; they are left out here to keep the suite short.)
 # The nodes include the scout's (the default schedule: the bound's probe for 30 nodes per record,
 # the scout for 100 per record, then the bound's probe again); before it A took 28,636, E 154,624

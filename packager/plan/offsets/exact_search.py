@@ -78,7 +78,7 @@ PATIENCE_DIVISOR = 1
 # first share per probe is SCOUT_FIRST_SHARE_PER_RECORD per record (one preorder's first round).
 # Ladders: "sweep" (every capacity down from the best plan), "bisect" (midpoints between the
 # floor and the best plan), "both" (a pass of each in turn: the default). Chosen by the table of
-# benchmarks/bench_exact.py (README, "Exact offsets").
+# benchmarks/bench_exact.py (docs/strategies.md, "Exact offsets").
 SCOUT_FIRST_SHARE_PER_RECORD = 2
 SCOUT_LADDERS = ("sweep", "bisect", "both")
 DEFAULT_SCOUT = "both"

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packager.model import Model
-from packager.compare.child import MEASURED, REFUSED, probe
-from packager.compare.tflite_runtime import Unavailable
+from packager.runtimes.child import MEASURED, REFUSED, Unavailable, probe
 from packager.kernels.tflm_arena import RECORDING_ALLOCATOR_EXTRA
 
 _SLACK = 4 << 20  # tail, scratch buffers and temporaries during planning
@@ -90,9 +89,9 @@ def try_arenas(path: Path, sizes: list[int], timeout: float = 120.0) -> list[Are
     Python interpreter's recording allocator gets RECORDING_ALLOCATOR_EXTRA bytes more, which
     places everything else exactly where a plain interpreter would (kernels/tflm_arena.py)."""
     import sys
-    from packager.compare.child import MISSING, run_child
+    from packager.runtimes.child import MISSING, run_child
     extra = RECORDING_ALLOCATOR_EXTRA
-    result = run_child([sys.executable, "-m", "packager.compare.tflm_arena_probe", str(path),
+    result = run_child([sys.executable, "-m", "packager.runtimes.tflm_arena_probe", str(path),
                         *(str(s + extra) for s in sizes)], timeout)
     if result.outcome == MISSING:
         return Unavailable(MISSING, result.reason, "tflite-micro", "")
@@ -195,7 +194,7 @@ def _bisect(model: Model, hint: int | None, attempt, children) -> SmallestArena 
             fails, low = tries[0], middle
     if fails is None or fails.arena != works.arena - ARENA_STEP:
         fails = ArenaTry(works.arena - ARENA_STEP, False, reason="no arena")
-    return SmallestArena("tflite-micro", version or _version(), works.arena, works.head or 0,
+    return SmallestArena("tflite-micro", version or installed_version(), works.arena, works.head or 0,
                          works.tail or 0, works.outputs, fails.reason, children())
 
 
@@ -203,7 +202,7 @@ def _align(n: int) -> int:
     return -(-n // ARENA_STEP) * ARENA_STEP
 
 
-def _version() -> str:
+def installed_version() -> str:
     try:
         from importlib.metadata import version
         return version("tflite-micro")

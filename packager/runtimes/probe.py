@@ -1,7 +1,7 @@
 """Child-process entry point: load a model in a real runtime and print what it allocated, as JSON.
 
-    python -m packager.compare.probe tflite MODEL [ai-edge-litert|tflite-runtime|-] [S.I,S.I...]
-    python -m packager.compare.probe tflm MODEL ARENA_BYTES
+    python -m packager.runtimes.probe tflite MODEL [ai-edge-litert|tflite-runtime|-] [S.I,S.I...]
+    python -m packager.runtimes.probe tflm MODEL ARENA_BYTES
 
 Runs in its own process so that a runtime that aborts or crashes cannot take the packager down.
 Imports nothing from the packager: only the runtime and the standard library. The runtimes print

@@ -10,7 +10,7 @@ between them and the tail (which then lacks the graph inputs' and outputs' TfLit
 
 The figure is the smallest multiple of 16 bytes with which `MicroInterpreter` sets the model up
 and runs it: the larger of head + tail and the set-up need (packager/kernels/tflm_arena.py has
-the sizes; the README's section "TFLite Micro's whole arena" the measurements).
+the sizes; docs/tflm-arena.md the measurements).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from packager.compare.predict_tflm import predict_tflm
+from packager.kernels.tflm_head import predict_tflm
 from packager.kernels import tflm_arena, tflm_scratch
 from packager.kernels.tflm_arena import HOST, Target
 from packager.model import Model, tensor_bytes

@@ -1,6 +1,6 @@
 """Child-process entry point: does TFLite Micro set a model up and run it in an arena of N bytes?
 
-    python -m packager.compare.tflm_arena_probe MODEL N [N ...]
+    python -m packager.runtimes.tflm_arena_probe MODEL N [N ...]
 
 Tries each size in the order given (callers pass them largest first): builds the Python
 interpreter (its default recording allocator) with `arena_size=N`, fills every input with the
@@ -10,7 +10,7 @@ failure, since a runtime that failed once may be in no state to go on. TFLite Mi
 below its minimum instead of failing: the caller reads the lines printed before the crash.
 
 Imports no planning code: only the runtime, numpy, the standard library and the output capture
-of packager/compare/probe.py.
+of packager/runtimes/probe.py.
 Exit codes: 0 done, 3 tflite-micro is not installed.
 """
 
@@ -47,7 +47,7 @@ def main(argv: list[str]) -> None:
     except ImportError:
         _say({"missing": "tflite-micro"})
         sys.exit(EXIT_MISSING)
-    from packager.compare.probe import captured_output, package_version, reason_of, recorded
+    from packager.runtimes.probe import captured_output, package_version, reason_of, recorded
     path, sizes = argv[0], [int(a) for a in argv[1:]]
     version = package_version("tflite-micro")
     for size in sizes:

@@ -4,7 +4,7 @@
 - tflite-runtime: tflite-runtime 2.14, the last release of the standalone package. It is built
   against numpy 1 and cannot share an environment with numpy 2, so it lives in a second
   environment: the interpreter named by TFLPACK_TFLITE214_PYTHON, else `.venv-tflite214/` at the
-  project's root (README, "TFLite versions"). The probe it runs imports only the runtime and the
+  project's root (docs/compare.md, "TFLite versions"). The probe it runs imports only the runtime and the
   standard library, so any Python with tflite-runtime installed will do.
 """
 

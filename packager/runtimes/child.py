@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from packager.compare.probe import EXIT_MISSING, EXIT_REFUSED
+from packager.runtimes.probe import EXIT_MISSING, EXIT_REFUSED
 
 MEASURED = "measured"
 MISSING = "missing"  # the runtime package is not installed
@@ -32,6 +32,16 @@ class ProbeResult:
     data: dict
     reason: str = ""
     stdout: str = ""  # everything the child printed on stdout (some probes print a line per try)
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """Why there is no measurement: not installed, refused the model, or crashed."""
+
+    outcome: str
+    reason: str
+    runtime: str = ""
+    version: str = ""
 
 
 def _describe_exit(code: int) -> str:
@@ -57,7 +67,7 @@ def run_probe(args: tuple[str, ...], timeout: float = DEFAULT_TIMEOUT,
               python: str | None = None) -> ProbeResult:
     """`python`: another environment's interpreter (a runtime that needs other libraries, such as
     tflite-runtime 2.14 with numpy<2); the probe imports only the runtime and the standard library."""
-    return run_child([python or sys.executable, "-m", "packager.compare.probe", *args], timeout)
+    return run_child([python or sys.executable, "-m", "packager.runtimes.probe", *args], timeout)
 
 
 def run_child(command: list[str], timeout: float = DEFAULT_TIMEOUT) -> ProbeResult:
