@@ -57,3 +57,21 @@ def test_a_plan_larger_than_50_mb_is_still_ours(tmp_path):
     (tmp_path / "big_plan.json").write_text(plan_recording({"big_plan.h": b"header"}, filler=filler))
     assert (tmp_path / "big_plan.json").stat().st_size > 50_000_000
     assert files_of_ours(tmp_path) == {"big_plan.json": "net.tflite", "big_plan.h": "net.tflite"}
+
+
+def test_a_file_of_ours_changed_before_the_commit_stops_the_run(tmp_path):
+    import pytest
+
+    from packager.package.output_dir import OutputError
+    from packager.package.owned_files import survey
+
+    (tmp_path / "net_plan.h").write_bytes(b"header")
+    (tmp_path / "net_plan.json").write_text(plan_recording({"net_plan.h": b"header"}))
+    found = survey(tmp_path, ["net_plan.json", "net_model.c"], tmp_path / "net.tflite")
+    assert found.stale == ("net_plan.h",)
+    found.check_unchanged(tmp_path)
+    (tmp_path / "net_plan.h").write_bytes(b"the user's edit")
+    with pytest.raises(OutputError, match="net_plan.h: changed while this run was writing"):
+        found.check_unchanged(tmp_path)
+    # Another model's files of ours are not stale.
+    assert survey(tmp_path, ["other_plan.json"], tmp_path / "other.tflite").stale == ()
