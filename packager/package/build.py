@@ -265,6 +265,8 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
         name = f"{prefix}_plan.json"
         folder.add(name, plan_json_file(plan, folder))
         whats[name] = PLAN_JSON_WHAT
+        if set(folder.sizes) != set(names):  # only the names surveyed may land in DIR
+            raise PlanError(f"wrote {sorted(folder.sizes)}, expected {sorted(names)} (a bug in file_names)")
         # A re-run into a used folder leaves exactly this run's files of ours beside the user's.
         earlier.check_unchanged(out_dir)
         paths = folder.commit(remove=earlier.stale)
