@@ -296,8 +296,9 @@ def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
     """Plan, prove and write a model's memory plan for a device: sidecar plan (JSON + FlatBuffer),
     C header, model array, report page and, for tflm, the .tflite with its offline plan. A model
     with dynamic shapes needs a bound for every free input dimension (--dim): the plan holds for
-    all of them. Files this tool wrote into DIR before and does not write now are removed in the
-    same step; other files in DIR are kept."""
+    all of them. Files this tool wrote into DIR for this model before (as its plan records them)
+    and does not write now are removed in the same step and named; other files in DIR are kept,
+    never overwritten, and the input model is never replaced."""
     with user_errors():
         from packager.text.package_summary import summary_json, summary_lines
         from packager.package.build import BudgetExceeded, package as package_model, parse_bytes

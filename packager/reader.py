@@ -8,7 +8,9 @@ against the file size before it is iterated, so a corrupt length cannot make the
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 import struct
 from dataclasses import fields, replace
 from itertools import repeat
@@ -67,29 +69,56 @@ _CORRUPT = (IndexError, struct.error, ValueError, TypeError, UnicodeDecodeError,
             AttributeError, RecursionError, MemoryError)
 
 
+# FlatBuffers' largest buffer (its offsets are signed 32-bit): no model file is read past it.
+LARGEST_FLATBUFFER = (1 << 31) - 1
+
+
 def read_model(path: str | Path) -> Model:
     """Read a .tflite file. Raises ModelError for anything that is not a readable TFLite model."""
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except IsADirectoryError:
-        raise ModelError(f"{p}: is a folder, not a .tflite file") from None
-    except OSError as e:
-        raise ModelError(f"{p}: cannot read ({e.strerror or e})") from None
+    data = _model_bytes(p)
     try:
         return parse_model(data)
     except ModelError as e:
         raise ModelError(f"{p.name}: {e}") from None
 
 
-def parse_model(data: bytes) -> Model:
-    data = bytes(data)
+def _model_bytes(p: Path) -> bytes:
+    """The file's bytes, read only from a regular file (a device or a pipe may never end), and
+    no more than a flatbuffer can be; a file whose identifier is wrong is not read past it
+    (parse_model then says why)."""
+    try:
+        kind = os.stat(p).st_mode
+        if stat.S_ISDIR(kind):
+            raise ModelError(f"{p}: is a folder, not a .tflite file")
+        if not stat.S_ISREG(kind):
+            raise ModelError(f"{p}: not a regular file (a device, pipe or socket), so not a .tflite file")
+        with open(p, "rb") as f:
+            head = f.read(8)
+            if len(head) == 8 and head[4:8] != FILE_IDENTIFIER:
+                return head
+            size = os.fstat(f.fileno()).st_size
+            if size > LARGEST_FLATBUFFER:
+                raise ModelError(f"{p}: {size:,} bytes, larger than a flatbuffer can be (2 GiB); "
+                                 f"tflpack reads models up to that size")
+            f.seek(0)
+            return f.read(size)  # what the file held when it was opened, however it grows meanwhile
+    except OSError as e:
+        raise ModelError(f"{p}: cannot read ({e.strerror or e})") from None
+
+
+def _check_identifier(data: bytes) -> None:
     if len(data) < 8:
         raise ModelError(f"not a TFLite model: the file is {len(data)} bytes, too short for a flatbuffer")
     ident = data[4:8]
     if ident != FILE_IDENTIFIER:
         shown = ident.decode("ascii", "replace") if ident.isascii() and ident.decode("ascii").isprintable() else ident.hex()
         raise ModelError(f"not a TFLite model: file identifier '{shown}', expected 'TFL3'")
+
+
+def parse_model(data: bytes) -> Model:
+    data = bytes(data)
+    _check_identifier(data)
     try:
         return _Parser(data).model()
     except ModelError:

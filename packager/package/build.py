@@ -3,9 +3,11 @@
     plan (every arena, validated; dynamic shapes at their largest sizes, plus the multi-pass plan)
         ->  PackagePlan  ->  check against the model (the gate)
         ->  files one at a time, each written into a temporary folder as soon as it is built:
-            sidecar JSON + FlatBuffer (each read back and checked), C header, model array,
-            offline-planned .tflite (tflm only, re-read and re-checked), report page
-        ->  the temporary folder becomes DIR's files atomically
+            sidecar FlatBuffer (read back and checked), C header, model array, offline-planned
+            .tflite (tflm only, re-read and re-checked), report page, and last the sidecar JSON
+            (read back and checked), which records the others with their sha256
+        ->  the temporary folder becomes DIR's files atomically, and an earlier run's files of
+            ours that this one does not write are removed in the same step (owned_files.py)
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from packager.pictures import arena_picture
 from packager.errors import PackagerError, PlanError
 from packager.emit.encoded_blocks import encoded_in_blocks
 from packager.model import Model
-from packager.package.output_dir import StagedFolder, stale_files, staged_folder
+from packager.package.output_dir import StagedFolder, staged_folder
+from packager.package.owned_files import refuse_to_replace_input, survey
 from packager.package.existing_plan import (existing_plan, existing_plan_note, head_plan_name, refuse_to_keep,
                                            unproven)
 from packager.package.stored_shapes import stored_batch_note, with_stored_sizes
@@ -35,7 +38,7 @@ from packager.package.verify import skipped, verify_package
 from packager.package.runtime_arena import check_target, needed_bytes, with_runtime_arena
 from packager.package.notes import model_notes
 from packager.package.assemble import package_plan
-from packager.package.sidecar import TENSOR, PackagePlan, SourceModel
+from packager.package.sidecar import TENSOR, PackagePlan, SourceModel, WrittenFile
 from packager.package.check import check_offline_model, check_package_plan
 from packager.package.read_back import reads_back
 from packager.reader import read_model
@@ -60,6 +63,7 @@ class PackageResult:
     files: tuple[PackagedFile, ...]
     notes: tuple[str, ...]
     out_dir: Path
+    removed: tuple[str, ...] = ()  # an earlier run's files of ours that this run removed
 
 
 def parse_bytes(text: str) -> int:
@@ -115,15 +119,29 @@ def checked_plan_file(data: bytes | str, plan: PackagePlan) -> bytes | str:
     return data
 
 
+def file_names(prefix: str, semantics: str, report: bool) -> list[str]:
+    """Every file a run writes, known before it plans."""
+    names = [f"{prefix}{end}" for end in ("_plan.json", "_plan.tplan", "_plan.h", "_model.h", "_model.c")]
+    return (names + [f"{prefix}.tflite"] * SEMANTICS[semantics].offline_plan
+            + [f"{prefix}_report.html"] * report)
+
+
+PLAN_JSON_WHAT = "plan (JSON, schemas/plan.schema.json)"
+
+
+def plan_json_file(plan: PackagePlan, folder: StagedFolder) -> bytes:
+    """The plan JSON, recording every file already in the folder with its sha256 and size."""
+    written = [WrittenFile(name, folder.sha256[name], size) for name, size in folder.sizes.items()]
+    return checked_plan_file(plan_json.dumps(plan, written), plan)
+
+
 def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[str],
                      unmodelled_ops: tuple[str, ...] = (),
                      keep_offline_plan: bool = False) -> Iterator[tuple[str, bytes | Iterator[bytes], str]]:
-    """(name, bytes or its chunks in order, what it is) for each file, built and checked one at a
-    time so that a caller writing each before asking for the next holds one file in memory (the
-    largest, the C array, a chunk at a time); notes for the user are
-    appended to `notes` (complete once the files are)."""
-    yield (f"{prefix}_plan.json", checked_plan_file(plan_json.dumps(plan), plan),
-           "plan (JSON, schemas/plan.schema.json)")
+    """(name, bytes or its chunks in order, what it is) for each file but the plan JSON (written
+    last, see plan_json_file), built and checked one at a time so that a caller writing each
+    before asking for the next holds one file in memory (the largest, the C array, a chunk at a
+    time); notes for the user are appended to `notes` (complete once the files are)."""
     yield (f"{prefix}_plan.tplan", checked_plan_file(plan_flatbuffer.dumps(plan), plan),
            "plan (FlatBuffer, schemas/plan.fbs)")
     yield (f"{prefix}_plan.h", c_header.render_chunks(plan, model, prefix),  # encoded as written
@@ -192,7 +210,11 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
     if not is_identifier(prefix):
         raise PackagerError(f"--name '{prefix}' is not a C identifier (letters, digits, '_'; "
                             "not starting with a digit)")
+    names = file_names(prefix, semantics, report)
+    refuse_to_replace_input(model_path, out_dir, names)
     model = read_model(model_path)
+    # Refused before planning when a file of this run would overwrite a user's file.
+    earlier = survey(out_dir, names, model_path)
     stored = with_stored_sizes(model, semantics, dims)  # a stored -1 gets the size --dim gives
     model, dims = stored.model, stored.dims
     check_tensor_sizes(model, model_path.name)  # a tensor no plan can address, named before planning
@@ -235,7 +257,13 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
             name = f"{prefix}_report.html"
             folder.add(name, report_html(planned, model, strategy))
             whats[name] = "report: the plan as pictures (open in a browser)"
-        # A re-run into a used folder leaves exactly this run's files of ours (the input model kept).
-        paths = folder.commit(remove=stale_files(out_dir, whats, keep=[model_path]))
+        name = f"{prefix}_plan.json"
+        folder.add(name, plan_json_file(plan, folder))
+        whats[name] = PLAN_JSON_WHAT
+        if set(folder.sizes) != set(names):  # only the names surveyed may land in DIR
+            raise PlanError(f"wrote {sorted(folder.sizes)}, expected {sorted(names)} (a bug in file_names)")
+        # A re-run into a used folder leaves exactly this run's files of ours beside the user's.
+        earlier.check_unchanged(out_dir)
+        paths = folder.commit(remove=earlier.stale)
     written = tuple(PackagedFile(p, folder.sizes[p.name], whats[p.name]) for p in paths)
-    return PackageResult(plan, written, tuple(notes), out_dir)
+    return PackageResult(plan, written, tuple(notes), out_dir, earlier.stale)

@@ -8,10 +8,8 @@ every file is complete is the folder renamed to DIR, or, when DIR already exists
 files), each file moved over its target with os.replace. Any failure before that leaves DIR as it
 was and removes the temporary folder.
 
-Files an earlier run of this tool wrote into DIR and the new run does not write (another --name,
-another semantics, --no-report) are stale: they are moved out in the same step, so DIR ends with
-exactly the new run's files beside the user's own. A file is this tool's only when a plan of ours
-(`<prefix>_plan.json`) names its prefix; anything else in DIR is the user's and is kept.
+Files the caller names as stale (an earlier run's files of ours that the new run does not write:
+packager/package/owned_files.py decides which) are moved out in the same step.
 
 SIGINT, SIGTERM and SIGHUP while writing become KeyboardInterrupt (the temporary folder is removed
 on the way out); during the final moves they wait until the moves are done.
@@ -19,7 +17,7 @@ on the way out); during the final moves they wait until the moves are done.
 
 from __future__ import annotations
 
-import json
+import hashlib
 import os
 import secrets
 import shutil
@@ -33,10 +31,6 @@ from packager.errors import PackagerError
 
 STOP_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP"))
                      if s is not None)
-# What a run of this tool writes for one prefix; `{}.tflite` only for tflm plans.
-PREFIX_FILES = ("{}_plan.json", "{}_plan.tplan", "{}_plan.h", "{}_model.h", "{}_model.c",
-                "{}_report.html", "{}.tflite")
-PLAN_KEYS = {"alignment", "arenas", "semantics", "source"}
 
 
 class OutputError(PackagerError):
@@ -89,44 +83,6 @@ def signals_deferred() -> Iterator[None]:
             raise KeyboardInterrupt(signal.Signals(received[0]).name)
 
 
-_LARGEST_PLAN_FILE = 1 << 30
-
-
-def _our_plan(path: Path) -> dict | None:
-    """The plan JSON at `path` when it is one of ours, else None. A file larger than any plan we
-    write is not read."""
-    try:
-        if path.stat().st_size > _LARGEST_PLAN_FILE:
-            return None
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and PLAN_KEYS <= data.keys() else None
-
-
-def stale_files(out_dir: str | Path, new_names: Iterable[str], keep: Iterable[str | Path] = ()) -> list[str]:
-    """Names in out_dir that an earlier run of this tool wrote and the new run does not: every
-    file of PREFIX_FILES for each prefix whose `<prefix>_plan.json` is a plan of ours. Files in
-    `keep` (the input model, when it sits in DIR) are never stale."""
-    out_dir, new = Path(out_dir), set(new_names)
-    if not out_dir.is_dir():
-        return []
-    keep_paths = {Path(p).resolve() for p in keep}
-    stale: set[str] = set()
-    for plan_file in out_dir.glob("*_plan.json"):
-        prefix = plan_file.name[:-len("_plan.json")]
-        if not prefix:
-            continue
-        left = [path.name for path in (out_dir / pattern.format(prefix) for pattern in PREFIX_FILES)
-                if (path.name not in new and path.is_file() and not path.is_symlink()
-                    and path.resolve() not in keep_paths)]
-        # A run that writes every file of the prefix again (the usual re-run) leaves nothing to
-        # remove: the old plan need not be read.
-        if left and _our_plan(plan_file) is not None:
-            stale.update(left)
-    return sorted(stale)
-
-
 def _check_target(out_dir: Path, names: list[str]) -> Path:
     """The folder the temporary folder goes in; OutputError if DIR cannot take the files."""
     if out_dir.exists() and not out_dir.is_dir():
@@ -164,6 +120,7 @@ class StagedFolder:
     def __init__(self, out_dir: Path, staging_parent: Path, staging: Path) -> None:
         self.out_dir, self._parent, self._staging = out_dir, staging_parent, staging
         self.sizes: dict[str, int] = {}  # name -> bytes written, in the order added
+        self.sha256: dict[str, str] = {}  # name -> sha256 of the bytes written
         self.committed = False
 
     def add(self, name: str, data: bytes | bytearray | Iterable[bytes | memoryview]) -> Path:
@@ -179,12 +136,12 @@ class StagedFolder:
         try:
             if isinstance(data, (bytes, bytearray)):
                 (self._staging / name).write_bytes(data)
-                size = len(data)
+                size, digest = len(data), hashlib.sha256(data)
             else:
-                size = _write_chunks(self._staging / name, data)
+                size, digest = _write_chunks(self._staging / name, data)
         except OSError as e:
             raise OutputError(f"{self.out_dir}: writing failed ({e.strerror or e})") from None
-        self.sizes[name] = size
+        self.sizes[name], self.sha256[name] = size, digest.hexdigest()
         return target
 
     def read(self, name: str) -> bytes:
@@ -213,6 +170,10 @@ class StagedFolder:
                     os.rename(self._staging, self.out_dir)
                 self.committed = True
         except OSError as e:
+            if self._parent != self.out_dir and self.out_dir.is_dir():
+                # DIR did not exist when this run began: another run made it meanwhile.
+                raise OutputError(f"{self.out_dir}: another run wrote this folder while this one was "
+                                  f"writing; nothing of this run was written, run it again") from None
             raise OutputError(f"{self.out_dir}: writing failed ({e.strerror or e})") from None
         return [self.out_dir / name for name in names]
 
@@ -221,13 +182,14 @@ class StagedFolder:
             shutil.rmtree(self._staging, ignore_errors=True)
 
 
-def _write_chunks(path: Path, chunks: Iterable[bytes | memoryview]) -> int:
-    """Write the chunks to `path` one after another; the bytes written."""
-    size = 0
+def _write_chunks(path: Path, chunks: Iterable[bytes | memoryview]):
+    """Write the chunks to `path` one after another; (the bytes written, their sha256)."""
+    size, digest = 0, hashlib.sha256()
     with open(path, "wb") as f:
         for chunk in chunks:
             size += f.write(chunk)
-    return size
+            digest.update(chunk)
+    return size, digest
 
 
 @contextmanager

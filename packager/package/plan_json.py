@@ -3,20 +3,23 @@
 Written by the standard library (keys sorted, on one line, a final newline: the same plan always
 gives the same bytes). Each list of entries is stored as columns, one list per field, as the
 plan holds them. The dynamic-shape fields (symbols, each arena's multi-pass plan, the tensors'
-size expressions) are written only for a model with dynamic shapes. Version 1 files (an object
+size expressions) are written only for a model with dynamic shapes. `package` adds "files": the
+other files its run wrote, each with its sha256 and size, so that a later run into the same
+folder can tell them from the user's (packager/package/owned_files.py). Version 1 files (an object
 per entry) are still read.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterable
 
 
 from packager.errors import PlanError
 from packager.package.columns import NO_ALIAS, NUMBERS, TensorColumns, TensorEntry
 from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
-                                      PassSection, PersistentEntry, RuntimeArena, SourceModel, SymbolEntry)
+                                      PassSection, PersistentEntry, RuntimeArena, SourceModel, SymbolEntry,
+                                      WrittenFile)
 
 _RUNTIME_ARENA_FIELDS = ("runtime", "target", "arena_bytes", "head_bytes", "tail_bytes",
                          "setup_bytes", "exact", "modelled", "rule", "reason")
@@ -26,8 +29,13 @@ _NUMBER_KEYS = {f: "pass" if f == "pass_" else f for f in NUMBERS}
 
 # -- writing ---------------------------------------------------------------------------------
 
-def dumps(plan: PackagePlan) -> bytes:
-    return (json.dumps(to_dict(plan), sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+def dumps(plan: PackagePlan, files: Iterable[WrittenFile] = ()) -> bytes:
+    """`files`: the other files of the run, recorded under "files" (by name) when given."""
+    doc, files = to_dict(plan), tuple(files)
+    if files:
+        doc["files"] = [{"name": f.name, "sha256": f.sha256, "bytes": f.bytes}
+                        for f in sorted(files, key=lambda f: f.name)]
+    return (json.dumps(doc, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def to_dict(plan: PackagePlan) -> dict[str, Any]:
@@ -115,6 +123,12 @@ def from_dict(doc: dict[str, Any]) -> PackagePlan:
                                   _int(s["pass"]), _int(s["min"]), _int(s["max"]))
                       for s in doc.get("symbols", ())),
         runtime_arena=None if "runtime_arena" not in doc else _runtime_arena_from(doc["runtime_arena"]))
+
+
+def written_files(doc: dict[str, Any]) -> tuple[WrittenFile, ...]:
+    """The record of the other files the plan's run wrote ("files"); () in a plan without one."""
+    return tuple(WrittenFile(_str(f["name"]), _str(f["sha256"]), _int(f["bytes"]))
+                 for f in _of_type(dict, doc.get("files", [])))
 
 
 def _runtime_arena_from(r: dict[str, Any]) -> RuntimeArena:

@@ -119,6 +119,15 @@ class RuntimeArena:
 
 
 @dataclass(frozen=True)
+class WrittenFile:
+    """A file a run wrote beside its plan JSON, as the plan records it: what lets a later run
+    tell its own earlier files (same name, same bytes) from a user's (packager/package/owned_files.py)."""
+    name: str
+    sha256: str
+    bytes: int
+
+
+@dataclass(frozen=True)
 class PackagePlan:
     source: SourceModel
     semantics: str

@@ -1,6 +1,6 @@
 """The one-screen summary `package` prints: arena against its lower bound with its breadth curve,
 shared objects, the multi-pass plan of a model with dynamic shapes, what is kept apart, the files
-written, and the notes."""
+written, an earlier run's files removed, and the notes."""
 
 from __future__ import annotations
 
@@ -51,6 +51,9 @@ def summary_lines(result) -> list[str]:
     width = max(len(f.path.name) for f in result.files)
     for f in result.files:
         lines.append(f"  {f.path.name:<{width}}  {f.size:>11,} B  {f.what}")
+    if result.removed:
+        lines.append("removed (an earlier run's files of ours that this run does not write):")
+        lines += [f"  {name}" for name in result.removed]
     lines += [f"note: {n}" for n in result.notes]
     return lines
 
@@ -87,6 +90,7 @@ def summary_json(result) -> dict:
         } for a in plan.arenas],
         "files": [{"name": f.path.name, "path": str(f.path), "bytes": f.size, "what": f.what}
                   for f in result.files],
+        "removed": list(result.removed),  # an earlier run's files of ours that this run removed
         "notes": list(result.notes),
     }
 

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from packager.cli import app
-from packager.package.output_dir import OutputError, write_all
+from packager.package.output_dir import OutputError, staged_folder, write_all
 from tests.package.support import model_file
 
 runner = CliRunner()
@@ -107,12 +107,52 @@ def test_an_existing_folder_keeps_its_other_files(tmp_path):
     folder = tmp_path / "out"
     folder.mkdir()
     (folder / "notes.txt").write_text("mine")
-    (folder / "chain_plan.h").write_text("old")
+    (folder / "chain_plan.h").write_text("old")  # the user's: no plan of ours records it
+    code, text = invoke(model_file("chain"), "-o", folder)
+    assert code == 2 and text.count("\n") == 1
+    assert text.startswith(f"error: {folder / 'chain_plan.h'}: in the way and not written by this tool")
+    assert snapshot(folder) == {"chain_plan.h": b"old", "notes.txt": b"mine"}
+    (folder / "chain_plan.h").unlink()
     code, text = invoke(model_file("chain"), "-o", folder)
     assert code == 0, text
     assert (folder / "notes.txt").read_text() == "mine"
     assert (folder / "chain_plan.h").read_text().startswith("/*")
     assert not [p for p in folder.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+def test_the_input_model_is_never_replaced(tmp_path):
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "a.tflite").write_bytes(model_file("chain").read_bytes())
+    before = snapshot(folder)
+    code, text = invoke(folder / "a.tflite", "-o", folder)  # the offline-planned a.tflite would land on it
+    assert code == 2 and text.count("\n") == 1, text
+    assert text == (f"error: {folder / 'a.tflite'}: the packaged a.tflite would replace the input model; choose "
+                    "another prefix with --name (e.g. --name a_planned) or another -o folder\n")
+    assert snapshot(folder) == before
+    (tmp_path / "link.tflite").symlink_to(folder / "a.tflite")  # through a link, the same
+    code, text = invoke(tmp_path / "link.tflite", "-o", folder, "--name", "a")
+    assert code == 2 and "would replace the input model" in text
+    assert snapshot(folder) == before
+    code, text = invoke(folder / "a.tflite", "-o", folder, "--name", "a_planned")
+    assert code == 0, text
+    assert (folder / "a.tflite").read_bytes() == before["a.tflite"]
+
+
+def test_two_runs_into_one_new_folder(tmp_path):
+    """The folder did not exist when the run began and another run made it meanwhile: this run
+    says so and writes nothing; the other run's files stay as they are."""
+    out = tmp_path / "out"
+    with pytest.raises(OutputError) as failure:
+        with staged_folder(out) as folder:
+            folder.add("net_plan.h", b"this run")
+            out.mkdir()  # the other run commits first
+            (out / "net_plan.h").write_bytes(b"the other run")
+            folder.commit()
+    assert str(failure.value) == (f"{out}: another run wrote this folder while this one was writing; "
+                                  "nothing of this run was written, run it again")
+    assert snapshot(out) == {"net_plan.h": b"the other run"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary left
 
 
 def test_an_unwritable_folder(tmp_path):

@@ -3,6 +3,7 @@ with exactly one run's files of ours beside the user's own, never a half-written
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -19,11 +20,18 @@ from tests.package.support import model_file
 runner = CliRunner()
 
 
-def package(*args) -> list[str]:
+def package_json(*args) -> dict:
     r = runner.invoke(app, ["package", *map(str, args), "--json"])
     assert r.exit_code == 0, r.output
-    import json
-    return sorted(f["name"] for f in json.loads(r.output)["files"])
+    return json.loads(r.output)
+
+
+def package(*args) -> list[str]:
+    return sorted(f["name"] for f in package_json(*args)["files"])
+
+
+def contents(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
 def listing(folder: Path) -> list[str]:
@@ -39,16 +47,22 @@ def test_repackaging_leaves_exactly_the_new_runs_files(tmp_path):
     first = package(model, "-o", out)
     assert "chain.tflite" in first and "chain_report.html" in first
     # Another semantics: no offline-planned .tflite any more.
-    second = package(model, "-o", out, "-s", "tflite")
-    assert "chain.tflite" not in second
-    assert listing(out) == sorted([*second, "notes.txt", "mine_plan.json", "mine_plan.h"])
-    # --no-report: the old report goes too.
+    second = package_json(model, "-o", out, "-s", "tflite")
+    assert second["removed"] == ["chain.tflite"]
+    assert listing(out) == sorted([*(f["name"] for f in second["files"]), "notes.txt", "mine_plan.json", "mine_plan.h"])
+    # --no-report: the old report goes too, and the summary names it.
+    r = runner.invoke(app, ["package", str(model), "-o", str(out), "--no-report", "-s", "tflite"])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    at = lines.index("removed (an earlier run's files of ours that this run does not write):")
+    assert lines[at + 1] == "  chain_report.html" and not lines[at + 2].startswith("  ")
     third = package(model, "-o", out, "--no-report")
     assert listing(out) == sorted([*third, "notes.txt", "mine_plan.json", "mine_plan.h"])
     # Another --name: the chain_* set is replaced by the other_* set.
-    fourth = package(model, "-o", out, "--name", "other")
-    assert all(n.startswith("other") for n in fourth)
-    assert listing(out) == sorted([*fourth, "notes.txt", "mine_plan.json", "mine_plan.h"])
+    fourth = package_json(model, "-o", out, "--name", "other")
+    assert fourth["removed"] == sorted(third)
+    assert all(f["name"].startswith("other") for f in fourth["files"])
+    assert listing(out) == sorted([*(f["name"] for f in fourth["files"]), "notes.txt", "mine_plan.json", "mine_plan.h"])
     assert (out / "notes.txt").read_text() == "mine" and (out / "mine_plan.h").read_text() == "mine too"
 
 
@@ -60,6 +74,49 @@ def test_the_input_model_in_the_folder_is_never_removed(tmp_path):
     package(model, "-o", out, "--name", "packed")  # tflm: writes packed.tflite beside net.tflite
     package(model, "-o", out, "--name", "net_pkg", "-s", "tflite")
     assert "net.tflite" in listing(out) and "packed.tflite" not in listing(out)
+
+
+def test_packaging_another_model_into_the_folder_keeps_the_first_ones_files(tmp_path):
+    """`package models/a.tflite -o models` once replaced a.tflite with its offline-planned copy,
+    and a later `package models/b.tflite -o models` removed it and all of a's files."""
+    models = tmp_path / "models"
+    models.mkdir()
+    for name, fixture in (("a", "chain"), ("b", "mobile_block")):
+        (models / f"{name}.tflite").write_bytes(model_file(fixture).read_bytes())
+    r = runner.invoke(app, ["package", str(models / "a.tflite"), "-o", str(models)])
+    assert r.exit_code == 2 and "would replace the input model" in r.output
+    first = package(models / "a.tflite", "-o", models, "--name", "a_pkg")
+    before = contents(models)
+    second = package_json(models / "b.tflite", "-o", models, "--name", "b_pkg")
+    assert second["removed"] == []
+    after = contents(models)
+    assert {n: after[n] for n in before} == before  # a.tflite, b.tflite and all of a_pkg's files
+    assert sorted(after) == sorted([*before, *(f["name"] for f in second["files"])])
+    assert "a_pkg.tflite" in first
+
+
+def test_a_hand_written_plan_does_not_make_the_users_files_ours(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "x_plan.json").write_text(json.dumps({"alignment": 16, "arenas": [], "semantics": "tflm",
+                                                 "source": {"file": "chain.tflite"}}))
+    for name in ("x.tflite", "x_model.c", "x_report.html"):
+        (out / name).write_text(f"the user's {name}")
+    before = contents(out)
+    result = package_json(model_file("chain"), "-o", out)
+    assert result["removed"] == []
+    assert {n: b for n, b in contents(out).items() if n.startswith("x")} == before
+    # Nor does a name another tool's plan lists, or a file of ours the user has since edited.
+    r = runner.invoke(app, ["package", str(model_file("chain")), "-o", str(out), "--name", "x"])
+    assert r.exit_code == 2 and r.output.count("\n") == 1
+    assert r.output.startswith(f"error: {out / 'x.tflite'} (and 3 more): in the way and not written by this tool")
+    assert {n: b for n, b in contents(out).items() if n.startswith("x")} == before
+    with open(out / "chain_model.c", "a") as f:
+        f.write("// my edit\n")
+    edited = (out / "chain_model.c").read_bytes()
+    result = package_json(model_file("chain"), "-o", out, "--name", "renamed")
+    assert "chain_model.c" not in result["removed"] and "chain_plan.h" in result["removed"]
+    assert (out / "chain_model.c").read_bytes() == edited
 
 
 def test_sigterm_while_writing_leaves_the_folder_as_it_was(tmp_path, monkeypatch):

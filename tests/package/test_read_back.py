@@ -116,8 +116,8 @@ def test_the_flatbuffer_is_refused_for_a_plan_that_differs_in_one_entry(name):
 def test_package_refuses_a_plan_json_written_wrong(monkeypatch, tmp_path):
     real = plan_json.dumps
 
-    def one_digit_off(plan):
-        data = real(plan)
+    def one_digit_off(plan, *files):
+        data = real(plan, *files)
         at = data.index(b'"offset": [') + len(b'"offset": [')
         return data[:at] + (b"9" if data[at:at + 1] != b"9" else b"8") + data[at + 1:]
     monkeypatch.setattr(plan_json, "dumps", one_digit_off)

@@ -86,3 +86,39 @@ def test_the_command_line_prints_one_plain_line(tmp_path):
     assert len(lines) == 1, result.stderr
     assert "the file ends at byte 300; the model needs" in lines[0]
     assert not INTERNALS.search(result.stderr)
+
+
+def run_cli_in_1_gib(*args: str):
+    """The command line in a child that may not map more than 1 GiB: a reader that reads what it
+    must not fails there at once, instead of filling the machine's memory."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    return subprocess.run([sys.executable, str(REPO / "cli.py"), *args], capture_output=True, text=True,
+                          cwd=REPO, timeout=120, preexec_fn=limit)
+
+
+def test_a_device_is_refused_without_reading_it():
+    result = run_cli_in_1_gib("inspect", "/dev/zero")
+    assert result.returncode == 2, result.stderr[-300:]
+    assert result.stderr == "error: /dev/zero: not a regular file (a device, pipe or socket), so not a .tflite file\n"
+
+
+def test_a_file_larger_than_a_flatbuffer_is_not_read(tmp_path):
+    big = tmp_path / "big.tflite"
+    with open(big, "wb") as f:  # sparse: 3 GiB on no disk space
+        f.write(struct.pack("<I", 16) + b"TFL3")
+        f.truncate(3 << 30)
+    result = run_cli_in_1_gib("inspect", str(big))
+    assert result.returncode == 2, result.stderr[-300:]
+    assert result.stderr == (f"error: {big}: 3,221,225,472 bytes, larger than a flatbuffer can be (2 GiB); "
+                             "tflpack reads models up to that size\n")
+    with open(big, "r+b") as f:  # not a model at all: its identifier is all that is read
+        f.write(b"\x00" * 8)
+    result = run_cli_in_1_gib("inspect", str(big))
+    assert result.returncode == 2, result.stderr[-300:]
+    assert result.stderr == "error: big.tflite: not a TFLite model: file identifier '00000000', expected 'TFL3'\n"
