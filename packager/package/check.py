@@ -8,7 +8,6 @@ plan file edited by hand (or damaged) is refused even when its own numbers look 
 from __future__ import annotations
 
 from itertools import chain
-from operator import attrgetter
 
 import numpy as np
 
@@ -25,7 +24,7 @@ from packager.plan.offsets.exact_search import check_optimal_claim
 from packager.plan.portfolio import validate
 from packager.plan.registry import EXACT_NODES
 from packager.plan.problem import Problem
-from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord, arena_of
+from packager.plan.records import ObjectPlan, OffsetPlan, Records, arena_of
 from packager.arenas import ArenaToPlan, Bindings, arenas_to_plan, problem_of
 from packager.package.stored_shapes import stored_batch_note
 from packager.package.tflite_patch import patched_payload
@@ -201,7 +200,7 @@ def _aliases_match(section: ArenaSection, expected: Problem, sorted_ids: np.ndar
     return True
 
 
-def _arena_of(records: tuple[UsageRecord, ...], offsets: tuple[int, ...]) -> int:
+def _arena_of(records: Records, offsets: tuple[int, ...]) -> int:
     """arena_of, over the records' columns where the numbers fit int64 (a valid plan's do)."""
     try:
         ends = np.fromiter(offsets, dtype=np.int64, count=len(offsets)) + _record_columns(records)["size"]
@@ -212,19 +211,9 @@ def _arena_of(records: tuple[UsageRecord, ...], offsets: tuple[int, ...]) -> int
     return int(ends.max()) if len(ends) else 0
 
 
-_last_records: list = [None, None]  # the last records tuple asked for, and its columns
-
-
-def _record_columns(records: tuple[UsageRecord, ...]) -> dict[str, np.ndarray]:
-    """The records' fields as int64 arrays (kept for the last tuple: the plan check and the
-    offline model's check ask for the same arena's). Callers must not modify them."""
-    if _last_records[0] is records:
-        return _last_records[1]
-    columns = {f: np.fromiter(map(attrgetter(f), records), dtype=np.int64, count=len(records))
-               for f in ("tensor", "first_op", "last_op", "size")}
-    if isinstance(records, tuple):
-        _last_records[:] = [records, columns]
-    return columns
+def _record_columns(records: Records) -> dict[str, np.ndarray]:
+    """The records' columns under the names of their fields (read-only)."""
+    return dict(zip(("tensor", "first_op", "last_op", "size"), records.columns()))
 
 
 def _stated_offsets(section: ArenaSection, expected: Problem, alignment: int) -> tuple[int, ...]:
