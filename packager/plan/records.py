@@ -113,10 +113,9 @@ class Records(Sequence):
                 raise PlanError(_first_fault(tensor, first, last, size, name)) from None
             if column.ndim != 1:
                 raise PlanError(f"records: the {name} column is not a list of integers")
-            column.flags.writeable = False
-            columns.append(column)
+            columns.append(_read_only(column))
         self.tensor, self.first, self.last, self.size = columns
-        if not len({len(c) for c in columns}) == 1:
+        if len({len(c) for c in columns}) != 1:
             raise PlanError("records: the columns differ in length")
         self._items = items
         self._derived: dict[str, object] = {}
@@ -214,7 +213,7 @@ class Records(Sequence):
         ordered = np.sort(self.first)
         if len(ordered) > 1:
             ordered = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
-        return ordered
+        return _read_only(ordered)
 
     @property
     def steps(self) -> int:
@@ -224,12 +223,12 @@ class Records(Sequence):
     @cached_property
     def dense_first(self) -> np.ndarray:
         """Each record's first step on the dense timeline: the rank of its first operator."""
-        return np.searchsorted(self.starts, self.first)
+        return _read_only(np.searchsorted(self.starts, self.first))
 
     @cached_property
     def dense_last(self) -> np.ndarray:
         """Each record's last step on the dense timeline: the last start not after its last operator."""
-        return np.searchsorted(self.starts, self.last, side="right") - 1
+        return _read_only(np.searchsorted(self.starts, self.last, side="right") - 1)
 
     @cached_property
     def breadths(self) -> np.ndarray:
@@ -237,27 +236,32 @@ class Records(Sequence):
         delta = np.zeros(self.steps + 1, dtype=np.int64)
         np.add.at(delta, self.dense_first, self.size)
         np.add.at(delta, self.dense_last + 1, -self.size)
-        return np.cumsum(delta[:-1])
+        return _read_only(np.cumsum(delta[:-1]))
 
     @cached_property
     def maxima(self) -> np.ndarray:
         """positional_maxima, as an int64 array."""
-        return _positional_maxima(self) if len(self) else np.zeros(0, dtype=np.int64)
+        return _read_only(_positional_maxima(self) if len(self) else np.zeros(0, dtype=np.int64))
 
     @cached_property
     def breadth_order(self) -> np.ndarray:
         """breadth_first_order, as an int64 array."""
         if not len(self):
-            return np.zeros(0, dtype=np.int64)
+            return _read_only(np.zeros(0, dtype=np.int64))
         ops = np.argsort(-self.breadths, kind="stable")  # widest first, ties: earlier operator
         rank = np.empty(len(ops), dtype=np.int64)
         rank[ops] = np.arange(len(ops))
         visited = _range_minima(rank, self.dense_first, self.dense_last)
-        return np.lexsort((-self.size, visited))  # stable: ties keep positions
+        return _read_only(np.lexsort((-self.size, visited)))  # stable: ties keep positions
 
 
 # The name the strategies know the columns by.
 TimeColumns = Records
+
+
+def _read_only(column: np.ndarray) -> np.ndarray:
+    column.flags.writeable = False
+    return column
 
 
 def _first_fault(tensor, first, last, size, name: str) -> str:

@@ -150,3 +150,12 @@ def test_no_verdict_is_kept_between_checks():
     check_offset_plan(RECORDS, GOOD_OFFSETS)
     with pytest.raises(PlanError, match="overlap in memory"):
         check_offset_plan(RECORDS, OffsetPlan("hand-made", (0, 32, 0), 96, 16))
+
+
+def test_the_portfolio_outcomes_carry_their_proofs():
+    from packager.plan.portfolio import run_portfolio
+    problem = Problem(records=RECORDS, alignment=16)
+    result = run_portfolio(problem)
+    for outcome in (*result.offsets, *result.objects):
+        assert outcome.proven is not None and outcome.proven.plan is outcome.plan
+        assert outcome.proven.same_numbers(outcome.plan, problem.records)
