@@ -8,6 +8,7 @@ plan file edited by hand (or damaged) is refused even when its own numbers look 
 from __future__ import annotations
 
 from itertools import chain
+from typing import Sequence
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from packager.plan.portfolio import validate
 from packager.plan.registry import EXACT_NODES
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan, Records, arena_of
+from packager.plan.validate import Proven
 from packager.arenas import ArenaToPlan, Bindings, arenas_to_plan, problem_of
 from packager.package.stored_shapes import stored_batch_note
 from packager.package.tflite_patch import patched_payload
@@ -36,8 +38,10 @@ def _mismatch(message: str) -> PlanError:
 
 
 @without_collector_pauses
-def check_package_plan(plan: PackagePlan, model: Model) -> None:
-    """Raise PlanError unless the plan is valid for this model."""
+def check_package_plan(plan: PackagePlan, model: Model, proven: Sequence[Proven] = ()) -> None:
+    """Raise PlanError unless the plan is valid for this model. `proven`: plans the checker has
+    passed already (the planner's): a stated plan with the same numbers for the same records is
+    not proven again."""
     sem = SEMANTICS.get(plan.semantics)
     if sem is None:
         raise PlanError(f"unknown semantics '{plan.semantics}' in the plan")
@@ -57,7 +61,7 @@ def check_package_plan(plan: PackagePlan, model: Model) -> None:
             raise _mismatch(f"{where}: expected subgraph {lifetimes.subgraph}")
         problem = problem_of(lifetimes)
         try:
-            _check_arena(section, problem, plan.alignment)
+            _check_arena(section, problem, plan.alignment, proven)
             _check_dynamic(section, arena, problem, plan.alignment)
         except PlanError as e:
             raise PlanError(f"{where}: {e}") from None
@@ -136,19 +140,19 @@ def _static_entries(section: ArenaSection) -> bool:
     return not columns["pass_"].any() and columns.size_expr.count(None) == columns.count
 
 
-def _check_arena(section: ArenaSection, expected: Problem, alignment: int) -> None:
+def _check_arena(section: ArenaSection, expected: Problem, alignment: int, proven: Sequence[Proven]) -> None:
     offsets = _matching_offsets(section, expected)
     if offsets is None:  # something differs: the entry-by-entry check finds it and says what
         offsets = _stated_offsets(section, expected, alignment)
     plan = OffsetPlan(section.offsets.strategy, offsets, section.offsets.arena_bytes, alignment)
-    validate(expected, plan)
+    _validated(expected, plan, proven)
     if plan.arena != _arena_of(expected.records, offsets):
         raise PlanError(f"arena of {plan.arena} B stated, the offsets need {arena_of(expected.records, offsets)} B")
     if section.offsets.lower_bound != expected.offset_lower_bound:
         raise PlanError(f"lower bound {section.offsets.lower_bound} stated, it is {expected.offset_lower_bound}")
     if section.offsets.optimal:
         _check_optimal_offsets(expected, plan.arena, alignment)
-    _check_objects(section, expected)
+    _check_objects(section, expected, proven)
 
 
 def _matching_offsets(section: ArenaSection, expected: Problem) -> tuple[int, ...] | None:
@@ -239,7 +243,13 @@ def _stated_offsets(section: ArenaSection, expected: Problem, alignment: int) ->
     return tuple(by_id[r.tensor][1] for r in expected.records)
 
 
-def _check_objects(section: ArenaSection, expected: Problem) -> None:
+def _validated(expected: Problem, plan: OffsetPlan | ObjectPlan, proven: Sequence[Proven]) -> None:
+    """The validator's gate, unless a proof of the same numbers for the same records is at hand."""
+    if not any(p.same_numbers(plan, expected.records) for p in proven):
+        validate(expected, plan)
+
+
+def _check_objects(section: ArenaSection, expected: Problem, proven: Sequence[Proven]) -> None:
     in_order = _objects_in_record_order(section, expected)
     if in_order is None:  # something differs or does not fit the columns: entry by entry
         want = {r.tensor for r in expected.records}
@@ -248,7 +258,7 @@ def _check_objects(section: ArenaSection, expected: Problem) -> None:
             raise _mismatch("the shared-object plan does not cover exactly the planned tensors")
         in_order = tuple(assigned[r.tensor] for r in expected.records)
     objects = section.objects
-    validate(expected, ObjectPlan(objects.strategy, in_order, objects.object_sizes))
+    _validated(expected, ObjectPlan(objects.strategy, in_order, objects.object_sizes), proven)
     if section.objects.total_bytes != sum(objects.object_sizes):
         raise PlanError("shared-object total differs from the sum of the object sizes")
     if section.objects.lower_bound != expected.object_lower_bound:

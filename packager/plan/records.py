@@ -169,7 +169,7 @@ class Records(Sequence):
         if isinstance(index, slice):
             return Records(self.tensor[index], self.first[index], self.last[index], self.size[index],
                            None if self._items is None else self._items[index])
-        return self.items[index]
+        return (self._items or self.items)[index]  # (a lookup per record in the strategies' loops)
 
     def __iter__(self) -> Iterator[UsageRecord]:
         return iter(self.items)

@@ -39,7 +39,8 @@ class Proven:
     records: Records
 
     def same_numbers(self, plan: OffsetPlan | ObjectPlan, records: Sequence[UsageRecord]) -> bool:
-        """Whether `plan` states the numbers proven here, for the same records: then it is valid."""
+        """Whether `plan` states the numbers proven here, for the same records: then it keeps the
+        rules too (the aliases and a texture's extents, checked beside the numbers, aside)."""
         return (_numbers(plan) == _numbers(self.plan)
                 and (records is self.records or Records.of(records) == self.records))
 
