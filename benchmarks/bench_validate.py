@@ -25,7 +25,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 from benchmarks.bench_scale import exponent
 from benchmarks.synthetic import SHAPES, usage_records
 from benchmarks.text_table import render
-from packager.plan import validate
+from packager.plan.records import Records
 from packager.plan.problem import Problem
 from packager.plan.registry import OBJECT_STRATEGIES, OFFSET_STRATEGIES
 from packager.plan.validate import check_object_plan, check_offset_plan
@@ -43,11 +43,9 @@ def seconds(check, records: tuple, plan, repeat: int, first: bool) -> float:
     best = float("inf")
     for _ in range(repeat):
         if first:
-            records = tuple(records)  # a new tuple: the checker's per-records work again
-            validate._last_columns[:] = [None, None]
+            records = Records.of(tuple(records))  # new records: the checker's per-records work again
         else:
-            check(records, plan)  # the per-records work done before the clock starts
-        validate._last_passed.clear()  # a proof, not the verdict kept for the same numbers
+            check(records, plan)  # the per-records work (kept with the records) done before the clock starts
         start = time.process_time()
         check(records, plan)
         best = min(best, time.process_time() - start)
@@ -68,7 +66,7 @@ def main(argv: list[str]) -> int:
         for shape in args.shapes.split(","):
             times: dict[str, dict[int, float]] = {}
             for n in sizes:
-                records = tuple(usage_records(SHAPES[shape](n)))
+                records = Records.of(usage_records(SHAPES[shape](n)))
                 objects = _plan(OBJECT_STRATEGIES, "greedy_by_size", records)
                 offsets = _plan(OFFSET_STRATEGIES, "greedy_by_size", records)
                 for label, check, plan in (("object plan", check_object_plan, objects),

@@ -286,8 +286,7 @@ def _runtime_scratch_placed(problem: Problem, outcome: Outcome, scratch: Mapping
              if r.tensor not in scratch}
     placed = greedy_by_size_tflm.plan(problem.records, problem.alignment, fixed=fixed)
     placed = replace(placed, strategy=outcome.strategy)
-    validate(problem, placed)
-    memo[id(outcome)] = Outcome(outcome.strategy, "offsets", placed, outcome.seconds)
+    memo[id(outcome)] = Outcome(outcome.strategy, "offsets", placed, outcome.seconds, validate(problem, placed))
     return memo[id(outcome)]
 
 

@@ -24,9 +24,8 @@ from typing import Iterator, Mapping
 import numpy as np
 
 from packager.errors import ModelError
-from packager.field_columns import made_field_by_field
 from packager.model import ELEMENT_BITS, Model, Subgraph, derived, tensor_bytes
-from packager.plan.records import UsageRecord
+from packager.plan.records import Records, UsageRecord
 from packager.semantics import SEMANTICS, Semantics
 
 # Why a tensor of the file gets no place in the working arena.
@@ -46,7 +45,7 @@ class ArenaLifetimes:
     subgraph: int  # the subgraph, or 0 for a model-wide (inline) arena
     semantics: str
     num_steps: int  # operators (or TFLM scopes) on this arena's timeline
-    records: tuple[UsageRecord, ...]
+    records: Records  # any sequence of usage records given is made Records
     whole_run: frozenset[int]  # record positions allocated first and never freed (TFLite order)
     aliases: Mapping[int, int]  # tensor -> the planned tensor whose buffer it uses
     alias_intervals: Mapping[int, tuple[int, int]]
@@ -58,6 +57,9 @@ class ArenaLifetimes:
     # for inline arenas: global id -> (subgraph, tensor index)
     op_scopes: Mapping[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     # for inline arenas: (subgraph, op) -> (first, last) scope of the op, its children included
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "records", Records.of(self.records))
 
     def ids(self, category: str) -> list[int]:
         return sorted(t for t, c in self.category.items() if c == category)
@@ -293,7 +295,7 @@ def subgraph_lifetimes(model: Model, index: int, sem: Semantics, plan_dynamic: b
     persistent_bytes = sum(_rounded(nbytes[t] or 0, rounding) for t, c in category.items() if c == PERSISTENT)
     calls = {op.index: op.subgraphs for op in sg.operators if op.subgraphs}
     return ArenaLifetimes(subgraph=index, semantics=sem.name, num_steps=n_ops,
-                          records=tuple(records), whole_run=frozenset(whole_run), aliases=aliases,
+                          records=Records.of(records), whole_run=frozenset(whole_run), aliases=aliases,
                           alias_intervals=alias_intervals, category=category,
                           persistent_bytes=persistent_bytes, calls=calls)
 
@@ -415,13 +417,9 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
         ends = [_chain_ends(model.subgraphs[0])]
         ends += [_ends_of({}, {}, 0, len(sg.tensors)) for sg in model.subgraphs[1:]]
     category: list[str] = []  # every tensor's, in global id order
-    records: list[UsageRecord] = []
+    columns: list[list[np.ndarray]] = [[], [], [], []]  # the records' tensor, first, last, size
     persistent = 0
     rounding = sem.size_rounding
-    # The numbers the records and the categories hold, one object each however many hold it
-    # (scopes, tensor ids, sizes): they stay alive for the whole run of a large model.
-    scopes = list(range(scope + 1))
-    sizes_seen: dict[int, int] = {}
     for s, sg in enumerate(model.subgraphs):
         n = len(sg.tensors)
         # (an op's absent optional output, -1, may be classified too: no tensor of the file)
@@ -442,23 +440,15 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
             names[t] = c
             if c == PERSISTENT:
                 persistent += _rounded(nbytes[t] or 0, rounding)
-        ids = list(range(offsets[s], offsets[s] + n))
         category += names
         firsts = starts[planned]
-        lasts = np.maximum(firsts, stops[planned])
-        in_scopes = not len(planned) or (int(firsts.min()) >= 0 and int(lasts.max()) <= scope)
-        at = planned.tolist()
-        # Each distinct size rounded once (a model has few): the same numbers, and objects.
-        rounded = {v: sizes_seen.setdefault(r, r) for v in set(nbytes)
-                   for r in (_rounded(v or 0, rounding),)}
-        # UsageRecord's fields in order, set a column at a time (field_columns.py).
-        records += made_field_by_field(UsageRecord, len(at), (
-            list(map(ids.__getitem__, at)),
-            list(map(scopes.__getitem__, firsts.tolist())) if in_scopes else firsts.tolist(),
-            list(map(scopes.__getitem__, lasts.tolist())) if in_scopes else lasts.tolist(),
-            list(map(rounded.__getitem__, map(nbytes.__getitem__, at)))))
+        rounded = {v: _rounded(v or 0, rounding) for v in set(nbytes)}  # each distinct size once
+        for column, values in zip(columns, (planned + offsets[s], firsts, np.maximum(firsts, stops[planned]),
+                                            list(map(rounded.__getitem__, map(nbytes.__getitem__, planned.tolist()))))):
+            column.append(np.asarray(values, dtype=np.int64))
+    records = Records(*(np.concatenate(c) if c else np.zeros(0, dtype=np.int64) for c in columns))
     return ArenaLifetimes(subgraph=0, semantics=sem.name, num_steps=scope + 1,
-                          records=tuple(records), whole_run=frozenset(), aliases={},
+                          records=records, whole_run=frozenset(), aliases={},
                           alias_intervals={}, category=EveryTensor(category), persistent_bytes=persistent,
                           calls={}, inline=True, tensor_subgraph=GlobalIds(offsets, total),
                           op_scopes=op_scopes if calls_children else OneScopePerOp(len(model.subgraphs[0].operators)))

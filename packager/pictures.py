@@ -13,7 +13,6 @@ import numpy as np
 from typing import Mapping, Sequence
 
 from packager.arenas import PlannedArena
-from packager.field_columns import made_field_by_field
 from packager.emit.report_data import (AliasInfo, ArenaPicture, ObjectRow, PlacedTensor, StrategyRow,
                                        TensorInfo)
 from packager.lifetimes import PERSISTENT, ArenaLifetimes
@@ -21,8 +20,8 @@ from packager.model import Model
 from packager.plan.offsets.objects_end_to_end import plan as objects_end_to_end
 from packager.plan.portfolio import Outcome, PortfolioResult, validate
 from packager.plan.problem import Problem
-from packager.plan.records import (ObjectPlan, OffsetPlan, UsageRecord, align_up, breadth_by_step, overhead_pct,
-                                   time_columns)
+from packager.plan.records import (ObjectPlan, OffsetPlan, Records, UsageRecord, align_up, breadth_by_step,
+                                   overhead_pct)
 from packager.semantics import SEMANTICS
 
 
@@ -80,8 +79,8 @@ def largest(records: Sequence[UsageRecord], limit: int = MAX_DRAWN) -> list[int]
     record order: all of them when there are no more than `limit`."""
     if len(records) <= limit:
         return list(range(len(records)))
-    cols = time_columns(records)
-    if cols is not None and int(cols.size.max()) * (int((cols.last - cols.first).max()) + 1) < _AREA_LIMIT:
+    cols = Records.of(records)
+    if int(cols.size.max()) * (int((cols.last - cols.first).max()) + 1) < _AREA_LIMIT:
         # the same order as the sort below, on int64 columns: a stable sort keeps ties by position
         by_area_columns = np.argsort(-(cols.size * (cols.last - cols.first + 1)), kind="stable")
         return np.sort(by_area_columns[:limit]).tolist()
@@ -105,18 +104,16 @@ def placed_tensors(model: Model, arena: ArenaLifetimes, records: Sequence[UsageR
     if infos is None:
         infos = _drawn_infos(model, arena, records, labels, drawn)
     drawn_records = [records[i] for i in drawn]
-    # made a field at a time: tens of thousands on a large page
-    return tuple(made_field_by_field(PlacedTensor, len(drawn_records), (
-        infos, [r.first_op for r in drawn_records], [r.last_op for r in drawn_records], [offsets[i] for i in drawn],
-        [tuple(aliases_of.get(r.tensor, ())) for r in drawn_records] if aliases_of else repeat((), len(drawn_records)))))
+    return tuple(map(PlacedTensor, infos, [r.first_op for r in drawn_records], [r.last_op for r in drawn_records],
+                     [offsets[i] for i in drawn],
+                     [tuple(aliases_of.get(r.tensor, ())) for r in drawn_records] if aliases_of
+                     else repeat((), len(drawn_records))))
 
 
 def _drawn_infos(model: Model, arena: ArenaLifetimes, records: Sequence[UsageRecord],
                  labels: Mapping[int, str] | None, drawn: Sequence[int]) -> list[TensorInfo]:
-    """tensor_info of each drawn record (made once for the layout and the shared objects), made a
-    field at a time."""
-    fields = [_info_fields(model, arena, records[i].tensor, records[i].size, labels) for i in drawn]
-    return made_field_by_field(TensorInfo, len(fields), zip(*fields) if fields else [()] * 5)
+    """tensor_info of each drawn record (made once for the layout and the shared objects)."""
+    return [TensorInfo(*_info_fields(model, arena, records[i].tensor, records[i].size, labels)) for i in drawn]
 
 
 def _object_rows(model: Model, arena: ArenaLifetimes, records: Sequence[UsageRecord],
@@ -160,8 +157,8 @@ def arena_title(arena: ArenaLifetimes, model: Model) -> str:
 def arena_picture(model: Model, planned: PlannedArena, strategy: str = "best", layout_outcome: Outcome | None = None,
                   labels: Mapping[int, str] | None = None) -> ArenaPicture:
     """The picture of one planned arena. `layout_outcome` draws that offset plan instead of the
-    chosen strategy's (it passes the validator first, unless it is one of the portfolio's own
-    plans, which passed it when they were made); `labels` names records that are not tensors of
+    chosen strategy's (it passes the validator first, unless it carries the proof of these
+    numbers for these records); `labels` names records that are not tensors of
     the file."""
     arena, result = planned.lifetimes, planned.result
     problem = result.problem
@@ -171,7 +168,8 @@ def arena_picture(model: Model, planned: PlannedArena, strategy: str = "best", l
     layout_name: str | None = None
     note = "no plan"
     if layout_outcome is not None:
-        if not any(layout_outcome is o for o in result.offsets):  # the portfolio's own passed it when made
+        proven = layout_outcome.proven  # a plan proven when made needs no second proof
+        if proven is None or not proven.same_numbers(layout_outcome.plan, records):
             validate(problem, layout_outcome.plan)
         offsets_outcome = layout_outcome
         layout, layout_name, note = layout_outcome.plan, layout_outcome.strategy, "the plan as packaged"

@@ -21,7 +21,6 @@ from typing import Callable, Iterable, Iterator, Mapping
 import numpy as np
 
 from packager.errors import ModelError
-from packager.field_columns import made_field_by_field
 from packager.model import (ELEMENT_BITS, MAX_TENSOR_BYTES, Buffer, Model, Operator,
                             OperatorCode, SignatureDef, Subgraph, Tensor)
 from packager.reader_columns import Columns, TypeTables, Unusual, operator_fields, plain_tensors
@@ -494,11 +493,9 @@ class _Parser:
             return None
         lazy, tables_of = _LazyOptions, _OPTION_TABLES
         n = len(codes)
-        # Operator's fields in order, set a column at a time (field_columns.py).
-        return made_field_by_field(Operator, n, (
-            range(n), list(map(opcodes.__getitem__, codes)), inputs, outputs, intermediates,
-            [lazy(self, tables_of[kind], table) if table and kind in tables_of else {}
-             for kind, table in zip(kinds, options)], repeat((), n)))
+        return list(map(Operator, range(n), map(opcodes.__getitem__, codes), inputs, outputs, intermediates,
+                        [lazy(self, tables_of[kind], table) if table and kind in tables_of else {}
+                         for kind, table in zip(kinds, options)], repeat((), n)))
 
     def _options(self, op: int) -> Mapping[str, object]:
         kind = self.tables.u8(op, _OP_OPTIONS_TYPE)

@@ -95,7 +95,8 @@ def make_plan(model: Model, semantics: str, strategy: str, source: SourceModel,
     planned = plan_arenas(model, semantics, bindings, strategy, to_ship=True)
     unmodelled = {op for p in planned for op in p.arena.unmodelled_ops}
     plan = package_plan(model, semantics, source, planned, bindings)
-    check_package_plan(plan, model)
+    check_package_plan(plan, model, proven=[o.proven for p in planned for o in (p.offsets, p.result.best_objects)
+                                            if o is not None and o.proven is not None])
     return PlannedModel(plan, tuple(planned), tuple(sorted(unmodelled)))
 
 

@@ -8,7 +8,7 @@ plan file edited by hand (or damaged) is refused even when its own numbers look 
 from __future__ import annotations
 
 from itertools import chain
-from operator import attrgetter
+from typing import Sequence
 
 import numpy as np
 
@@ -23,7 +23,8 @@ from packager.plan.offsets.exact_search import check_optimal_claim
 from packager.plan.portfolio import validate
 from packager.plan.registry import EXACT_NODES
 from packager.plan.problem import Problem
-from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord, arena_of
+from packager.plan.records import ObjectPlan, OffsetPlan, Records, arena_of
+from packager.plan.validate import Proven
 from packager.arenas import ArenaToPlan, Bindings, arenas_to_plan, problem_of
 from packager.package.stored_shapes import stored_batch_note
 from packager.package.tflite_patch import patched_payload
@@ -34,8 +35,10 @@ def _mismatch(message: str) -> PlanError:
     return PlanError(f"the plan does not match the model: {message}")
 
 
-def check_package_plan(plan: PackagePlan, model: Model) -> None:
-    """Raise PlanError unless the plan is valid for this model."""
+def check_package_plan(plan: PackagePlan, model: Model, proven: Sequence[Proven] = ()) -> None:
+    """Raise PlanError unless the plan is valid for this model. `proven`: plans the checker has
+    passed already (the planner's): a stated plan with the same numbers for the same records is
+    not proven again."""
     sem = SEMANTICS.get(plan.semantics)
     if sem is None:
         raise PlanError(f"unknown semantics '{plan.semantics}' in the plan")
@@ -55,7 +58,7 @@ def check_package_plan(plan: PackagePlan, model: Model) -> None:
             raise _mismatch(f"{where}: expected subgraph {lifetimes.subgraph}")
         problem = problem_of(lifetimes)
         try:
-            _check_arena(section, problem, plan.alignment)
+            _check_arena(section, problem, plan.alignment, proven)
             _check_dynamic(section, arena, problem, plan.alignment)
         except PlanError as e:
             raise PlanError(f"{where}: {e}") from None
@@ -134,19 +137,19 @@ def _static_entries(section: ArenaSection) -> bool:
     return not columns["pass_"].any() and columns.size_expr.count(None) == columns.count
 
 
-def _check_arena(section: ArenaSection, expected: Problem, alignment: int) -> None:
+def _check_arena(section: ArenaSection, expected: Problem, alignment: int, proven: Sequence[Proven]) -> None:
     offsets = _matching_offsets(section, expected)
     if offsets is None:  # something differs: the entry-by-entry check finds it and says what
         offsets = _stated_offsets(section, expected, alignment)
     plan = OffsetPlan(section.offsets.strategy, offsets, section.offsets.arena_bytes, alignment)
-    validate(expected, plan)
+    _validated(expected, plan, proven)
     if plan.arena != _arena_of(expected.records, offsets):
         raise PlanError(f"arena of {plan.arena} B stated, the offsets need {arena_of(expected.records, offsets)} B")
     if section.offsets.lower_bound != expected.offset_lower_bound:
         raise PlanError(f"lower bound {section.offsets.lower_bound} stated, it is {expected.offset_lower_bound}")
     if section.offsets.optimal:
         _check_optimal_offsets(expected, plan.arena, alignment)
-    _check_objects(section, expected)
+    _check_objects(section, expected, proven)
 
 
 def _matching_offsets(section: ArenaSection, expected: Problem) -> tuple[int, ...] | None:
@@ -199,7 +202,7 @@ def _aliases_match(section: ArenaSection, expected: Problem, sorted_ids: np.ndar
     return True
 
 
-def _arena_of(records: tuple[UsageRecord, ...], offsets: tuple[int, ...]) -> int:
+def _arena_of(records: Records, offsets: tuple[int, ...]) -> int:
     """arena_of, over the records' columns where the numbers fit int64 (a valid plan's do)."""
     try:
         ends = np.fromiter(offsets, dtype=np.int64, count=len(offsets)) + _record_columns(records)["size"]
@@ -210,19 +213,9 @@ def _arena_of(records: tuple[UsageRecord, ...], offsets: tuple[int, ...]) -> int
     return int(ends.max()) if len(ends) else 0
 
 
-_last_records: list = [None, None]  # the last records tuple asked for, and its columns
-
-
-def _record_columns(records: tuple[UsageRecord, ...]) -> dict[str, np.ndarray]:
-    """The records' fields as int64 arrays (kept for the last tuple: the plan check and the
-    offline model's check ask for the same arena's). Callers must not modify them."""
-    if _last_records[0] is records:
-        return _last_records[1]
-    columns = {f: np.fromiter(map(attrgetter(f), records), dtype=np.int64, count=len(records))
-               for f in ("tensor", "first_op", "last_op", "size")}
-    if isinstance(records, tuple):
-        _last_records[:] = [records, columns]
-    return columns
+def _record_columns(records: Records) -> dict[str, np.ndarray]:
+    """The records' columns under the names of their fields (read-only)."""
+    return dict(zip(("tensor", "first_op", "last_op", "size"), records.columns()))
 
 
 def _stated_offsets(section: ArenaSection, expected: Problem, alignment: int) -> tuple[int, ...]:
@@ -248,7 +241,13 @@ def _stated_offsets(section: ArenaSection, expected: Problem, alignment: int) ->
     return tuple(by_id[r.tensor][1] for r in expected.records)
 
 
-def _check_objects(section: ArenaSection, expected: Problem) -> None:
+def _validated(expected: Problem, plan: OffsetPlan | ObjectPlan, proven: Sequence[Proven]) -> None:
+    """The validator's gate, unless a proof of the same numbers for the same records is at hand."""
+    if not any(p.same_numbers(plan, expected.records) for p in proven):
+        validate(expected, plan)
+
+
+def _check_objects(section: ArenaSection, expected: Problem, proven: Sequence[Proven]) -> None:
     in_order = _objects_in_record_order(section, expected)
     if in_order is None:  # something differs or does not fit the columns: entry by entry
         want = {r.tensor for r in expected.records}
@@ -257,7 +256,7 @@ def _check_objects(section: ArenaSection, expected: Problem) -> None:
             raise _mismatch("the shared-object plan does not cover exactly the planned tensors")
         in_order = tuple(assigned[r.tensor] for r in expected.records)
     objects = section.objects
-    validate(expected, ObjectPlan(objects.strategy, in_order, objects.object_sizes))
+    _validated(expected, ObjectPlan(objects.strategy, in_order, objects.object_sizes), proven)
     if section.objects.total_bytes != sum(objects.object_sizes):
         raise PlanError("shared-object total differs from the sum of the object sizes")
     if section.objects.lower_bound != expected.object_lower_bound:

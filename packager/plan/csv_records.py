@@ -10,13 +10,13 @@ import csv
 import io
 from pathlib import Path
 
-from packager.errors import RecordsError
-from packager.plan.records import UsageRecord
+from packager.errors import PlanError, RecordsError
+from packager.plan.records import Records
 
 MAX_CSV_RECORDS = 10_000_000
 
 
-def read_records_csv(path: str | Path) -> list[UsageRecord]:
+def read_records_csv(path: str | Path) -> Records:
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -25,7 +25,7 @@ def read_records_csv(path: str | Path) -> list[UsageRecord]:
     return parse_records_csv(text, source=p.name)
 
 
-def parse_records_csv(text: str, source: str = "records") -> list[UsageRecord]:
+def parse_records_csv(text: str, source: str = "records") -> Records:
     rows = csv.reader(io.StringIO(text))
     header = next(rows, None)
     if header is None:
@@ -35,7 +35,7 @@ def parse_records_csv(text: str, source: str = "records") -> list[UsageRecord]:
     if missing:
         raise RecordsError(f"{source}: header lacks {', '.join(missing)} (expected id,lower,upper,size)")
     col = {c: names.index(c) for c in ("id", "lower", "upper", "size")}
-    records: list[UsageRecord] = []
+    records: list[tuple[int, int, int, int]] = []  # (id, first, last, size)
     seen: set[int] = set()
     for line_no, row in enumerate(rows, start=2):
         if not row or all(not c.strip() for c in row):
@@ -49,9 +49,12 @@ def parse_records_csv(text: str, source: str = "records") -> list[UsageRecord]:
         if rid in seen:
             raise RecordsError(f"{source}:{line_no}: duplicate id {rid}")
         seen.add(rid)
-        records.append(UsageRecord(rid, lower, upper - 1, size))
+        records.append((rid, lower, upper - 1, size))
         if len(records) > MAX_CSV_RECORDS:
             raise RecordsError(f"{source}: more than {MAX_CSV_RECORDS} records")
     if not records:
         raise RecordsError(f"{source}: no records")
-    return records
+    try:
+        return Records(*zip(*records))
+    except PlanError as e:  # a number too large to plan with
+        raise RecordsError(f"{source}: {e}") from None

@@ -4,7 +4,7 @@ registry), then let the registry's searches try to improve on it, each from the 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Callable, Sequence, Union
 
@@ -15,7 +15,7 @@ from packager.plan.records import ObjectPlan, OffsetPlan
 from packager.plan.registry import (BASELINES, OBJECT_STRATEGIES, OFFSET_STRATEGIES,
                                     SEARCH_STRATEGIES, SEARCHES, Strategy, offset_strategy)
 from packager.plan.stoppable import STOPPABLE
-from packager.plan.validate import check_object_plan, check_offset_plan
+from packager.plan.validate import Proven, check_object_plan, check_offset_plan
 
 Plan = Union[OffsetPlan, ObjectPlan]
 
@@ -25,6 +25,8 @@ class Outcome:
     kind: str  # offsets | objects | baseline
     plan: Plan
     seconds: float
+    # The checker's proof of the plan; None for a baseline, which is shown, never shipped.
+    proven: Proven | None = field(default=None, compare=False, repr=False)
 
     @property
     def total(self) -> int:
@@ -103,15 +105,15 @@ class PortfolioResult:
             o.plan.proven_optimal and o.total == outcome.total for o in self.objects)
 
 
-def validate(problem: Problem, plan: Plan) -> None:
+def validate(problem: Problem, plan: Plan) -> Proven:
     """The one gate every plan passes before anyone sees it."""
-    if isinstance(plan, OffsetPlan):
-        check_offset_plan(problem.records, plan, problem.aliases, problem.alias_intervals)
-        if plan.alignment != problem.alignment:
-            raise PlanError(f"plan '{plan.strategy}' was made for alignment {plan.alignment}, "
-                            f"not {problem.alignment}")
-    else:
-        check_object_plan(problem.records, plan)
+    if isinstance(plan, ObjectPlan):
+        return check_object_plan(problem.records, plan)
+    proven = check_offset_plan(problem.records, plan, problem.aliases, problem.alias_intervals)
+    if plan.alignment != problem.alignment:
+        raise PlanError(f"plan '{plan.strategy}' was made for alignment {plan.alignment}, "
+                        f"not {problem.alignment}")
+    return proven
 
 
 def _run(strategy: Strategy, problem: Problem, so_far: Outcome | None = None) -> Outcome:
@@ -120,9 +122,8 @@ def _run(strategy: Strategy, problem: Problem, so_far: Outcome | None = None) ->
     plan = (strategy.improve(problem, so_far.plan, strategy.budget)
             if so_far is not None and strategy.improve is not None else strategy.run(problem))
     seconds = time.perf_counter() - start
-    if strategy.kind != "baseline":
-        validate(problem, plan)
-    return Outcome(strategy.name, strategy.kind, plan, seconds)
+    proven = validate(problem, plan) if strategy.kind != "baseline" else None
+    return Outcome(strategy.name, strategy.kind, plan, seconds, proven)
 
 
 def _as_is(problem: Problem, outcome: Outcome, name: str) -> Outcome:
@@ -130,8 +131,7 @@ def _as_is(problem: Problem, outcome: Outcome, name: str) -> Outcome:
     plan = replace(outcome.plan, strategy=name)
     if isinstance(plan, OffsetPlan):  # at the bound: optimal, and no search ran out of time on it
         plan = replace(plan, proven_optimal=False, time_limit_hit=False, search_stopped="")
-    validate(problem, plan)
-    return Outcome(name, outcome.kind, plan, 0.0)
+    return Outcome(name, outcome.kind, plan, 0.0, validate(problem, plan))
 
 
 def improve(problem: Problem, best: Outcome, time_cap: float | None = None,
@@ -148,8 +148,8 @@ def improve(problem: Problem, best: Outcome, time_cap: float | None = None,
             continue
         start = time.perf_counter()
         plan = search.improve(problem, best.plan, search.budget.capped(time_cap))
-        outcome = Outcome(search.name, "offsets", plan, time.perf_counter() - start)
-        validate(problem, plan)
+        seconds = time.perf_counter() - start
+        outcome = Outcome(search.name, "offsets", plan, seconds, validate(problem, plan))
         out.append(outcome)
         if outcome.total < best.total:
             best = outcome
@@ -166,8 +166,7 @@ def _started(strategy: Strategy, problem: Problem, stop: StopRule | None) -> Out
     seconds = time.perf_counter() - start
     if isinstance(got, Paused):
         return got, seconds
-    validate(problem, got)
-    return Outcome(strategy.name, "offsets", got, seconds)
+    return Outcome(strategy.name, "offsets", got, seconds, validate(problem, got))
 
 
 def _finished(problem: Problem, paused: Paused, seconds: float) -> Outcome:
@@ -175,8 +174,7 @@ def _finished(problem: Problem, paused: Paused, seconds: float) -> Outcome:
     start = time.perf_counter()
     plan = paused.finish()
     seconds += time.perf_counter() - start
-    validate(problem, plan)
-    return Outcome(paused.strategy, "offsets", plan, seconds)
+    return Outcome(paused.strategy, "offsets", plan, seconds, validate(problem, plan))
 
 
 def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,

@@ -4,15 +4,21 @@ A usage record says that a buffer of `size` bytes is alive from operator `first_
 `last_op`, both inclusive. Two records conflict when their intervals intersect. Strategies are pure
 functions from a sequence of records (plus alignment) to a plan; plans refer to records by their
 position in that sequence.
+
+`Records` is that sequence as the data: four int64 columns whose bounds are checked once when it
+is made, so nothing downstream needs a guard against numbers beyond int64.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-import bisect
-from typing import Sequence
+from functools import cached_property
+from operator import attrgetter
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
+
+from packager.errors import PlanError
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,141 +81,249 @@ def arena_of(records: Sequence[UsageRecord], offsets: Sequence[int]) -> int:
 
 
 def num_ops(records: Sequence[UsageRecord]) -> int:
+    if isinstance(records, Records):
+        return int(records.last.max(initial=-1)) + 1
     return max((r.last_op for r in records), default=-1) + 1
 
 
-# -- the records as int64 columns (numpy), for the lower bounds and the breadth-first orders -----
+# -- the records as columns ----------------------------------------------------------------------
 
-# Sums of sizes must stay inside int64: inputs with larger numbers take the pure-Python forms.
-_COLUMN_LIMIT = 1 << 62
+# Every time, and the sum of all sizes, stays below this: then every sum the planners and the
+# checker make (offsets, ends, breadths, arenas with alignment padding) stays inside int64.
+LIMIT = 1 << 62
+
+_FIELDS = ("tensor", "first_op", "last_op", "size")
 
 
-class TimeColumns:
-    """The records' fields as int64 arrays, with their times on the dense timeline (see
-    `compress_time`): `dense_first` is the rank of a record's first operator among the distinct
-    first operators, `dense_last` the rank of the last of those not after its last operator."""
+class Records(Sequence):
+    """Usage records as four read-only int64 columns (`tensor`, `first`, `last`, `size`), their
+    bounds checked once when made (PlanError otherwise): sizes >= 0, 0 <= first <= last, times
+    and the sum of the sizes below LIMIT. An immutable value; as a sequence its items are
+    UsageRecords, for readable code. What is derived from the columns (the dense timeline, the
+    breadths, the positional maxima, the breadth-first order) is worked out once, when asked."""
 
-    def __init__(self, records: Sequence[UsageRecord]) -> None:
-        n = len(records)
-        self.first = np.fromiter((r.first_op for r in records), dtype=np.int64, count=n)
-        self.last = np.fromiter((r.last_op for r in records), dtype=np.int64, count=n)
-        self.size = np.fromiter((r.size for r in records), dtype=np.int64, count=n)
+    def __init__(self, tensor, first, last, size, items: tuple[UsageRecord, ...] | None = None) -> None:
+        """From four equally long columns (arrays or lists of ints); `items`, when given, are
+        the same records as UsageRecords (kept, not made again)."""
+        columns = []
+        for name, values in zip(_FIELDS, (tensor, first, last, size)):
+            try:
+                column = np.array(values, dtype=np.int64)
+            except (OverflowError, TypeError, ValueError):
+                raise PlanError(_first_fault(tensor, first, last, size, name)) from None
+            if column.ndim != 1:
+                raise PlanError(f"records: the {name} column is not a list of integers")
+            columns.append(_read_only(column))
+        self.tensor, self.first, self.last, self.size = columns
+        if len({len(c) for c in columns}) != 1:
+            raise PlanError("records: the columns differ in length")
+        self._items = items
+        self._derived: dict[str, object] = {}
+        fault = self._fault()
+        if fault is not None:
+            raise PlanError(fault)
+
+    @classmethod
+    def of(cls, records: Sequence[UsageRecord]) -> Records:
+        """Records as they are, or made from a sequence of UsageRecord-like objects."""
+        if isinstance(records, Records):
+            return records
+        items = tuple(records)
+        columns = []
+        for name in _FIELDS:
+            try:
+                columns.append(np.fromiter(map(attrgetter(name), items), dtype=np.int64, count=len(items)))
+            except (OverflowError, TypeError, ValueError):
+                columns.append([getattr(r, name) for r in items])  # the constructor names the fault
+        return cls(*columns, items=items if all(type(r) is UsageRecord for r in items) else None)
+
+    def _fault(self) -> str | None:
+        """The first broken bound, in words; None when every bound holds."""
+        n = len(self.size)
+        bad = (self.size < 0) | (self.first < 0) | (self.last < self.first)
+        if bad.any():
+            i = int(np.argmax(bad))
+            return f"record {i} (tensor {int(self.tensor[i])}) is malformed: {self[i]}"
+        if n and int(self.last.max()) >= LIMIT:
+            i = int(np.argmax(self.last >= LIMIT))
+            return f"record {i} (tensor {int(self.tensor[i])}) ends at step {int(self.last[i])}: times must stay below 2^62"
+        if n and int(self.size.max()) >= LIMIT // n:  # then the exact sum decides
+            total = sum(self.size.tolist())
+            if total >= LIMIT:
+                return f"the records' sizes add up to {total} B: they must stay below 2^62 B"
+        return None
+
+    # -- the sequence of UsageRecords ----------------------------------------------------------
+
+    @property
+    def items(self) -> tuple[UsageRecord, ...]:
+        if self._items is None:
+            self._items = tuple(map(UsageRecord, self.tensor.tolist(), self.first.tolist(),
+                                    self.last.tolist(), self.size.tolist()))
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self.size)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return Records(self.tensor[index], self.first[index], self.last[index], self.size[index],
+                           None if self._items is None else self._items[index])
+        return (self._items or self.items)[index]  # (a lookup per record in the strategies' loops)
+
+    def __iter__(self) -> Iterator[UsageRecord]:
+        return iter(self.items)
+
+    def __add__(self, other: Sequence[UsageRecord]) -> Records:
+        other = Records.of(other)
+        items = (self._items + other._items) if self._items is not None and other._items is not None else None
+        return Records(*(np.concatenate((a, b)) for a, b in zip(self.columns(), other.columns())), items=items)
+
+    def __radd__(self, other: Sequence[UsageRecord]) -> Records:
+        return Records.of(other) + self
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Records):
+            return all(np.array_equal(a, b) for a, b in zip(self.columns(), other.columns()))
+        if isinstance(other, (tuple, list)):
+            return self.items == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.items)
+
+    def __repr__(self) -> str:
+        return f"Records({self.items!r})"
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self.tensor, self.first, self.last, self.size
+
+    # -- derived columns, each worked out once -------------------------------------------------
+
+    def derived(self, key: str, make: Callable[[], object]):
+        """What another module works out from these records alone, made once and kept with them
+        (the checker's segment tree: every plan of one problem is checked against the same)."""
+        if key not in self._derived:
+            self._derived[key] = make()
+        return self._derived[key]
+
+    @cached_property
+    def starts(self) -> np.ndarray:
+        """The distinct first operators, in order: the steps of the dense timeline."""
         ordered = np.sort(self.first)
-        if n > 1:
+        if len(ordered) > 1:
             ordered = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
-        self.starts = ordered  # the distinct first operators
-        self.dense_first = np.searchsorted(ordered, self.first)
-        self.dense_last = np.searchsorted(ordered, self.last, side="right") - 1
-        self.steps = len(ordered)  # the dense timeline's length
-        self.maxima = None  # positional_maxima, once worked out (the bound and two strategies use them)
-        self.breadth_order = None  # breadth_first_order, once worked out (two strategies use it)
+        return _read_only(ordered)
 
-    def breadths(self):
-        """Bytes alive at each dense step (int64 array)."""
+    @property
+    def steps(self) -> int:
+        """The dense timeline's length."""
+        return len(self.starts)
+
+    @cached_property
+    def dense_first(self) -> np.ndarray:
+        """Each record's first step on the dense timeline: the rank of its first operator."""
+        return _read_only(np.searchsorted(self.starts, self.first))
+
+    @cached_property
+    def dense_last(self) -> np.ndarray:
+        """Each record's last step on the dense timeline: the last start not after its last operator."""
+        return _read_only(np.searchsorted(self.starts, self.last, side="right") - 1)
+
+    @cached_property
+    def breadths(self) -> np.ndarray:
+        """Bytes alive at each dense step."""
         delta = np.zeros(self.steps + 1, dtype=np.int64)
         np.add.at(delta, self.dense_first, self.size)
         np.add.at(delta, self.dense_last + 1, -self.size)
-        return np.cumsum(delta[:-1])
+        return _read_only(np.cumsum(delta[:-1]))
+
+    @cached_property
+    def maxima(self) -> np.ndarray:
+        """positional_maxima, as an int64 array."""
+        return _read_only(_positional_maxima(self) if len(self) else np.zeros(0, dtype=np.int64))
+
+    @cached_property
+    def breadth_order(self) -> np.ndarray:
+        """breadth_first_order, as an int64 array."""
+        if not len(self):
+            return _read_only(np.zeros(0, dtype=np.int64))
+        ops = np.argsort(-self.breadths, kind="stable")  # widest first, ties: earlier operator
+        rank = np.empty(len(ops), dtype=np.int64)
+        rank[ops] = np.arange(len(ops))
+        visited = _range_minima(rank, self.dense_first, self.dense_last)
+        return _read_only(np.lexsort((-self.size, visited)))  # stable: ties keep positions
 
 
-_last_columns: list = [None, None]
+# The name the strategies know the columns by.
+TimeColumns = Records
 
 
-def time_columns(records: Sequence[UsageRecord]) -> TimeColumns | None:
-    """The records as columns, or None when a number is too large for int64 sums (or a record
-    is malformed). Kept for the last tuple of records: strategies and bounds of one problem share
-    them (a tuple of frozen records cannot change)."""
-    if _last_columns[0] is records:
-        return _last_columns[1]
-    try:
-        cols = TimeColumns(records)
-    except (OverflowError, TypeError, ValueError):
-        return None
-    n = len(records)
-    if n and (int(cols.size.min()) < 0 or int(cols.first.min()) < 0
-              or bool((cols.last < cols.first).any())
-              or int(cols.size.max()) * n >= _COLUMN_LIMIT or int(cols.last.max()) >= _COLUMN_LIMIT):
-        return None
-    if isinstance(records, tuple):
-        _last_columns[:] = [records, cols]
-    return cols
+def _read_only(column: np.ndarray) -> np.ndarray:
+    column.flags.writeable = False
+    return column
 
 
-def compress_time(records: Sequence[UsageRecord]) -> list[UsageRecord]:
+def _first_fault(tensor, first, last, size, name: str) -> str:
+    """Why a column does not fit int64 (a number beyond it, or not a number): the first record
+    where it does not, in words."""
+    plain = lambda v: int(v) if isinstance(v, np.integer) else v
+    for i, value in enumerate(dict(zip(_FIELDS, (tensor, first, last, size)))[name]):
+        whole = isinstance(value, (int, np.integer))
+        if not whole or not -(1 << 63) <= int(value) < 1 << 63:
+            shown = UsageRecord(*(plain(column[i]) for column in (tensor, first, last, size)))
+            why = "beyond int64" if whole else "not an integer"
+            return f"record {i} (tensor {shown.tensor}) is malformed: {shown} ({name} {why})"
+    return f"records: the {name} column is not a list of integers"
+
+
+def time_columns(records: Sequence[UsageRecord]) -> Records:
+    """The records as columns: Records.of, for callers that pass a plain list."""
+    return Records.of(records)
+
+
+def compress_time(records: Sequence[UsageRecord]) -> Records:
     """The same records on a dense timeline: only the relative order of interval ends matters for
     conflicts, so peers' instances with times in the millions plan as fast as small models."""
-    cols = time_columns(records)
-    if cols is None:
-        return _compress_time_python(records)
-    return [UsageRecord(r.tensor, f, l, r.size)
-            for r, f, l in zip(records, cols.dense_first.tolist(), cols.dense_last.tolist())]
-
-
-def _compress_time_python(records: Sequence[UsageRecord]) -> list[UsageRecord]:
-    starts = sorted({r.first_op for r in records})
-    rank = {t: i for i, t in enumerate(starts)}
-    out = []
-    for r in records:
-        # last_op maps to the last start point not after it: conflicts are unchanged.
-        last = bisect.bisect_right(starts, r.last_op) - 1
-        out.append(UsageRecord(r.tensor, rank[r.first_op], last, r.size))
-    return out
+    cols = Records.of(records)
+    return Records(cols.tensor, cols.dense_first, cols.dense_last, cols.size)
 
 
 def operator_profiles(records: Sequence[UsageRecord]) -> list[list[int]]:
     """For each distinct start time (in order), the positions of the records alive then. Every
     set of records alive together is contained in one of these profiles."""
-    dense = compress_time(records)
-    profiles: list[list[int]] = [[] for _ in range(num_ops(dense))]
-    for i, r in enumerate(dense):
-        for t in range(r.first_op, r.last_op + 1):
+    cols = Records.of(records)
+    profiles: list[list[int]] = [[] for _ in range(cols.steps)]
+    for i, (first, last) in enumerate(zip(cols.dense_first.tolist(), cols.dense_last.tolist())):
+        for t in range(first, last + 1):
             profiles[t].append(i)
     return profiles
 
 
 def operator_breadths(records: Sequence[UsageRecord]) -> list[int]:
     """Sum of the sizes alive at each distinct start time."""
-    cols = time_columns(records)
-    if cols is None:
-        dense = compress_time(records)
-        return _breadth_by_step_python(dense, num_ops(dense))
-    return cols.breadths().tolist()
+    return Records.of(records).breadths.tolist()
 
 
 def breadth_by_step(records: Sequence[UsageRecord], steps: int) -> list[int]:
     """Bytes alive at each of `steps` operators (at least up to the last record's), by a sweep
     over interval ends; on the real timeline, as pictures need every operator."""
-    cols = time_columns(records)
-    if cols is None:
-        return _breadth_by_step_python(records, steps)
-    steps = max(steps, int(cols.last.max()) + 1 if len(records) else 0)
+    cols = Records.of(records)
+    steps = max(steps, int(cols.last.max()) + 1 if len(cols) else 0)
     delta = np.zeros(steps + 1, dtype=np.int64)
     np.add.at(delta, cols.first, cols.size)
     np.add.at(delta, cols.last + 1, -cols.size)
     return np.cumsum(delta[:-1]).tolist()
 
 
-def _breadth_by_step_python(records: Sequence[UsageRecord], steps: int) -> list[int]:
-    steps = max(steps, num_ops(records))
-    delta = [0] * (steps + 1)
-    for r in records:
-        delta[r.first_op] += r.size
-        delta[r.last_op + 1] -= r.size
-    out, running = [], 0
-    for t in range(steps):
-        running += delta[t]
-        out.append(running)
-    return out
-
-
 def offset_lower_bound(records: Sequence[UsageRecord]) -> int:
     """No offset plan can be smaller than the largest operator breadth."""
-    return max(operator_breadths(records), default=0)
+    return int(Records.of(records).breadths.max(initial=0))
 
 
 def object_lower_bound(records: Sequence[UsageRecord]) -> int:
     """Sum of the positional maxima: no shared-object plan can be smaller."""
-    return sum(positional_maxima(records))
+    return int(Records.of(records).maxima.sum())
 
 
 # Pairs (record, step) handled at once by positional_maxima: bounds its memory (~80 MB).
@@ -224,16 +338,11 @@ def positional_maxima(records: Sequence[UsageRecord]) -> list[int]:
     in) pair is ranked within its profile by size, largest first, and the k-th entry is the
     largest size ranked k; the pairs are taken a run of profiles at a time.
     """
-    cols = time_columns(records)
-    if cols is None:
-        return _positional_maxima_python(records)
-    if cols.maxima is None:
-        cols.maxima = _positional_maxima(cols) if len(records) else np.zeros(0, dtype=np.int64)
-    return cols.maxima.tolist()
+    return Records.of(records).maxima.tolist()
 
 
-def _positional_maxima(cols: TimeColumns):
-    """positional_maxima of non-empty records' columns, as an int64 array."""
+def _positional_maxima(cols: Records):
+    """positional_maxima of non-empty records, as an int64 array."""
     # The profiles that matter: the distinct dense last steps; each record is in those of them
     # from its first step to its last.
     ends = np.sort(cols.dense_last)
@@ -281,34 +390,6 @@ def _raise_maxima_run(maxima, size, by_size, lo, hi, start: int, stop: int):
     return maxima
 
 
-def _positional_maxima_python(records: Sequence[UsageRecord]) -> list[int]:
-    dense = _compress_time_python(records)
-    starts_at: dict[int, list[int]] = {}
-    ends_at: dict[int, list[int]] = {}
-    for r in dense:
-        starts_at.setdefault(r.first_op, []).append(r.size)
-        ends_at.setdefault(r.last_op, []).append(r.size)
-    live: dict[int, int] = {}  # size -> count of live records
-    maxima: list[int] = []
-    for t in range(num_ops(dense)):
-        for size in starts_at.get(t, ()):
-            live[size] = live.get(size, 0) + 1
-        if t in ends_at:
-            k = 0  # the live sizes, largest first, each as often as it is live
-            for size in sorted(live, reverse=True):
-                for _ in range(live[size]):
-                    if k == len(maxima):
-                        maxima.append(size)
-                    elif maxima[k] < size:
-                        maxima[k] = size
-                    k += 1
-            for size in ends_at[t]:
-                live[size] -= 1
-                if not live[size]:
-                    del live[size]
-    return maxima
-
-
 # -- the breadth-first order ---------------------------------------------------------------------
 
 def breadth_first_order(records: Sequence[UsageRecord]) -> list[int]:
@@ -318,18 +399,7 @@ def breadth_first_order(records: Sequence[UsageRecord]) -> list[int]:
     at: the one of least rank over its interval (a range minimum), so the whole order is one sort
     by (that rank, -size, position). Only the distinct start times count as operators: any other
     operator's records are a subset of the last start's before it."""
-    cols = time_columns(records)
-    if cols is None:
-        return _breadth_first_order_python(records)
-    if not len(records):
-        return []
-    if cols.breadth_order is None:
-        ops = np.argsort(-cols.breadths(), kind="stable")  # widest first, ties: earlier operator
-        rank = np.empty(len(ops), dtype=np.int64)
-        rank[ops] = np.arange(len(ops))
-        visited = _range_minima(rank, cols.dense_first, cols.dense_last)
-        cols.breadth_order = np.lexsort((-cols.size, visited))  # stable: ties keep positions
-    return cols.breadth_order.tolist()
+    return Records.of(records).breadth_order.tolist()
 
 
 def _range_minima(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -353,21 +423,6 @@ def _range_minima(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndar
         runs = levels[j]
         out[at] = np.minimum(runs[lo[at]], runs[hi[at] - 2 ** j + 1])
     return out
-
-
-def _breadth_first_order_python(records: Sequence[UsageRecord]) -> list[int]:
-    profiles = operator_profiles(records)
-    breadths = operator_breadths(records)
-    ops = sorted(range(len(profiles)), key=lambda op: (-breadths[op], op))
-    seen = [False] * len(records)
-    order: list[int] = []
-    for op in ops:
-        fresh = [i for i in profiles[op] if not seen[i]]
-        fresh.sort(key=lambda i: (-records[i].size, i))
-        for i in fresh:
-            seen[i] = True
-        order += fresh
-    return order
 
 
 def overhead_pct(total: int, bound: int) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -60,6 +61,22 @@ def test_bad_records_csv(tmp_path):
     p.write_text("id,lower,upper,size\n0,5,3,10\n")
     r = run_cli("plan", "--records", str(p))
     assert r.returncode == 2 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("rows, why", [
+    ("0,0,2,9223372036854775808\n1,1,3,5\n", r"record 0 \(tensor 0\) is malformed: .*size beyond int64"),
+    ("0,0,2,4611686018427387904\n1,1,3,4611686018427387904\n", "the records' sizes add up to 9223372036854775808 B"),
+    ("0,0,4611686018427387905,1\n", r"record 0 \(tensor 0\) ends at step 4611686018427387904"),
+])
+def test_records_csv_with_numbers_no_plan_can_sum_gives_one_line(tmp_path, rows, why):
+    """Records are bounded when made: a size or time beyond what int64 sums hold is refused
+    with one line naming the file, not a traceback from deep inside a planner."""
+    p = tmp_path / "huge.csv"
+    p.write_text("id,lower,upper,size\n" + rows)
+    r = run_cli("plan", "--records", str(p))
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert re.match(f"error: huge.csv: {why}", lines[0]), lines[0]
 
 
 def test_unknown_semantics_and_strategy():

@@ -1,5 +1,6 @@
-"""A layout drawn in place of the chosen plan passes the validator first: one the portfolio made
-(and validated) is drawn as it is, any other is checked, and a wrong one is refused."""
+"""A layout drawn in place of the chosen plan passes the validator first: one that carries the
+proof of its numbers (the portfolio's) is drawn as it is, any other is checked, and a wrong one is
+refused."""
 
 from __future__ import annotations
 
@@ -28,9 +29,12 @@ def test_a_layout_not_of_the_portfolio_is_validated_and_a_wrong_one_refused(monk
     own = planned.result.best_offsets
     assert arena_picture(model, planned, layout_outcome=own).arena == own.plan.arena
     assert checked == []  # validated when the portfolio made it
-    copy = replace(own, plan=replace(own.plan))
+    copy = replace(own, plan=replace(own.plan))  # the same numbers: the proof still holds
     assert arena_picture(model, planned, layout_outcome=copy).arena == own.plan.arena
-    assert checked == [copy.plan]
-    wrong = replace(own, plan=replace(own.plan, offsets=(0,) * len(own.plan.offsets)))
+    assert checked == []
+    unproven = replace(own, proven=None)
+    assert arena_picture(model, planned, layout_outcome=unproven).arena == own.plan.arena
+    assert checked == [unproven.plan]
+    wrong = replace(own, plan=replace(own.plan, offsets=(0,) * len(own.plan.offsets)))  # a proof of other numbers
     with pytest.raises(PlanError):
         arena_picture(model, planned, layout_outcome=wrong)

@@ -129,3 +129,18 @@ def test_the_object_assignment_is_taken_by_columns_and_a_changed_one_is_refused(
                                 *plan.arenas[1:]))
     with pytest.raises(PlanError):  # an object past the stated ones
         check_package_plan(bad, model)
+
+
+def test_the_planners_proofs_spare_a_second_proof_of_the_same_numbers_only(monkeypatch):
+    """`package` hands the check the proofs of the plans it ships: the stated plan with those
+    numbers is not proven again; without a proof of its numbers, it is."""
+    from packager.arenas import plan_arenas
+    plan, model, section, problem = _first_arena("mobile_block", "tflm")
+    planned = plan_arenas(model, "tflm", None, "best", to_ship=True)
+    proofs = [o.proven for p in planned for o in (p.offsets, p.result.best_objects)]
+    proven_again = []
+    monkeypatch.setattr(check, "validate", lambda problem, plan: proven_again.append(plan.strategy))
+    check_package_plan(plan, model, proofs)
+    assert proven_again == []  # the offsets and the objects: the planner's own numbers
+    check_package_plan(plan, model, proofs[1:])  # without the offsets' proof: proven again
+    assert proven_again == [section.offsets.strategy]

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from benchmarks.synthetic import SHAPES, usage_records as synthetic_records
+from packager.errors import PlanError
 from packager.plan.objects import greedy_by_size, greedy_by_size_improved, integer_program
 from packager.plan.objects import integer_program_windows as windows, window_matching
 from packager.plan.portfolio import run_portfolio
@@ -197,17 +198,13 @@ def test_the_step_matching_never_changes_a_plan(monkeypatch, records):
     assert integer_program.plan(records, start) == with_check
 
 
-def test_sizes_beyond_int64_keep_their_plan_exact():
-    """Sizes numpy's int64 cannot hold: the window search gives the plan back renumbered, its
-    object sizes exact Python ints, and says why it did not search."""
+def test_sizes_beyond_int64_are_refused_before_any_search():
+    """Sizes numpy's int64 cannot hold never reach a strategy: the records refuse them."""
     records = tuple(UsageRecord(i, i % 50, i % 50 + 3, (1 << 70) + 8 * (i % 5)) for i in range(300))
-    start = greedy_by_size.plan(records)
-    found = windows.repair(records, start.assignment, start.object_sizes, object_lower_bound(records))
-    assert "too large" in found.stopped
-    plan = integer_program.plan(records, start)
-    check_object_plan(records, plan)
-    assert plan.total == start.total and sorted(plan.object_sizes) == sorted(start.object_sizes)
-    assert all(type(v) is int for v in (*plan.assignment, *plan.object_sizes))
+    with pytest.raises(PlanError, match="size beyond int64"):
+        greedy_by_size.plan(records)
+    with pytest.raises(PlanError, match="size beyond int64"):
+        object_lower_bound(records)
 
 
 def test_the_plan_it_returns_holds_python_ints():

@@ -1,15 +1,19 @@
-"""The lower bounds, breadths and the breadth-first order are computed with numpy; inputs whose
-numbers do not fit int64 keep the pure-Python forms. Both forms must agree exactly, on random
-records with dense and sparse times, ties, empty records and one long-lived record."""
+"""Records: the bounds checked once when the columns are made, the sequence of UsageRecords they
+read as, and what is derived from the columns (the dense timeline, the breadths, the positional
+maxima, the breadth-first order) held to plain-Python definitions on random records with dense
+and sparse times, ties, empty records and one long-lived record."""
 
 from __future__ import annotations
 
+import bisect
 import random
 
+import numpy as np
 import pytest
 
+from packager.errors import PlanError
 from packager.plan import records as rec
-from packager.plan.records import UsageRecord
+from packager.plan.records import Records, UsageRecord
 from tests.plan.pin_cases import random_records
 
 
@@ -28,22 +32,76 @@ def _cases():
 CASES = list(_cases())
 
 
+# -- the plain-Python definitions ------------------------------------------------------------------
+
+def _compress_time(records):
+    starts = sorted({r.first_op for r in records})
+    rank = {t: i for i, t in enumerate(starts)}
+    # last_op maps to the last start point not after it: conflicts are unchanged.
+    return [UsageRecord(r.tensor, rank[r.first_op], bisect.bisect_right(starts, r.last_op) - 1, r.size)
+            for r in records]
+
+
+def _breadth_by_step(records, steps):
+    steps = max(steps, max((r.last_op for r in records), default=-1) + 1)
+    delta = [0] * (steps + 1)
+    for r in records:
+        delta[r.first_op] += r.size
+        delta[r.last_op + 1] -= r.size
+    out, running = [], 0
+    for t in range(steps):
+        running += delta[t]
+        out.append(running)
+    return out
+
+
+def _profiles(dense):
+    profiles = [[] for _ in range(max((r.last_op for r in dense), default=-1) + 1)]
+    for i, r in enumerate(dense):
+        for t in range(r.first_op, r.last_op + 1):
+            profiles[t].append(i)
+    return profiles
+
+
+def _positional_maxima(records):
+    maxima = []
+    for profile in _profiles(_compress_time(records)):
+        for k, size in enumerate(sorted((records[i].size for i in profile), reverse=True)):
+            if k == len(maxima):
+                maxima.append(size)
+            maxima[k] = max(maxima[k], size)
+    return maxima
+
+
+def _breadth_first_order(records):
+    dense = _compress_time(records)
+    profiles = _profiles(dense)
+    breadths = _breadth_by_step(dense, 0)
+    seen = [False] * len(records)
+    order = []
+    for op in sorted(range(len(profiles)), key=lambda op: (-breadths[op], op)):
+        fresh = sorted((i for i in profiles[op] if not seen[i]), key=lambda i: (-records[i].size, i))
+        for i in fresh:
+            seen[i] = True
+        order += fresh
+    return order
+
+
 def _as_tuples(records):
     return [(r.tensor, r.first_op, r.last_op, r.size) for r in records]
 
 
 @pytest.mark.parametrize("k", range(0, len(CASES), 10))
-def test_numpy_and_python_forms_agree(k):
+def test_the_columns_agree_with_the_plain_definitions(k):
     for records in CASES[k:k + 10]:
-        assert rec.time_columns(records) is not None
-        dense = rec._compress_time_python(records)
+        dense = _compress_time(records)
         assert _as_tuples(rec.compress_time(records)) == _as_tuples(dense)
-        assert rec.operator_breadths(records) == rec._breadth_by_step_python(dense, rec.num_ops(dense))
+        assert rec.operator_breadths(records) == _breadth_by_step(dense, 0)
         if rec.num_ops(records) < 10**6:
             for steps in (0, rec.num_ops(records) + 3):
-                assert rec.breadth_by_step(records, steps) == rec._breadth_by_step_python(records, steps)
-        assert rec.positional_maxima(records) == rec._positional_maxima_python(records)
-        assert rec.breadth_first_order(records) == rec._breadth_first_order_python(records)
+                assert rec.breadth_by_step(records, steps) == _breadth_by_step(records, steps)
+        assert rec.positional_maxima(records) == _positional_maxima(records)
+        assert rec.breadth_first_order(records) == _breadth_first_order(records)
 
 
 def test_positional_maxima_taken_a_run_of_profiles_at_a_time(monkeypatch):
@@ -51,31 +109,41 @@ def test_positional_maxima_taken_a_run_of_profiles_at_a_time(monkeypatch):
     records = tuple(UsageRecord(i, i % 50, 50 + i % 70, 1 + (i * 37) % 500) for i in range(400))
     whole = rec.positional_maxima(records)
     monkeypatch.setattr(rec, "_PAIRS_AT_ONCE", 1000)
-    rec._last_columns[:] = [None, None]
-    assert rec.positional_maxima(records) == whole == rec._positional_maxima_python(records)
+    assert rec.positional_maxima(Records.of(records)) == whole == _positional_maxima(records)
 
 
-def test_numbers_beyond_int64_take_the_python_forms():
-    records = (UsageRecord(0, 0, 5, 2**62), UsageRecord(1, 3, 9, 2**62), UsageRecord(2, 7, 8, 1))
-    assert rec.time_columns(records) is None
-    assert rec.offset_lower_bound(records) == 2**63
-    assert rec.positional_maxima(records) == [2**62, 2**62]
-    assert rec.breadth_first_order(records) == [0, 1, 2]
+# -- the value -------------------------------------------------------------------------------------
+
+def test_records_read_as_a_sequence_of_usage_records_and_cannot_change():
+    items = (UsageRecord(4, 0, 1, 64), UsageRecord(7, 1, 2, 32), UsageRecord(9, 3, 4, 96))
+    records = Records.of(items)
+    assert Records.of(records) is records and len(records) == 3 and records[1] == items[1]
+    assert tuple(records) == items and records == items and records == list(items)
+    assert records[1:] == items[1:] and isinstance(records[1:], Records)
+    assert records + (UsageRecord(11, 5, 5, 8),) == items + (UsageRecord(11, 5, 5, 8),)
+    assert records == Records([4, 7, 9], [0, 1, 3], [1, 2, 4], [64, 32, 96])
+    assert records[0].conflicts(records[1]) and not records[1].conflicts(records[2])
+    for column in records.columns():
+        assert column.dtype == np.int64
+        with pytest.raises(ValueError):
+            column[0] = 1
+    assert rec.time_columns(records) is records  # the strategies' name for them
+    assert records.maxima is records.maxima  # derived once
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_strategies_plan_the_same_from_columns_and_beyond_int64(seed):
-    # Times shifted beyond int64 take the pure-Python forms of the orders, ranks and groups:
-    # the plans must not change (only the relative order of times matters).
-    from packager.plan.offsets import greedy_in_order, path_cover, strip_packing
-    rng = random.Random(seed)
-    records = []
-    for i in range(rng.randint(1, 80)):
-        first = rng.randint(0, 40)
-        records.append(UsageRecord(i, first, first + rng.randint(0, 10), rng.choice([0, 16, 32, 48, 100])))
-    shifted = tuple(UsageRecord(r.tensor, r.first_op + (1 << 70), r.last_op + (1 << 70), r.size)
-                    for r in records)
-    assert rec.time_columns(tuple(records)) is not None and rec.time_columns(shifted) is None
-    for module in (strip_packing, greedy_in_order, path_cover):
-        for alignment in (1, 16):
-            assert module.plan(tuple(records), alignment) == module.plan(shifted, alignment)
+@pytest.mark.parametrize("record, why", [
+    (UsageRecord(0, 0, 1, -1), "malformed"), (UsageRecord(0, -1, 1, 8), "malformed"),
+    (UsageRecord(0, 3, 2, 8), "malformed"), (UsageRecord(0, 0, 1, 2**63), "size beyond int64"),
+    (UsageRecord(0, 0, 2**63, 8), "last_op beyond int64"), (UsageRecord(0, 0, 2**62, 8), "below 2\\^62"),
+    (UsageRecord(2**64, 0, 1, 8), "tensor beyond int64"), (UsageRecord(0, None, 1, 8), "not an integer"),
+])
+def test_records_out_of_bounds_are_refused_when_made(record, why):
+    good = UsageRecord(1, 0, 0, 16)
+    with pytest.raises(PlanError, match=f"^record 1 .*{why}"):
+        Records.of([good, record])
+
+
+def test_sizes_whose_sum_leaves_int64_sums_are_refused():
+    Records.of([UsageRecord(0, 0, 5, 2**61), UsageRecord(1, 3, 9, 2**61 - 1)])
+    with pytest.raises(PlanError, match="sizes add up to 4611686018427387904 B"):
+        Records.of([UsageRecord(0, 0, 5, 2**61), UsageRecord(1, 3, 9, 2**61)])

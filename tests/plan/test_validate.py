@@ -119,41 +119,43 @@ def test_a_texture_covers_its_tensors_in_both_dimensions():
                           extents)
 
 
-# -- a plan proven again ---------------------------------------------------------------------------
+# -- a plan proven: a value ------------------------------------------------------------------------
 
-def test_the_same_numbers_for_the_same_records_are_not_proven_twice_and_any_change_is(monkeypatch):
-    """`package` checks the plan it ships again after reading its files back: the same numbers
-    for the same records (immutable tuples) keep their verdict; a plan that differs anywhere, or
-    other records, are checked in full."""
-    from packager.plan import validate as checker
-
-    monkeypatch.setattr(checker, "_last_passed", {})  # nothing proven yet
-    proofs = []
-    for name in ("_offset_plan_passes", "_object_plan_passes"):
-        real = getattr(checker, name)
-        monkeypatch.setattr(checker, name, lambda r, p, real=real, name=name: proofs.append(name) or real(r, p))
-    check_offset_plan(RECORDS, GOOD_OFFSETS)
-    check_offset_plan(RECORDS, OffsetPlan("read back", tuple([0, 64, 0]), 96, 16))
-    assert proofs == ["_offset_plan_passes"]
-    with pytest.raises(PlanError, match="overlap in memory"):
-        check_offset_plan(RECORDS, OffsetPlan("read back", (0, 32, 0), 96, 16))
-    with pytest.raises(PlanError, match="outside"):
-        check_offset_plan(RECORDS, OffsetPlan("read back", (0, 64, 0), 95, 16))
-    check_offset_plan(tuple(RECORDS), GOOD_OFFSETS)  # the same tuple: no new proof
-    check_offset_plan(list(RECORDS), GOOD_OFFSETS)  # a list could change: proven again
-    assert proofs.count("_offset_plan_passes") == 4
-    check_object_plan(RECORDS, GOOD_OBJECTS)
-    check_object_plan(RECORDS, ObjectPlan("read back", (0, 1, 0), (96, 32)))
-    assert proofs.count("_object_plan_passes") == 1
-    with pytest.raises(PlanError, match="share object"):
-        check_object_plan(RECORDS, ObjectPlan("read back", (0, 0, 0), (96, 32)))
-    with pytest.raises(PlanError, match="does not fit"):
-        check_object_plan(RECORDS, ObjectPlan("read back", (0, 1, 0), (96, 31)))
+def test_a_proof_names_the_plan_and_records_and_holds_only_for_the_same_numbers():
+    """`package` meets the plan it ships again (placed, then read back from its files): a plan
+    with the numbers a Proven holds, for the same records, needs no second proof; any other
+    number, or other records, do not match."""
+    proven = check_offset_plan(RECORDS, GOOD_OFFSETS)
+    assert proven.plan is GOOD_OFFSETS and proven.records == RECORDS
+    assert proven.same_numbers(OffsetPlan("read back", tuple([0, 64, 0]), 96, 16), proven.records)
+    assert proven.same_numbers(OffsetPlan("read back", [0, 64, 0], 96, 16), list(RECORDS))  # type: ignore[arg-type]
+    assert not proven.same_numbers(OffsetPlan("read back", (0, 32, 0), 96, 16), RECORDS)
+    assert not proven.same_numbers(OffsetPlan("read back", (0, 64, 0), 95, 16), RECORDS)
+    assert not proven.same_numbers(OffsetPlan("read back", (0, 64, 0), 96, 8), RECORDS)
+    assert not proven.same_numbers(GOOD_OFFSETS, RECORDS[:2] + (UsageRecord(2, 3, 4, 97),))
+    assert not proven.same_numbers(GOOD_OBJECTS, RECORDS)
+    objects = check_object_plan(RECORDS, GOOD_OBJECTS)
+    assert objects.same_numbers(ObjectPlan("read back", (0, 1, 0), (96, 32)), RECORDS)
+    assert not objects.same_numbers(ObjectPlan("read back", (0, 0, 0), (96, 32)), RECORDS)
+    assert not objects.same_numbers(ObjectPlan("read back", (0, 1, 0), (96, 31)), RECORDS)
 
 
-def test_a_plan_whose_numbers_are_a_list_is_proven_every_time():
+def test_no_verdict_is_kept_between_checks():
+    """The checker keeps nothing: a plan whose numbers change under it is proven again."""
     offsets = [0, 64, 0]
     check_offset_plan(RECORDS, OffsetPlan("a list", offsets, 96, 16))  # type: ignore[arg-type]
     offsets[1] = 32  # the same list, changed: the clash is found
     with pytest.raises(PlanError, match="overlap in memory"):
         check_offset_plan(RECORDS, OffsetPlan("a list", offsets, 96, 16))  # type: ignore[arg-type]
+    check_offset_plan(RECORDS, GOOD_OFFSETS)
+    with pytest.raises(PlanError, match="overlap in memory"):
+        check_offset_plan(RECORDS, OffsetPlan("hand-made", (0, 32, 0), 96, 16))
+
+
+def test_the_portfolio_outcomes_carry_their_proofs():
+    from packager.plan.portfolio import run_portfolio
+    problem = Problem(records=RECORDS, alignment=16)
+    result = run_portfolio(problem)
+    for outcome in (*result.offsets, *result.objects):
+        assert outcome.proven is not None and outcome.proven.plan is outcome.plan
+        assert outcome.proven.same_numbers(outcome.plan, problem.records)

@@ -1,6 +1,6 @@
-"""The checker's vector form (numpy, sort-based) against its sequential form (a sweep over time):
-the same verdict on random good and bad plans, and one fault among 100,000 records found and
-named as the sequential form names it."""
+"""The checker's vector form (numpy, sort-based) against its sweep over time: the same verdict on
+random good and bad plans, and one fault among 100,000 records found and named as the sweep
+names it."""
 
 from __future__ import annotations
 
@@ -9,18 +9,22 @@ import random
 import pytest
 
 from packager.errors import PlanError
-from packager.plan import validate
+from packager.plan import validate_vector
 from packager.plan.objects import greedy_by_size
-from packager.plan.records import ObjectPlan, OffsetPlan, UsageRecord
-from packager.plan.validate import check_object_plan, check_offset_plan
+from packager.plan.records import ObjectPlan, OffsetPlan, Records, UsageRecord
+from packager.plan.validate import check_object_plan, check_offset_plan, object_fault, offset_fault
 
 
-def _sequential_passes(check, *args) -> bool:
-    try:
-        check(*args)
-    except PlanError:
-        return False
-    return True
+def _sweep_passes(fault, records, plan) -> bool:
+    return fault(Records.of(records), plan) is None
+
+
+def _offsets_pass(records, plan):
+    return validate_vector.offsets_pass(Records.of(records), plan)
+
+
+def _objects_pass(records, plan):
+    return validate_vector.objects_pass(Records.of(records), plan)
 
 
 def _random_records(rng: random.Random) -> tuple[UsageRecord, ...]:
@@ -42,9 +46,9 @@ def test_both_forms_give_the_same_verdict_on_random_offset_plans(seed):
         top = rng.choice([4, 8, 20, 60])  # a low ceiling makes overlaps common, a high one rare
         offsets = tuple(rng.randrange(top) for _ in records)
         plan = OffsetPlan("random", offsets, max((o + r.size for o, r in zip(offsets, records)), default=0))
-        sequential = _sequential_passes(validate._check_offset_plan_in_order, records, plan)
-        assert validate._offset_plan_passes(records, plan) is sequential, (records, offsets)
-        verdicts.add(sequential)
+        by_sweep = _sweep_passes(offset_fault, records, plan)
+        assert _offsets_pass(records, plan) is by_sweep, (records, offsets)
+        verdicts.add(by_sweep)
     assert verdicts == {True, False}  # both kinds of plan were drawn
 
 
@@ -60,9 +64,9 @@ def test_both_forms_agree_where_offsets_are_too_large_to_pack_with_the_node(seed
         top = rng.choice([4, 8, 20])
         offsets = tuple(base + rng.randrange(top) for _ in records)
         plan = OffsetPlan("random", offsets, max((o + r.size for o, r in zip(offsets, records)), default=0))
-        sequential = _sequential_passes(validate._check_offset_plan_in_order, records, plan)
-        assert validate._offset_plan_passes(records, plan) is sequential, (records, offsets)
-        verdicts.add(sequential)
+        by_sweep = _sweep_passes(offset_fault, records, plan)
+        assert _offsets_pass(records, plan) is by_sweep, (records, offsets)
+        verdicts.add(by_sweep)
     assert verdicts == {True, False}
 
 
@@ -75,9 +79,9 @@ def test_both_forms_give_the_same_verdict_on_random_object_plans(seed):
         count = rng.randrange(1, 5)
         plan = ObjectPlan("random", tuple(rng.randrange(count) for _ in records),
                           tuple(rng.choice([0, 4, 16]) for _ in range(count)))
-        sequential = _sequential_passes(validate._check_object_plan_in_order, records, plan, None)
-        assert validate._object_plan_passes(records, plan) is sequential, (records, plan)
-        verdicts.add(sequential)
+        by_sweep = _sweep_passes(object_fault, records, plan)
+        assert _objects_pass(records, plan) is by_sweep, (records, plan)
+        verdicts.add(by_sweep)
     assert verdicts == {True, False}
 
 
@@ -102,12 +106,12 @@ def test_both_forms_agree_on_hundreds_of_records_deep_in_the_tree(seed):
             slots[rng.randrange(len(slots))] = rng.randrange(max(slots) + 1)
         offsets = tuple(24 * slot for slot in slots)
         plan = OffsetPlan("random", offsets, max((o + r.size for o, r in zip(offsets, records)), default=0))
-        sequential = _sequential_passes(validate._check_offset_plan_in_order, records, plan)
-        assert validate._offset_plan_passes(records, plan) is sequential, (records, offsets)
-        verdicts.add(sequential)
+        by_sweep = _sweep_passes(offset_fault, records, plan)
+        assert _offsets_pass(records, plan) is by_sweep, (records, offsets)
+        verdicts.add(by_sweep)
         objects = ObjectPlan("random", tuple(slots), (24,) * (max(slots) + 1))
-        sequential = _sequential_passes(validate._check_object_plan_in_order, records, objects, None)
-        assert validate._object_plan_passes(records, objects) is sequential
+        by_sweep = _sweep_passes(object_fault, records, objects)
+        assert _objects_pass(records, objects) is by_sweep
     assert verdicts == {True, False}
 
 
@@ -136,7 +140,7 @@ def test_one_overlap_among_100000_records_is_caught_and_named(moved, offset, pai
     records, offsets = _chain()
     offsets[moved] = offset
     plan = OffsetPlan("one overlap", tuple(offsets), 64, 8)
-    assert validate._offset_plan_passes(records, plan) is False
+    assert _offsets_pass(records, plan) is False
     with pytest.raises(PlanError, match=f"{pair} are alive together .* overlap in memory"):
         check_offset_plan(records, plan)
 

@@ -194,7 +194,7 @@ class _Loop:
         if stop is None and self._cols is not None and not self._compiled and self.placed:
             self._compile()
         watch, limit, by_watch = self._sizes, -1, self._sizes[:0]  # never read without a limit
-        pending = by_watch
+        pending = np.zeros(0, dtype=np.int64)  # written by the loop: not the read-only sizes
         if stop is not None and not (self._compiled and stop.limit >= _INT64_SAFE):
             watch, limit = stop.watched_sizes(self._records), stop.limit
             # The watched records the loop places (not the empty ones), largest first.
