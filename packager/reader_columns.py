@@ -16,7 +16,6 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from packager.field_columns import made_field_by_field
 
 
 _WIDTH = {"<i1": 1, "<u1": 1, "<u2": 2, "<i4": 4, "<u4": 4}  # bytes of each type read here
@@ -171,12 +170,12 @@ def plain_tensors(cols: Columns, tables: np.ndarray, slots: dict[str, int], type
                | (bits_by_code[type_codes] == 0) | (shapes.lows < 0)
                | (shapes.products * bits_by_code[type_codes] >= float(max_bytes) * 4))
     n = len(t)
-    # make's fields in order (model.Tensor), set a column at a time (field_columns.py).
-    out = made_field_by_field(make, n, (
+    # make's fields in order (model.Tensor).
+    out = list(map(make, *(
         range(n), [name.decode("utf-8", "replace") if name else "" for name in names],
         list(map(names_by_code.__getitem__, type_codes.tolist())), shapes.rows, repeat(None, n),
         buffers, has_data.tolist(), repeat(False, n), variable, repeat(False, n), repeat(0, n),
-        repeat((), n)))
+        repeat((), n))))
     for i in np.flatnonzero(unusual).tolist():  # in order: the first error is the one named
         out[i] = slow(i, int(tables[i]))
     return out
