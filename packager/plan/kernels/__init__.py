@@ -6,8 +6,12 @@ can compile it; a strategy hands its work to its kernel only from `COMPILE_FROM`
 where the compiled loop repays numba's import and the first load (or compile) of its code.
 Tests hold every kernel to its strategy's readable form.
 
-`jit.py` is the one module that imports numba; the kernel modules import it, and nothing imports
-a kernel module below `COMPILE_FROM` records, so a real model never waits for a compile.
+`jit.py` is the one module that imports numba, and nothing imports it below `COMPILE_FROM`
+records, so a real model never waits for a compile. The offset strategies' kernel modules
+(placement, skyline, nnc, exact_probe) are plain Python, importable without numba; `compiled()`
+gives a kernel module's compiled copy. A large run that may stop early (`package`, which needs
+only the best plan) starts its kernel uncompiled and compiles it only if it goes on: stopped
+early, it never pays numba's import and memory.
 """
 
 # Records from which a strategy runs its compiled kernel (one size for every kernel).
@@ -17,3 +21,10 @@ COMPILE_FROM = 2_000
 def use_kernel(records: int) -> bool:
     """Whether an input of this many records runs compiled."""
     return records >= COMPILE_FROM
+
+
+def compiled(kernel):
+    """The compiled copy of a plain kernel module (imports numba on first use)."""
+    from packager.plan.kernels import jit
+
+    return jit.compiled_module(kernel)

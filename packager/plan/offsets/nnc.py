@@ -35,9 +35,8 @@ Simplifications, against libccv:
   out of scope: records come from one straight-line schedule; sub-graphs are planned on their own.
 
 Two loops, the same plans: the Python loop below (lists, trees and heaps of Python integers),
-and `nnc_loop.run` (the same structures over int64 arrays), which runs compiled by numba from
-COMPILE_FROM records when numba is already loaded (`best` loads it for the shared-object
-strategies, which run first); NNC alone never imports numba.
+and its kernel `kernels.nnc.run` (the same structures over int64 arrays), which runs compiled
+from `kernels.COMPILE_FROM` records on.
 """
 
 from __future__ import annotations
@@ -46,10 +45,11 @@ from typing import Sequence
 
 import bisect
 import heapq
-import sys
 
 import numpy as np
 
+from packager.plan import kernels
+from packager.plan.kernels import nnc as nnc_kernel
 from packager.plan.records import OffsetPlan, TimeColumns, UsageRecord, align_up, time_columns
 
 NAME = "nnc"
@@ -265,37 +265,27 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
     return OffsetPlan(NAME, tuple(offsets), arena, alignment)
 
 
-# From this many records on, the loop runs compiled when numba is already loaded in this process
-# (`best` loads it from 2,000 records, for the shared-object strategies that run first): the
-# cached code then loads in milliseconds, against 20-40 ms of Python loop per 1,000 records.
-# NNC alone never imports numba.
-COMPILE_FROM = 2_000
-
 # The compiled loop's numbers stay inside int64: offsets (at most the sizes and the alignment
 # padding summed), operators below the sink's, partner ranks (about the cube of the record count).
 _INT64_SAFE = 1 << 61
 
 
 def _compiled_loop(records: Sequence[UsageRecord], alignment: int):
-    """(`nnc_loop.run` compiled, the records' columns), or None: too few records, numba not
-    loaded (or missing), or numbers too large for int64."""
+    """(`kernels.nnc.run` compiled, the records' columns), or None: too few records, or numbers
+    too large for int64."""
     n = len(records)
-    if n < COMPILE_FROM or "numba" not in sys.modules or (n + 1) ** 3 >= _INT64_SAFE:
+    if not kernels.use_kernel(n) or (n + 1) ** 3 >= _INT64_SAFE:
         return None
     cols = time_columns(records)  # None when a number is too large for int64 sums
     if cols is None or alignment * n >= _INT64_SAFE or int(cols.last.max()) >= SINK_FIRST:
         return None
-    if int(np.count_nonzero(cols.size)) < COMPILE_FROM:
+    if not kernels.use_kernel(int(np.count_nonzero(cols.size))):
         return None
-    try:
-        from packager.plan.offsets import nnc_compiled
-    except (ImportError, RuntimeError):
-        return None
-    return nnc_compiled.run, cols
+    return kernels.compiled(nnc_kernel).run, cols
 
 
 def _plan_by_loop(loop, cols: TimeColumns, alignment: int) -> OffsetPlan:
-    """The plan by `nnc_loop.run` (compiled or not) over the records' columns."""
+    """The plan by `kernels.nnc.run` (compiled or not) over the records' columns."""
     offsets = run_loop(loop, cols.first, cols.last, cols.size, alignment, cols.starts)
     placed = cols.size > 0
     arena = int((offsets[placed] + cols.size[placed]).max()) if placed.any() else 0
@@ -304,7 +294,7 @@ def _plan_by_loop(loop, cols: TimeColumns, alignment: int) -> OffsetPlan:
 
 def run_loop(loop, first: np.ndarray, last: np.ndarray, size: np.ndarray, alignment: int,
              distinct_firsts: np.ndarray | None = None) -> np.ndarray:
-    """The offsets by `nnc_loop.run` (compiled or not) over int64 columns: the inputs it takes,
+    """The offsets by `kernels.nnc.run` (compiled or not) over int64 columns: the inputs it takes,
     built as arrays (`distinct_firsts`: the sorted distinct first operators, if known)."""
     n = len(first)
     ids = np.flatnonzero(size > 0)
