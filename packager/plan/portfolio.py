@@ -202,9 +202,7 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
     skipped: list[str] = []
     not_needed: list[tuple[str, str]] = []
     wanted = partial(_wanted, len(problem.records), skipped)
-    # The shared-object strategies run first: from 2,000 records min_cost_flow loads numba, and
-    # the offset strategies' loops then run compiled for the price of loading them (_gaps.compiles).
-    # The lists keep the offsets' entries first.
+    # The shared-object strategies run first. The lists keep the offsets' entries first.
     objects, objects_skipped, objects_not_needed = _object_plans(problem, object_names, stop_at)
     offsets: list[Outcome] = []
     paused: list[tuple[int, Paused, float]] = []  # (its place among `offsets`, its loop, seconds)

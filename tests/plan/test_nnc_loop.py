@@ -1,5 +1,5 @@
-"""NNC three ways, one plan: the Python loop (`nnc.plan` on small inputs or without numba), the
-loop over int64 columns (`nnc_loop.run`) uncompiled and compiled by numba, all against a
+"""NNC three ways, one plan: the Python loop (`nnc.plan` below `kernels.COMPILE_FROM` records),
+its kernel over int64 columns (`kernels.nnc.run`) uncompiled and compiled, all against a
 reference written from the module's docstring (tests/plan/nnc_reference.py)."""
 
 from __future__ import annotations
@@ -14,16 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.synthetic import SHAPES, usage_records
-from packager.plan.offsets import nnc, nnc_loop
+from packager.plan import kernels
+from packager.plan.kernels import nnc as nnc_kernel
+from packager.plan.offsets import nnc
 from packager.plan.records import UsageRecord
 from packager.plan.validate import check_offset_plan
 from tests.plan import nnc_reference
 
-try:
-    from packager.plan.offsets import nnc_compiled
-except ImportError:  # numba missing on this platform
-    nnc_compiled = None
-needs_numba = pytest.mark.skipif(nnc_compiled is None, reason="numba is not installed on this platform")
 
 # Tie-heavy: few sizes (zero among them), short and equal intervals, records that repeat.
 tied_st = st.lists(st.tuples(st.integers(0, 20), st.sampled_from([0, 0, 1, 2, 3, 9]),
@@ -34,17 +31,17 @@ alignment_st = st.sampled_from([1, 16, 64])
 
 
 def python_loop(records, alignment):
-    """nnc.plan's own Python loop, whatever the size and whether numba is loaded."""
-    saved = nnc.COMPILE_FROM
-    nnc.COMPILE_FROM = 1 << 62
+    """nnc.plan's own Python loop, whatever the size."""
+    saved = kernels.COMPILE_FROM
+    kernels.COMPILE_FROM = 1 << 62
     try:
         return nnc.plan(records, alignment)
     finally:
-        nnc.COMPILE_FROM = saved
+        kernels.COMPILE_FROM = saved
 
 
-def column_loop(records, alignment, loop=nnc_loop.run) -> tuple[int, ...]:
-    """The offsets by nnc_loop.run (as given: uncompiled or compiled) on the records' columns."""
+def column_loop(records, alignment, loop=nnc_kernel.run) -> tuple[int, ...]:
+    """The offsets by kernels.nnc.run (as given: uncompiled or compiled) on the records' columns."""
     first = np.array([r.first_op for r in records], np.int64)
     last = np.array([r.last_op for r in records], np.int64)
     size = np.array([r.size for r in records], np.int64)
@@ -89,28 +86,25 @@ def test_the_loops_give_the_reference_plan_on_the_synthetic_shapes(shape):
     assert column_loop(records, 64) == want
 
 
-@needs_numba
 @pytest.mark.parametrize("seed", range(4))
 def test_compiled_and_uncompiled_column_loops_give_the_python_loops_plan(seed):
     sizes = [[16, 16, 32], [0, 48, 64, 64], [1, 13, 100, 70_000], list(range(1, 5000))][seed]
     records = _random_records(seed, 1500, [30, 300, 3000, 10 ** 9][seed], sizes)
     for alignment in (1, 16):
-        compiled = column_loop(records, alignment, nnc_compiled.run)
+        compiled = column_loop(records, alignment, kernels.compiled(nnc_kernel).run)
         assert compiled == column_loop(records, alignment)
         assert compiled == python_loop(records, alignment).offsets
 
 
-@needs_numba
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_nnc_plan_compiled_gives_the_python_loops_plan_on_the_synthetic_shapes(shape):
     records = tuple(usage_records(SHAPES[shape](3000)))
-    assert nnc._compiled_loop(records, 64) is not None  # numba is loaded: nnc.plan compiles
+    assert nnc._compiled_loop(records, 64) is not None  # from COMPILE_FROM records: compiled
     compiled = nnc.plan(records, 64)
     assert compiled == python_loop(records, 64)
     check_offset_plan(records, compiled)
 
 
-@needs_numba
 def test_numbers_too_large_for_int64_take_the_python_loop():
     records = [UsageRecord(i, i, i + 1, 1 << 62) for i in range(2500)]
     assert nnc._compiled_loop(records, 1) is None
@@ -120,11 +114,13 @@ def test_numbers_too_large_for_int64_take_the_python_loop():
     assert plan.arena == 2 << 62  # neighbours meet, every other record shares a slot
 
 
-def test_nnc_alone_never_imports_numba():
+def test_nnc_below_compile_from_never_imports_numba():
     script = ("import sys\n"
               "from benchmarks.synthetic import SHAPES, usage_records\n"
+              "from packager.plan import kernels\n"
               "from packager.plan.offsets import nnc\n"
-              "nnc.plan(usage_records(SHAPES['branching'](3000)), 64)\n"
+              "records = usage_records(SHAPES['branching'](kernels.COMPILE_FROM))\n"
+              "nnc.plan(records[:kernels.COMPILE_FROM - 1], 64)\n"
               "print('numba' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

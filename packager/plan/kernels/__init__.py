@@ -14,7 +14,12 @@ only the best plan) starts its kernel uncompiled and compiles it only if it goes
 early, it never pays numba's import and memory.
 """
 
-# Records from which a strategy runs its compiled kernel (one size for every kernel).
+# Records from which a strategy runs its compiled kernel (one size for every kernel). Measured on
+# the benchmark shapes (chain, branching, transformer): the readable placement loops of the seven
+# offset strategies that have a kernel cost 0.08-0.13 s of CPU together at 1,000 records,
+# 0.26-0.43 s at 2,000 and 1.0-1.1 s at 4,000, against 0.4 s for numba's import and the first
+# load of the cached kernels (seconds more for a compile on a fresh install): the kernels pay
+# from about 2,000 records.
 COMPILE_FROM = 2_000
 
 

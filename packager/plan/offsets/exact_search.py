@@ -306,10 +306,12 @@ class _Probe:
 
 
 # The steps (kernels.exact_probe.S_WORK) a search on fewer than `kernels.COMPILE_FROM` records
-# takes with its probe uncompiled; from then on the probe runs compiled. Uncompiled, a step costs
-# about MEASURED; loading the compiled probe costs about MEASURED2 (compiling it on a fresh
-# install: 8-17 s). Most searches on real models end at the bound well within it.
-PLAIN_STEPS = 1_000_000
+# takes with its probe uncompiled; from then on the probe runs compiled. Uncompiled, the probe
+# takes about 6 million steps a CPU second here, compiled about 70 million (MiniMalloc's D);
+# numba's import and the load of the cached probe cost about 0.4 s, a compile on a fresh install
+# 8-17 s. So a search pays at most about 0.3 s uncompiled before it compiles, and a search that
+# ends sooner (as on real models) never imports numba.
+PLAIN_STEPS = 2_000_000
 
 
 def _probe_kernel(inst: "_Instance"):
