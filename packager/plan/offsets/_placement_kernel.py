@@ -43,12 +43,27 @@ class KernelLoop:
         cols = time_columns(records)
         self._records = records
         width, n_buckets = bucket_width(cols)
-        size = cols.size if sizes is None else np.asarray(sizes, dtype=np.int64)
+        self.compiled = compiled
         at = np.asarray(order, dtype=np.int64)
+        entries = int((cols.last[at] // width - cols.first[at] // width).sum())
+        if not compiled:
+            # Uncompiled, the same loop reads Python lists several times faster than arrays (the
+            # records' own integers: no new objects).
+            size = ([r.size for r in records] if sizes is None
+                    else sizes.tolist() if isinstance(sizes, np.ndarray) else list(sizes))
+            fixed_at = [-1] * n
+            for i, o in (fixed or {}).items():
+                fixed_at[i] = o
+            self._out, self._state = [0] * n, [0, 0]
+            self._args = ([r.first_op for r in records], [r.last_op for r in records], size,
+                          list(order), fixed_at, max(1, alignment), best_fit, remember_unaligned,
+                          skip_empty, width, [-1] * n_buckets, [-1] * n_buckets, [0] * entries,
+                          [0] * entries, [0] * n, [0] * n, [0] * n, [0] * n, self._out)
+            return
+        size = cols.size if sizes is None else np.asarray(sizes, dtype=np.int64)
         fixed_at = np.full(n, -1, dtype=np.int64)
         if fixed:
             fixed_at[np.fromiter(fixed.keys(), dtype=np.int64)] = np.fromiter(fixed.values(), dtype=np.int64)
-        entries = int((cols.last[at] // width - cols.first[at] // width).sum())
         buffers = (np.full(n_buckets, -1, dtype=np.int64), np.full(n_buckets, -1, dtype=np.int64),
                    np.empty(entries, dtype=np.int64), np.empty(entries, dtype=np.int64),
                    np.empty(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
@@ -57,11 +72,6 @@ class KernelLoop:
         self._state = np.zeros(2, dtype=np.int64)
         self._args = (cols.first, cols.last, size, at, fixed_at, max(1, alignment), best_fit,
                       remember_unaligned, skip_empty, width, *buffers, self._out)
-        self.compiled = compiled
-        if not compiled:
-            # Uncompiled, the same loop reads Python lists several times faster than arrays.
-            self._args = tuple(a.tolist() if isinstance(a, np.ndarray) else a for a in self._args)
-            self._out, self._state = self._args[-1], [0, 0]
 
     @property
     def done(self) -> int:
@@ -69,8 +79,9 @@ class KernelLoop:
 
     def _compile(self) -> None:
         """Go on compiled from where the uncompiled loop stopped: the same state as int64 arrays."""
+        cols = time_columns(self._records)
         as_array = lambda values: np.asarray(values, dtype=np.int64) if isinstance(values, list) else values
-        self._args = tuple(as_array(a) for a in self._args)
+        self._args = (cols.first, cols.last, *(as_array(a) for a in self._args[2:]))
         self._out, self._state = self._args[-1], as_array(self._state)
         self.compiled = True
 
