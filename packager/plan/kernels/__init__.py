@@ -15,12 +15,13 @@ early, it never pays numba's import and memory.
 """
 
 # Records from which a strategy runs its compiled kernel (one size for every kernel). Measured on
-# the benchmark shapes (chain, branching, transformer): the readable placement loops of the seven
-# offset strategies that have a kernel cost 0.08-0.13 s of CPU together at 1,000 records,
-# 0.26-0.43 s at 2,000 and 1.0-1.1 s at 4,000, against 0.4 s for numba's import and the first
-# load of the cached kernels (seconds more for a compile on a fresh install): the kernels pay
-# from about 2,000 records.
-COMPILE_FROM = 2_000
+# the benchmark shapes (chain, branching, transformer; CPU here): the readable forms of the seven
+# offset strategies that have a kernel cost 0.25-0.35 s together at 1,000 records (NNC's scan
+# 0.15-0.22 s of it) and 0.9-1.6 s at 2,000, against about 0.4 s for numba's import and the first
+# load of the cached kernels (seconds more for a compile on a fresh install), after which the
+# kernels take milliseconds: they pay from about 1,000 records. Real models have a few hundred
+# records (the largest here about 250), so they never import numba.
+COMPILE_FROM = 1_000
 
 
 def use_kernel(records: int) -> bool:
