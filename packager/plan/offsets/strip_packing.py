@@ -7,6 +7,11 @@ inside it in time (then the largest, then the lowest position). When none fits, 
 never be used at its height: raise it to its lower neighbour and merge with it.
 
 Every step places a record or removes a segment, so the loop ends after at most ~3n steps.
+
+`plan` below is that loop as written, each step a scan of the segments and of the unplaced
+records (quadratic). From `kernels.COMPILE_FROM` records on, and under a StopRule (`start`), the
+loop runs as its kernel `kernels.skyline.skyline` (the records grouped by first operator under a
+tree of their best keys): compiled, or uncompiled under a StopRule until resumed.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from packager.plan.kernels import skyline as skyline_kernel
 from packager.plan.offsets._gaps import offset_plan
 from packager.plan.offsets._placement_kernel import INT64_SAFE as _INT64_SAFE
 from packager.plan.offsets._stop import Paused, StopRule
-from packager.plan.records import OffsetPlan, UsageRecord, time_columns
+from packager.plan.records import OffsetPlan, UsageRecord, align_up, time_columns
 
 NAME = "strip_packing"
 # Under a StopRule, the records living at most this many ranks (and the segments at most this
@@ -138,7 +143,43 @@ def _ranks(records: Sequence[UsageRecord], points: list[int]) -> tuple[list[int]
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
-    return start(records, alignment)
+    """The skyline loop of the docstring; empty records stay at 0."""
+    if kernels.use_kernel(len(records)):
+        return start(records, alignment)  # the same loop, by its kernel
+    todo = [i for i, r in enumerate(records) if r.size > 0]
+    # Time is cut at 0 and at the records' first operators and ends: a segment spans
+    # [points[a], points[b]) as the ranks [a, b).
+    points = sorted({0, *(records[i].first_op for i in todo), *(records[i].last_op + 1 for i in todo)})
+    rank = {p: k for k, p in enumerate(points)}
+    segments = [[0, max(1, len(points) - 1), 0]]  # [start rank, stop rank, height], left to right
+    # Longest-lived first, then largest, then lowest position.
+    unplaced = sorted(todo, key=lambda i: (records[i].first_op - records[i].last_op, -records[i].size, i))
+    offsets = [0] * len(records)
+    while unplaced:
+        s = min(range(len(segments)), key=lambda k: segments[k][2])  # the lowest, leftmost
+        a, b, height = segments[s]
+        fits = (i for i in unplaced
+                if a <= rank[records[i].first_op] and rank[records[i].last_op + 1] <= b)
+        i = next(fits, None)
+        if i is None:  # raise the segment to its lower neighbour
+            segments[s][2] = min(segments[k][2] for k in (s - 1, s + 1) if 0 <= k < len(segments))
+        else:
+            unplaced.remove(i)
+            offsets[i] = align_up(height, alignment)
+            f, e = rank[records[i].first_op], rank[records[i].last_op + 1]
+            pieces = [[f, e, offsets[i] + records[i].size]]
+            if e < b:
+                pieces.append([e, b, height])
+            if a < f:
+                pieces.insert(0, [a, f, height])
+            segments[s:s + 1] = pieces
+            s += a < f  # the placed record's segment
+        # Adjacent segments never have equal heights: merge s with its equal neighbours.
+        if s + 1 < len(segments) and segments[s + 1][2] == segments[s][2]:
+            segments[s][1] = segments.pop(s + 1)[1]
+        if s > 0 and segments[s - 1][2] == segments[s][2]:
+            segments[s - 1][1] = segments.pop(s)[1]
+    return offset_plan(NAME, records, offsets, alignment)
 
 
 def start(records: Sequence[UsageRecord], alignment: int = 1,
