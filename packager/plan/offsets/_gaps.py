@@ -16,6 +16,7 @@ from packager.plan import kernels
 from packager.plan.offsets import _placement_kernel
 from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of, time_columns
+
 # A placed record as the gap searches see it: (offset, end, first_op, last_op); it occupies the
 # bytes [offset, end) during operators [first_op, last_op].
 Placed = tuple[int, int, int, int]
