@@ -1,12 +1,11 @@
-"""CPU seconds of the NNC offset strategy alone (its Python loop) and with numba loaded (its loop
-compiled from 2,000 records, as in `best`), per shape and size, with the growth exponent k; every
+"""CPU seconds of the NNC offset strategy by its Python loop and by its kernel (compiled, as it
+runs from `kernels.COMPILE_FROM` records), per shape and size, with the growth exponent k; every
 pair of plans checked identical.
 
     python -m benchmarks.bench_nnc [--sizes 1000,10000,100000] [--shapes chain,...] [--runs 2]
 
-The Python loop is what `plan --strategy nnc` runs (NNC alone never imports numba); the compiled
-loop is what `best` runs from 2,000 records (numba is loaded by then; below 2,000 records both
-rows are the Python loop). Each time is the least of
+The Python loop is what runs below `kernels.COMPILE_FROM` records, the compiled kernel from there
+on (below it both rows are the Python loop). Each time is the least of
 --runs runs of `nnc.plan` (time.process_time), columns included; the compiled loop's one-off load
 from numba's cache (after numba's import) is timed once, apart, in its own line.
 """
@@ -24,6 +23,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 from benchmarks.bench_scale import exponent
 from benchmarks.synthetic import SHAPES, usage_records
 from benchmarks.text_table import render
+from packager.plan import kernels
 from packager.plan.offsets import nnc
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
@@ -31,9 +31,9 @@ DEFAULT_SHAPES = ("chain", "residual", "branching", "transformer")
 
 
 def least_time(records, runs: int, compiled: bool):
-    saved = nnc.COMPILE_FROM
+    saved = kernels.COMPILE_FROM
     if not compiled:
-        nnc.COMPILE_FROM = 1 << 62
+        kernels.COMPILE_FROM = 1 << 62
     try:
         best, plan = None, None
         for _ in range(runs):
@@ -43,7 +43,7 @@ def least_time(records, runs: int, compiled: bool):
             best = seconds if best is None else min(best, seconds)
         return best, plan
     finally:
-        nnc.COMPILE_FROM = saved
+        kernels.COMPILE_FROM = saved
 
 
 def main(argv: list[str]) -> int:
@@ -55,9 +55,9 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(","))
     start = time.process_time()
-    import numba  # noqa: F401  (as `best` has it by the time NNC runs)
+    import numba  # noqa: F401  (timed apart from the kernel's first load)
     imported = time.process_time() - start
-    warm = tuple(usage_records(SHAPES["chain"](nnc.COMPILE_FROM)))
+    warm = tuple(usage_records(SHAPES["chain"](kernels.COMPILE_FROM)))
     start = time.process_time()
     nnc.plan(warm, 64)
     loaded = time.process_time() - start
@@ -73,7 +73,7 @@ def main(argv: list[str]) -> int:
             if by_python != by_loop:
                 raise SystemExit(f"{shape} {n}: the plans differ")
             print(f"  {shape} {n:,}: done", file=sys.stderr, flush=True)
-        for name, times in (("alone (Python)", python), ("numba loaded (best)", compiled)):
+        for name, times in (("Python loop", python), ("kernel, compiled", compiled)):
             k = exponent(times)
             rows.append([f"{shape}, {name}", *(f"{times[n]:.3f}" for n in sizes),
                          "-" if k is None else f"{k:.2f}"])

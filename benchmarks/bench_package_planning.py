@@ -5,7 +5,7 @@ placed ends above the bound) and the validation of its plan, and the whole of
 `plan_arenas(model, semantics, to_ship=True)`; with the process's peak memory and whether numba
 was imported.
 
-The strategy that first runs a compiled loop (inputs of `_gaps.COMPILE_FROM` records or more,
+The strategy that first runs a compiled loop (inputs of `kernels.COMPILE_FROM` records or more,
 outside a stopped run's Python start) also pays numba's import and the load of the cached code:
 its row says so. `--no-plan-meets-the-bound` measures what stopping costs where it does not pay:
 every stopped strategy is then resumed to its end.
@@ -27,8 +27,7 @@ from pathlib import Path
 
 from benchmarks.text_table import render
 from packager import arenas
-from packager.plan import portfolio
-from packager.plan.offsets import _gaps
+from packager.plan import kernels, portfolio
 from packager.plan.offsets._stop import Paused
 from packager.plan.stoppable import STOPPABLE
 from packager.reader import read_model
@@ -50,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="no strategy stops above the bound (as before stopping was added)")
     args = parser.parse_args(argv)
     if args.plain:
-        _gaps.COMPILE_FROM = 10 ** 12
+        kernels.compiled = lambda kernel: kernel  # every kernel as its plain module
     if not Path(args.model).is_file():
         print(f"no model at {args.model} (python -m benchmarks.bench_scale writes the scale models)")
         return 1

@@ -1,4 +1,4 @@
-"""CPU milliseconds of the offset placement loop (`_placement.place`) where `package` spends them:
+"""CPU milliseconds of the offset placement loop (`kernels.placement.place`) where `package` spends them:
 greedy by size in TFLite's order (`greedy_by_size_tflite`) on the records a package plans (TFLite
 Micro's semantics, kernel scratch buffers included) of each benchmark shape, at several sizes.
 
@@ -26,8 +26,9 @@ from benchmarks.bench_scale import cached_model
 from benchmarks.text_table import millis, render
 from packager import arenas
 from benchmarks.collector import collector_paused
-from packager.plan import portfolio
-from packager.plan.offsets import _gaps, greedy_by_size_tflite
+from packager.plan import kernels, portfolio
+from packager.plan.offsets import _gaps, _placement_kernel, greedy_by_size_tflite
+from packager.plan.records import time_columns
 from packager.plan.offsets._stop import Paused
 from packager.reader import read_model
 
@@ -57,21 +58,18 @@ def row(shape: str, n: int, runs: int) -> list[str]:
         started, as_package = median_cpu(
             lambda: greedy_by_size_tflite.start(records, alignment, problem.whole_run, stop), runs)
         _, plain = median_cpu(loop(True), runs)
-        compile_from, _gaps.COMPILE_FROM = _gaps.COMPILE_FROM, 0
+        compile_from, kernels.COMPILE_FROM = kernels.COMPILE_FROM, 1
         try:
-            if _gaps.compiled_module() is None:
-                compiled = None
-            else:
-                loop(False)()  # numba's import and the load of the cached code, untimed
-                _, compiled = median_cpu(loop(False), runs)
+            loop(False)()  # numba's import and the load of the cached code, untimed
+            _, compiled = median_cpu(loop(False), runs)
         finally:
-            _gaps.COMPILE_FROM = compile_from
+            kernels.COMPILE_FROM = compile_from
         plan = started.finish() if isinstance(started, Paused) else started
 
         def proof() -> None:
             portfolio.validate(problem, plan)
         _, checked = median_cpu(proof, runs)
-    width, _ = _gaps._bucket_width(records)
+    width, _ = _placement_kernel.bucket_width(time_columns(records))
     stopped = (f"stopped at {started.placed:,}" if isinstance(started, Paused) else "to the end")
     return [f"{shape} {n:,}", f"{len(records):,}", str(width), f"{millis(as_package)} ({stopped})",
             millis(plain), millis(compiled), millis(checked)]

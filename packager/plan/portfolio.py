@@ -200,9 +200,7 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
     skipped: list[str] = []
     not_needed: list[tuple[str, str]] = []
     wanted = partial(_wanted, len(problem.records), skipped)
-    # The shared-object strategies run first: from kernels.COMPILE_FROM records min_cost_flow runs
-    # its compiled kernel, and numba is then loaded when the offset strategies' kernels need it.
-    # The lists keep the offsets' entries first.
+    # The shared-object strategies run first. The lists keep the offsets' entries first.
     objects, objects_skipped, objects_not_needed = _object_plans(problem, object_names, stop_at)
     offsets: list[Outcome] = []
     paused: list[tuple[int, Paused, float]] = []  # (its place among `offsets`, its loop, seconds)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from packager.plan import kernels
 from packager.plan.csv_records import read_records_csv
 from packager.plan.offsets import exact_search
 from packager.plan.offsets.local_search import OrderDecoder
@@ -92,33 +93,51 @@ def identity_cases() -> list[tuple[list[UsageRecord], int, int]]:
     return cases
 
 
-def test_the_probe_gives_the_same_search_compiled_and_uncompiled():
-    # One source for the probe: run as plain Python (as with NUMBA_DISABLE_JIT=1) it gives the
-    # compiled kernel's results exactly: plans, proofs, nodes, every improvement on the way.
+def _probe_compiled(monkeypatch, compiled: bool) -> None:
+    """Every probe of the searches that follow compiled (from the first step), or none."""
+    monkeypatch.setattr(exact_search, "PLAIN_STEPS", 0 if compiled else exact_search.UNLIMITED)
+    monkeypatch.setattr(kernels, "COMPILE_FROM", 1 if compiled else 1 << 62)
+
+
+def test_the_probe_gives_the_same_search_compiled_and_uncompiled(monkeypatch):
+    # One source for the probe: run as plain Python it gives the compiled kernel's results
+    # exactly: plans, proofs, nodes, every improvement on the way.
     cases = identity_cases()
     named = MINIMALLOC / "D.1048576.csv"
     if named.exists():  # a shared instance, a gap left open, the scout and the bisection at work
         cases.append((read_records_csv(named), 1, 2_500))
+    _probe_compiled(monkeypatch, True)
     compiled = [exact_search.search(records, alignment, node_budget=nodes)
                 for records, alignment, nodes in cases]
-    with exact_search.uncompiled():
-        assert not hasattr(exact_search._kernels().run_probe, "py_func")  # really plain Python
-        python = [exact_search.search(records, alignment, node_budget=nodes)
-                  for records, alignment, nodes in cases]
-    assert hasattr(exact_search._kernels().run_probe, "py_func")  # compiled again after it
+    _probe_compiled(monkeypatch, False)
+    python = [exact_search.search(records, alignment, node_budget=nodes)
+              for records, alignment, nodes in cases]
     assert python == compiled
     assert sum(r.nodes for r in compiled) > 5_000 and any(not r.proven_optimal for r in compiled)
 
 
-def test_the_search_imports_numba_only_when_a_probe_runs():
-    # `import numba` costs a quarter of a second: planning that never probes must not pay it.
+def test_a_search_goes_on_compiled_after_plain_steps_to_the_same_result(monkeypatch):
+    # The switch happens inside a probe (at a pause): nothing of the search changes.
+    records, alignment, nodes = identity_cases()[-1]
+    _probe_compiled(monkeypatch, False)
+    python = exact_search.search(records, alignment, node_budget=nodes)
+    monkeypatch.setattr(exact_search, "PLAIN_STEPS", python.steps // 3)
+    switched = exact_search.search(records, alignment, node_budget=nodes)
+    assert switched == python and python.steps > 3
+
+
+def test_the_search_imports_numba_only_past_its_plain_steps():
+    # `import numba` costs a quarter of a second, a compile 8-17 s: a search that ends early
+    # (as on real models) must not pay it.
     code = ("import sys\n"
             "from packager.plan.portfolio import run_portfolio\n"
             "from packager.plan.problem import Problem\n"
             "from packager.plan.records import UsageRecord\n"
             "run_portfolio(Problem(records=(UsageRecord(0, 0, 1, 64), UsageRecord(1, 2, 3, 64))))\n"
-            "assert 'numba' not in sys.modules, 'numba imported'\n"
             "from packager.plan.offsets import exact_search\n"
+            "exact_search.search([UsageRecord(0, 5, 8, 2), UsageRecord(1, 6, 6, 9)], 4)\n"
+            "assert 'numba' not in sys.modules, 'numba imported'\n"
+            "exact_search.PLAIN_STEPS = 0\n"
             "exact_search.search([UsageRecord(0, 5, 8, 2), UsageRecord(1, 6, 6, 9)], 4)\n"
             "assert 'numba' in sys.modules\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
@@ -382,13 +401,14 @@ def test_a_step_budget_it_does_not_reach_changes_nothing():
     assert capped == free and free.proven_optimal
 
 
-def test_the_probe_counts_the_same_steps_compiled_and_uncompiled():
+def test_the_probe_counts_the_same_steps_compiled_and_uncompiled(monkeypatch):
     cases = [(records, alignment, nodes, steps)
              for (records, alignment, nodes), steps in zip(identity_cases()[:36:3],
                                                             [500, 5_000, 50_000, 10**9] * 3)]
+    _probe_compiled(monkeypatch, True)
     compiled = [exact_search.search(r, a, node_budget=n, step_budget=s) for r, a, n, s in cases]
-    with exact_search.uncompiled():
-        python = [exact_search.search(r, a, node_budget=n, step_budget=s) for r, a, n, s in cases]
+    _probe_compiled(monkeypatch, False)
+    python = [exact_search.search(r, a, node_budget=n, step_budget=s) for r, a, n, s in cases]
     assert python == compiled
     assert any(r.stopped.startswith("step budget") for r in compiled)
 

@@ -199,10 +199,11 @@ def test_the_step_matching_never_changes_a_plan(monkeypatch, records):
 
 
 def test_sizes_beyond_int64_are_refused_before_any_search():
-    """Sizes numpy's int64 cannot hold never reach a strategy: the records refuse them."""
+    """Sizes numpy's int64 cannot hold never reach a strategy: the records refuse them when they
+    become the planners' data (a Problem), and so does any bound worked out over columns."""
     records = tuple(UsageRecord(i, i % 50, i % 50 + 3, (1 << 70) + 8 * (i % 5)) for i in range(300))
     with pytest.raises(PlanError, match="size beyond int64"):
-        greedy_by_size.plan(records)
+        Problem(records)
     with pytest.raises(PlanError, match="size beyond int64"):
         object_lower_bound(records)
 

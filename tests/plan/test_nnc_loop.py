@@ -1,6 +1,5 @@
-"""NNC three ways, one plan: the Python loop (`nnc.plan` on small inputs or without numba), the
-loop over int64 columns (`nnc_loop.run`) uncompiled and compiled by numba, all against a
-reference written from the module's docstring (tests/plan/nnc_reference.py)."""
+"""NNC's kernel (`kernels.nnc.run`, over int64 columns), uncompiled and compiled, held to the
+readable `nnc.plan` (what runs below `kernels.COMPILE_FROM` records)."""
 
 from __future__ import annotations
 
@@ -15,16 +14,12 @@ from hypothesis import strategies as st
 
 from benchmarks.synthetic import SHAPES, usage_records
 from packager.errors import PlanError
-from packager.plan.offsets import nnc, nnc_loop
+from packager.plan import kernels
+from packager.plan.kernels import nnc as nnc_kernel
+from packager.plan.offsets import _nnc_kernel, nnc
 from packager.plan.records import UsageRecord
 from packager.plan.validate import check_offset_plan
-from tests.plan import nnc_reference
 
-try:
-    from packager.plan.offsets import nnc_compiled
-except ImportError:  # numba missing on this platform
-    nnc_compiled = None
-needs_numba = pytest.mark.skipif(nnc_compiled is None, reason="numba is not installed on this platform")
 
 # Tie-heavy: few sizes (zero among them), short and equal intervals, records that repeat.
 tied_st = st.lists(st.tuples(st.integers(0, 20), st.sampled_from([0, 0, 1, 2, 3, 9]),
@@ -34,32 +29,30 @@ tied_st = st.lists(st.tuples(st.integers(0, 20), st.sampled_from([0, 0, 1, 2, 3,
 alignment_st = st.sampled_from([1, 16, 64])
 
 
-def python_loop(records, alignment):
-    """nnc.plan's own Python loop, whatever the size and whether numba is loaded."""
-    saved = nnc.COMPILE_FROM
-    nnc.COMPILE_FROM = 1 << 62
+def readable(records, alignment):
+    """nnc.plan's readable loop, whatever the size."""
+    saved = kernels.COMPILE_FROM
+    kernels.COMPILE_FROM = 1 << 62
     try:
         return nnc.plan(records, alignment)
     finally:
-        nnc.COMPILE_FROM = saved
+        kernels.COMPILE_FROM = saved
 
 
-def column_loop(records, alignment, loop=nnc_loop.run) -> tuple[int, ...]:
-    """The offsets by nnc_loop.run (as given: uncompiled or compiled) on the records' columns."""
+def column_loop(records, alignment, loop=nnc_kernel.run) -> tuple[int, ...]:
+    """The offsets by kernels.nnc.run (as given: uncompiled or compiled) on the records' columns."""
     first = np.array([r.first_op for r in records], np.int64)
     last = np.array([r.last_op for r in records], np.int64)
     size = np.array([r.size for r in records], np.int64)
-    return tuple(nnc.run_loop(loop, first, last, size, max(1, alignment)).tolist())
+    return tuple(_nnc_kernel.run_loop(loop, first, last, size, max(1, alignment)).tolist())
 
 
 @settings(max_examples=250, deadline=None)
 @given(records=tied_st, alignment=alignment_st)
-def test_python_loop_and_column_loop_give_the_reference_plan(records, alignment):
-    want = nnc_reference.plan_offsets(records, alignment)
-    by_python = python_loop(records, alignment)
-    assert by_python.offsets == want
-    assert column_loop(records, alignment) == want
-    check_offset_plan(records, by_python)
+def test_the_kernel_gives_the_readable_plan_on_tied_records(records, alignment):
+    want = readable(records, alignment)
+    assert column_loop(records, alignment) == want.offsets
+    check_offset_plan(records, want)
 
 
 def _random_records(seed: int, n: int, times: int, sizes: list[int]) -> list[UsageRecord]:
@@ -73,56 +66,51 @@ def _random_records(seed: int, n: int, times: int, sizes: list[int]) -> list[Usa
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_the_loops_give_the_reference_plan_on_random_records(seed):
+def test_the_kernel_gives_the_readable_plan_on_random_records(seed):
     sizes = [[16], [0, 16, 32], [1, 7, 64, 100, 4096], list(range(1, 300))][seed % 4]
     records = _random_records(seed, 70, [5, 40, 200][seed % 3], sizes)
     for alignment in (1, 64):
-        want = nnc_reference.plan_offsets(records, alignment)
-        assert python_loop(records, alignment).offsets == want
-        assert column_loop(records, alignment) == want
+        assert column_loop(records, alignment) == readable(records, alignment).offsets
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
-def test_the_loops_give_the_reference_plan_on_the_synthetic_shapes(shape):
+def test_the_kernel_gives_the_readable_plan_on_the_synthetic_shapes(shape):
     records = usage_records(SHAPES[shape](60))
-    want = nnc_reference.plan_offsets(records, 64)
-    assert python_loop(records, 64).offsets == want
-    assert column_loop(records, 64) == want
+    assert column_loop(records, 64) == readable(records, 64).offsets
 
 
-@needs_numba
 @pytest.mark.parametrize("seed", range(4))
-def test_compiled_and_uncompiled_column_loops_give_the_python_loops_plan(seed):
+def test_compiled_and_uncompiled_kernels_give_the_readable_plan(seed):
     sizes = [[16, 16, 32], [0, 48, 64, 64], [1, 13, 100, 70_000], list(range(1, 5000))][seed]
     records = _random_records(seed, 1500, [30, 300, 3000, 10 ** 9][seed], sizes)
     for alignment in (1, 16):
-        compiled = column_loop(records, alignment, nnc_compiled.run)
+        compiled = column_loop(records, alignment, kernels.compiled(nnc_kernel).run)
         assert compiled == column_loop(records, alignment)
-        assert compiled == python_loop(records, alignment).offsets
+        assert compiled == readable(records, alignment).offsets
 
 
-@needs_numba
 @pytest.mark.parametrize("shape", sorted(SHAPES))
-def test_nnc_plan_compiled_gives_the_python_loops_plan_on_the_synthetic_shapes(shape):
-    records = tuple(usage_records(SHAPES[shape](3000)))
-    assert nnc._compiled_loop(records, 64) is not None  # numba is loaded: nnc.plan compiles
+def test_nnc_plan_compiled_gives_the_readable_plan_on_the_synthetic_shapes(shape):
+    records = tuple(usage_records(SHAPES[shape](kernels.COMPILE_FROM + 200)))
+    assert _nnc_kernel.compiled_loop(records, 64) is not None  # from COMPILE_FROM records: compiled
     compiled = nnc.plan(records, 64)
-    assert compiled == python_loop(records, 64)
+    assert compiled == readable(records, 64)
     check_offset_plan(records, compiled)
 
 
-@needs_numba
-def test_few_records_take_the_python_loop_and_sizes_beyond_int64_sums_are_refused():
-    assert nnc._compiled_loop([UsageRecord(i, i, i + 1, 8) for i in range(100)], 1) is None  # few
+def test_few_records_take_the_readable_plan_and_sizes_beyond_int64_sums_are_refused():
+    assert _nnc_kernel.compiled_loop([UsageRecord(i, i, i + 1, 8) for i in range(100)], 1) is None  # few
     with pytest.raises(PlanError, match="sizes add up"):
         nnc.plan([UsageRecord(i, i, i + 1, 1 << 62) for i in range(2500)], 1)
 
 
-def test_nnc_alone_never_imports_numba():
+def test_nnc_below_compile_from_never_imports_numba():
     script = ("import sys\n"
               "from benchmarks.synthetic import SHAPES, usage_records\n"
+              "from packager.plan import kernels\n"
               "from packager.plan.offsets import nnc\n"
-              "nnc.plan(usage_records(SHAPES['branching'](3000)), 64)\n"
+              "records = usage_records(SHAPES['branching'](kernels.COMPILE_FROM))\n"
+              "nnc.plan(records[:kernels.COMPILE_FROM - 1], 64)\n"
               "print('numba' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -24,12 +24,12 @@ SOME = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 
 def random_records(seed: int) -> tuple[UsageRecord, ...]:
     """Up to 999 records (the readable form's limit): short- or long-lived, few or many distinct
-    sizes, small or huge times (huge sizes and times leave the vector paths)."""
+    sizes, small or huge times and sizes."""
     rng = random.Random(seed)
     n = rng.choice([1, 2, 7, 40, 65, 200, _common.FAST_FROM - 1])
     horizon = rng.choice([3, 20, 300, 5000, 10**7])
     longest = rng.choice([0, 1, 3, 20, horizon])
-    sizes = rng.choice([[8, 16], [0, 8, 16, 64], list(range(1, 200)), [5, 2**62]])
+    sizes = rng.choice([[8, 16], [0, 8, 16, 64], list(range(1, 200)), [5, 2**50]])  # large, yet their sum stays inside the records' bounds
     out = []
     for i in range(n):
         first = rng.randrange(horizon)

@@ -1,4 +1,4 @@
-"""The placement loop's index of placed records (buckets of operators, each listing the records
+"""The placement kernel's index of placed records (buckets of operators, each listing the records
 that start in it and those passing through) finds exactly the conflicting records, whatever the
 bucket width: its offsets are those of the gap searches over every conflicting record, found by
 brute force."""
@@ -9,7 +9,9 @@ import random
 
 import pytest
 
-from packager.plan.offsets import _gaps, _placement
+from packager.plan import kernels
+from packager.plan.kernels import placement as _placement
+from packager.plan.offsets import _gaps, _placement_kernel
 from tests.plan.test_compiled_loops import _records  # random records: short lives, a long one now and then
 
 
@@ -43,7 +45,8 @@ def test_the_loop_finds_every_conflict_at_any_bucket_width(monkeypatch, width, s
     records = _records(seed, n, times, long_every)
     order = list(range(n))
     random.Random(seed).shuffle(order)
-    monkeypatch.setattr(_gaps, "_bucket_width", lambda rs: (width, max(r.last_op for r in rs) // width + 1))
+    monkeypatch.setattr(kernels, "COMPILE_FROM", 1)
+    monkeypatch.setattr(_placement_kernel, "bucket_width", lambda cols: (width, int(cols.last.max()) // width + 1))
     for alignment in (1, 16):
         offsets, clash = _gaps.placement(records, order, alignment, best_fit=best_fit,
                                          remember_unaligned=remember_unaligned)

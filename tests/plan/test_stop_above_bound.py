@@ -11,7 +11,8 @@ import pytest
 
 from benchmarks.synthetic import SHAPES, usage_records
 from packager import arenas
-from packager.plan.offsets import _gaps
+from packager.plan import kernels
+from packager.plan.kernels import placement, skyline
 from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.portfolio import run_portfolio
 from packager.plan.problem import Problem
@@ -74,19 +75,20 @@ def test_ignored_records_never_stop_a_strategy():
         assert not isinstance(STOPPABLE[name](problem, StopRule(0, everything)), Paused), name
 
 
-@pytest.mark.skipif(_gaps.compiled_module() is None, reason="numba is not installed on this platform")
 @pytest.mark.parametrize("name", sorted(STOPPABLE))
-def test_under_a_stop_rule_loops_start_as_python_and_resume_compiled(monkeypatch, name):
-    """A run that stops early never repays numba's import: large inputs start as Python under a
-    StopRule and go on compiled only when resumed, to the same plan."""
+def test_under_a_stop_rule_kernels_start_uncompiled_and_resume_compiled(monkeypatch, name):
+    """A run that stops early never repays numba's import: from COMPILE_FROM records, a kernel
+    starts uncompiled under a StopRule and goes on compiled only when resumed, to the readable
+    plan."""
     problem = _problem(*CASES[4])
-    whole = offset_strategy(name).run(problem)  # below COMPILE_FROM: Python
-    compiled = _gaps.compiled_module()
+    monkeypatch.setattr(kernels, "COMPILE_FROM", 1 << 62)
+    whole = offset_strategy(name).run(problem)  # the readable plan
     calls = []
-    for loop in ("place", "skyline"):
+    for module, loop in ((placement, "place"), (skyline, "skyline")):
+        compiled = kernels.compiled(module)
         original = getattr(compiled, loop)
         monkeypatch.setattr(compiled, loop, lambda *a, _f=original, _n=loop: calls.append(_n) or _f(*a))
-    monkeypatch.setattr(_gaps, "COMPILE_FROM", 0)
+    monkeypatch.setattr(kernels, "COMPILE_FROM", 1)
     got = STOPPABLE[name](problem, StopRule(whole.arena // 2))
     assert isinstance(got, Paused) and not calls
     assert got.finish() == whole

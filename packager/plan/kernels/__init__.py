@@ -6,14 +6,31 @@ can compile it; a strategy hands its work to its kernel only from `COMPILE_FROM`
 where the compiled loop repays numba's import and the first load (or compile) of its code.
 Tests hold every kernel to its strategy's readable form.
 
-`jit.py` is the one module that imports numba; the kernel modules import it, and nothing imports
-a kernel module below `COMPILE_FROM` records, so a real model never waits for a compile.
+`jit.py` is the one module that imports numba, and nothing imports it below `COMPILE_FROM`
+records, so a real model never waits for a compile. The offset strategies' kernel modules
+(placement, skyline, nnc, exact_probe) are plain Python, importable without numba; `compiled()`
+gives a kernel module's compiled copy. A large run that may stop early (`package`, which needs
+only the best plan) starts its kernel uncompiled and compiles it only if it goes on: stopped
+early, it never pays numba's import and memory.
 """
 
-# Records from which a strategy runs its compiled kernel (one size for every kernel).
-COMPILE_FROM = 2_000
+# Records from which a strategy runs its compiled kernel (one size for every kernel). Measured on
+# the benchmark shapes (chain, branching, transformer; CPU here): the readable forms of the seven
+# offset strategies that have a kernel cost 0.25-0.35 s together at 1,000 records (NNC's scan
+# 0.15-0.22 s of it) and 0.9-1.6 s at 2,000, against about 0.4 s for numba's import and the first
+# load of the cached kernels (seconds more for a compile on a fresh install), after which the
+# kernels take milliseconds: they pay from about 1,000 records. Real models have a few hundred
+# records (the largest here about 250), so they never import numba.
+COMPILE_FROM = 1_000
 
 
 def use_kernel(records: int) -> bool:
     """Whether an input of this many records runs compiled."""
     return records >= COMPILE_FROM
+
+
+def compiled(kernel):
+    """The compiled copy of a plain kernel module (imports numba on first use)."""
+    from packager.plan.kernels import jit
+
+    return jit.compiled_module(kernel)

@@ -29,12 +29,14 @@ best plan so far. Every probe is resumable, so no node is lost when a capacity i
 Each probe runs the preorders round robin with a node limit that doubles (as MiniMalloc does),
 so an unlucky preorder cannot stall the probe.
 
-Speed: the probe, the part that runs per node, is exact_probe.run_probe, compiled with numba
-(imported on the first probe only); this module keeps the schedule, in Python. The same probe
-runs uncompiled (`uncompiled()`, or NUMBA_DISABLE_JIT=1) with identical nodes and plans.
+Speed: the probe, the part that runs per node, is the kernel `kernels.exact_probe.run_probe`;
+this module keeps the schedule, in Python. The probe runs uncompiled while the search has taken
+fewer than PLAIN_STEPS steps on an input below `kernels.COMPILE_FROM` records, compiled from
+then on (`_probe_kernel`): the same code, the same nodes and plans, so the switch is by work,
+never by time, and a search that ends early never waits for numba.
 
 Determinism: the budget counts nodes (one node = one step down the tree: a placement that passed
-its checks, or a probe's root), never seconds, and, optionally, steps (exact_probe.S_WORK: the
+its checks, or a probe's root), never seconds, and, optionally, steps (kernels.exact_probe.S_WORK: the
 records, sections and neighbours the nodes go through). A node scans its part of the records, so
 on a large input few nodes take long: the step budget bounds those, and the search says which
 budget stopped it. Building the instance (sections, neighbour rows) takes time and memory in
@@ -54,6 +56,8 @@ from typing import Sequence
 
 import numpy as np
 
+from packager.plan import kernels
+from packager.plan.kernels import exact_probe
 from packager.plan.offsets.local_search import OrderDecoder, aligned_lower_bound, greedy_by_size_order
 from packager.plan.records import OffsetPlan, UsageRecord, arena_of, offset_lower_bound
 
@@ -114,7 +118,7 @@ class SearchResult:
     # CPU seconds of this process when each better plan was found: for benchmarks only, they move
     # with the machine, so they are no part of the result's identity
     improvement_cpu: tuple[float, ...] = field(default=(), compare=False)
-    steps: int = 0  # the probes' steps (exact_probe.S_WORK): what a step budget counts
+    steps: int = 0  # the probes' steps (kernels.exact_probe.S_WORK): what a step budget counts
 
 
 def granule(records: Sequence[UsageRecord], alignment: int) -> int:
@@ -172,6 +176,7 @@ class _Instance:
         self.total0 = _span_sums(self.first, self.last + 1, self.size, sections)  # bytes alive in each section
         # records crossing boundary c | c+1
         self.cuts0 = _span_sums(self.first, self.last, np.ones(n, np.int64), max(0, sections - 1))
+        self.steps_taken = 0  # by every probe of the search so far (see `_probe_kernel`)
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -194,11 +199,12 @@ def _span_sums(begin: np.ndarray, end: np.ndarray, value: np.ndarray, cells: int
 
 def _neighbours(first_op: np.ndarray, end_op: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The records alive at a common step as compressed rows (each row ascending): in order of
-    first step, record a meets every later b starting before a ends (exact_probe.neighbour_rows)."""
+    first step, record a meets every later b starting before a ends (kernels.exact_probe.neighbour_rows)."""
     n = len(first_op)
     order = np.argsort(first_op, kind="stable")
     ends_before = np.searchsorted(first_op[order], end_op[order] - 1, side="right")
-    return _kernels().neighbour_rows(order.astype(np.int64), ends_before.astype(np.int64), n)
+    kernel = kernels.compiled(exact_probe) if kernels.use_kernel(n) else exact_probe
+    return kernel.neighbour_rows(order.astype(np.int64), ends_before.astype(np.int64), n)
 
 
 # The preorders' keys as the probe reads them.
@@ -217,7 +223,7 @@ class _Probe:
 
     def __init__(self, inst: _Instance, capacity: int, heuristic: str, node_limit: int,
                  deadline: float | None, step_limit: int = UNLIMITED) -> None:
-        kernels = _kernels()
+        kernels = exact_probe
         self.inst, self.capacity, self.node_limit, self.deadline = inst, capacity, node_limit, deadline
         self.step_limit = step_limit
         self.heuristic = np.array([_KEY_CODES[h] for h in heuristic], np.int64)
@@ -256,23 +262,27 @@ class _Probe:
     def run(self) -> int:
         """FOUND, INFEASIBLE, NODE_LIMIT, WORK_LIMIT (exact_probe's codes) or _TIMED_OUT; `nodes`
         and `steps` say how many nodes and steps it took."""
-        k, inst = _kernels(), self.inst
+        k, inst = exact_probe, self.inst
         if len(self.total) and int(self.total.max()) > self.capacity:
             return k.INFEASIBLE
         while True:
-            code = k.run_probe(inst.first, inst.last, inst.size, inst.width, inst.alive_ptr,
+            kernel = _probe_kernel(inst)
+            # Uncompiled, the probe pauses every 1,024 nodes too, to go on compiled once due.
+            pause = self.deadline is not None or kernel is exact_probe
+            code = kernel.run_probe(inst.first, inst.last, inst.size, inst.width, inst.alive_ptr,
                                inst.alive_idx, inst.nbr_ptr, inst.nbr_idx, self.heuristic,
                                self.capacity, inst.alignment, self.node_limit, self.step_limit,
-                               self.deadline is not None, self.offset, self.solution,
+                               pause, self.offset, self.solution,
                                self.min_offset, self.total, self.cuts, self.rank, self.seen,
                                self.state, *self.buffers, self.undo_j, self.undo_v, self.keys, self.items)
             self.nodes = int(self.state[k.S_NODES])
+            inst.steps_taken += int(self.state[k.S_WORK]) - self.steps
             self.steps = int(self.state[k.S_WORK])
             if code == k.WORK_LIMIT:
                 self.out_of_steps = True
                 return code
             if code == k.PAUSED:
-                if time.process_time() >= self.deadline:
+                if self.deadline is not None and time.process_time() >= self.deadline:
                     self.timed_out = True
                     return _TIMED_OUT
             elif code >= k.GROW:
@@ -288,59 +298,27 @@ class _Probe:
         """Offsets of a packing under the capacity, or None when none exists; _Stop when out of
         budget (nodes, steps, or the safety-net deadline)."""
         code = self.run()
-        if code == _kernels().FOUND:
+        if code == exact_probe.FOUND:
             return [int(x) for x in self.solution]
-        if code == _kernels().INFEASIBLE:
+        if code == exact_probe.INFEASIBLE:
             return None
         raise _Stop
 
 
-_KERNELS = None  # exact_probe, imported on first use (it imports numba)
+# The steps (kernels.exact_probe.S_WORK) a search on fewer than `kernels.COMPILE_FROM` records
+# takes with its probe uncompiled; from then on the probe runs compiled. Uncompiled, the probe
+# takes about 6 million steps a CPU second here, compiled about 70 million (MiniMalloc's D);
+# numba's import and the load of the cached probe cost about 0.4 s, a compile on a fresh install
+# 8-17 s. So a search pays at most about 0.3 s uncompiled before it compiles, and a search that
+# ends sooner (as on real models) never imports numba.
+PLAIN_STEPS = 2_000_000
 
 
-def _kernels():
-    global _KERNELS
-    if _KERNELS is None:
-        from packager.plan.offsets import exact_probe
-
-        _KERNELS = exact_probe
-    return _KERNELS
-
-
-def python_kernels():
-    """A copy of exact_probe whose functions run uncompiled (as with NUMBA_DISABLE_JIT=1): the
-    same source, to check that compiling changes nothing."""
-    import importlib.util
-
-    from packager.plan.offsets import exact_probe
-
-    spec = importlib.util.spec_from_file_location(exact_probe.__name__ + "_uncompiled", exact_probe.__file__)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        from numba import config
-    except ImportError:  # without numba the module runs uncompiled anyway
-        spec.loader.exec_module(module)
-        return module
-    disabled = config.DISABLE_JIT
-    config.DISABLE_JIT = True
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        config.DISABLE_JIT = disabled
-    return module
-
-
-class uncompiled:
-    """`with uncompiled(): ...` runs every probe through `python_kernels()`."""
-
-    def __enter__(self):
-        global _KERNELS
-        self.saved, _KERNELS = _KERNELS, python_kernels()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        global _KERNELS
-        _KERNELS = self.saved
+def _probe_kernel(inst: "_Instance"):
+    """The probe to run next: `exact_probe` as it is, or compiled (see PLAIN_STEPS)."""
+    if kernels.use_kernel(len(inst.ids)) or inst.steps_taken >= PLAIN_STEPS:
+        return kernels.compiled(exact_probe)
+    return exact_probe
 
 
 class _CapacityProbe:
@@ -415,7 +393,7 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     them, unless `scout` is "", the bound's probe runs briefly and then the scout (a ladder of
     SCOUT_LADDERS) spends up to `scout_nodes` (None: `default_scout_nodes`) on small probes over
     many capacities (`_Gap.scout`). `step_budget` (None: none) caps the probes' steps as well
-    (exact_probe.S_WORK: what a node scans, which grows with the records where the nodes do not):
+    (kernels.exact_probe.S_WORK: what a node scans, which grows with the records where the nodes do not):
     the search stops at whichever budget runs out first, and says which."""
     if scout and scout not in SCOUT_LADDERS:
         raise ValueError(f"unknown scout ladder {scout!r}: one of {', '.join(SCOUT_LADDERS)}")

@@ -16,11 +16,31 @@ from typing import Sequence
 import numpy as np
 
 from packager.errors import PlanError
-from packager.plan.offsets._gaps import Placed, placed_until, smallest_gap_offset
+from packager.plan import kernels
+from packager.plan.offsets._gaps import Placed, offset_plan, placed_until, smallest_gap_offset
 from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.records import OffsetPlan, UsageRecord, time_columns
 
 NAME = "greedy_by_size"
+
+
+def plan(
+    records: Sequence[UsageRecord], alignment: int = 1, whole_run: frozenset[int] = frozenset()
+) -> OffsetPlan:
+    """Each record in TFLite's order (`allocation_order`), in the gap `arena_offset` finds among
+    the records placed before it that are alive at a common operator."""
+    if kernels.use_kernel(len(records)):
+        return start(records, alignment, whole_run)  # the same loop, by its kernel
+    offsets = [0] * len(records)
+    placed: list[Placed] = []  # (offset, end, first_op, last_op)
+    for i in allocation_order(records, whole_run):
+        r = records[i]
+        if r.size == 0:
+            continue
+        conflicts = sorted(p for p in placed if p[2] <= r.last_op and r.first_op <= p[3])
+        offsets[i] = arena_offset(conflicts, r.size, max(1, alignment))
+        placed.append((offsets[i], offsets[i] + r.size, r.first_op, r.last_op))
+    return offset_plan(NAME, records, offsets, alignment)
 
 
 def allocation_order(records: Sequence[UsageRecord], whole_run: frozenset[int]) -> list[int]:
@@ -54,12 +74,6 @@ def arena_offset(conflicts: Sequence[Placed], size: int, alignment: int) -> int:
     remembered from the UNALIGNED end below; see `smallest_gap_offset`). The source's "break on a
     zero best gap" can never fire for a non-empty record, so it is left out."""
     return smallest_gap_offset(conflicts, size, alignment, remember_unaligned=True)
-
-
-def plan(
-    records: Sequence[UsageRecord], alignment: int = 1, whole_run: frozenset[int] = frozenset()
-) -> OffsetPlan:
-    return start(records, alignment, whole_run)
 
 
 def start(records: Sequence[UsageRecord], alignment: int = 1, whole_run: frozenset[int] = frozenset(),

@@ -7,6 +7,11 @@ inside it in time (then the largest, then the lowest position). When none fits, 
 never be used at its height: raise it to its lower neighbour and merge with it.
 
 Every step places a record or removes a segment, so the loop ends after at most ~3n steps.
+
+`plan` below is that loop as written, each step a scan of the segments and of the unplaced
+records (quadratic). From `kernels.COMPILE_FROM` records on, and under a StopRule (`start`), the
+loop runs as its kernel `kernels.skyline.skyline` (the records grouped by first operator under a
+tree of their best keys): compiled, or uncompiled under a StopRule until resumed.
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ from typing import Sequence
 
 import numpy as np
 
-from packager.plan.offsets import _gaps, _skyline
-from packager.plan.offsets._gaps import _INT64_SAFE, compiled_module, offset_plan
+from packager.plan import kernels
+from packager.plan.kernels import skyline as skyline_kernel
+from packager.plan.offsets._gaps import offset_plan
+from packager.plan.offsets._placement_kernel import INT64_SAFE as _INT64_SAFE
 from packager.plan.offsets._stop import Paused, StopRule
-from packager.plan.records import OffsetPlan, UsageRecord, time_columns
+from packager.plan.records import OffsetPlan, UsageRecord, align_up, time_columns
 
 NAME = "strip_packing"
 # Under a StopRule, the records living at most this many ranks (and the segments at most this
@@ -136,13 +143,49 @@ def _ranks(records: Sequence[UsageRecord], points: list[int]) -> tuple[list[int]
 
 
 def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
-    return start(records, alignment)
+    """The skyline loop of the docstring; empty records stay at 0."""
+    if kernels.use_kernel(len(records)):
+        return start(records, alignment)  # the same loop, by its kernel
+    todo = [i for i, r in enumerate(records) if r.size > 0]
+    # Time is cut at 0 and at the records' first operators and ends: a segment spans
+    # [points[a], points[b]) as the ranks [a, b).
+    points = sorted({0, *(records[i].first_op for i in todo), *(records[i].last_op + 1 for i in todo)})
+    rank = {p: k for k, p in enumerate(points)}
+    segments = [[0, max(1, len(points) - 1), 0]]  # [start rank, stop rank, height], left to right
+    # Longest-lived first, then largest, then lowest position.
+    unplaced = sorted(todo, key=lambda i: (records[i].first_op - records[i].last_op, -records[i].size, i))
+    offsets = [0] * len(records)
+    while unplaced:
+        s = min(range(len(segments)), key=lambda k: segments[k][2])  # the lowest, leftmost
+        a, b, height = segments[s]
+        fits = (i for i in unplaced
+                if a <= rank[records[i].first_op] and rank[records[i].last_op + 1] <= b)
+        i = next(fits, None)
+        if i is None:  # raise the segment to its lower neighbour
+            segments[s][2] = min(segments[k][2] for k in (s - 1, s + 1) if 0 <= k < len(segments))
+        else:
+            unplaced.remove(i)
+            offsets[i] = align_up(height, alignment)
+            f, e = rank[records[i].first_op], rank[records[i].last_op + 1]
+            pieces = [[f, e, offsets[i] + records[i].size]]
+            if e < b:
+                pieces.append([e, b, height])
+            if a < f:
+                pieces.insert(0, [a, f, height])
+            segments[s:s + 1] = pieces
+            s += a < f  # the placed record's segment
+        # Adjacent segments never have equal heights: merge s with its equal neighbours.
+        if s + 1 < len(segments) and segments[s + 1][2] == segments[s][2]:
+            segments[s][1] = segments.pop(s + 1)[1]
+        if s > 0 and segments[s - 1][2] == segments[s][2]:
+            segments[s - 1][1] = segments.pop(s)[1]
+    return offset_plan(NAME, records, offsets, alignment)
 
 
 def start(records: Sequence[UsageRecord], alignment: int = 1,
           stop: StopRule | None = None) -> OffsetPlan | Paused:
     """The plan, or Paused once a record placed ends above `stop`'s limit."""
-    cols = time_columns(records) if _gaps.compiles(len(records)) else None
+    cols = time_columns(records) if kernels.use_kernel(len(records)) else None
     # Under a StopRule the loop starts as Python: compiled only if resumed (see `_Loop.run`).
     loop = _compiled_loop(records, cols, alignment) if cols is not None and stop is None else None
     if loop is None:
@@ -154,7 +197,7 @@ def start(records: Sequence[UsageRecord], alignment: int = 1,
 
 
 class _Loop:
-    """`_skyline.skyline` with its inputs and state kept: `run(stop)` places records until done
+    """`skyline_kernel.skyline` with its inputs and state kept: `run(stop)` places records until done
     (returns 0) or until `stop` stops it (returns how many are left); `run` again resumes."""
 
     def __init__(self, kernel, records: Sequence[UsageRecord], head: tuple, remaining: int,
@@ -172,9 +215,7 @@ class _Loop:
         if (not isinstance(head[9], list) or highest * (head[0] + 1) >= _INT64_SAFE
                 or head[17] * 2 * head[13] >= _INT64_SAFE):
             return
-        compiled = compiled_module()
-        if compiled is None:
-            return
+        compiled = kernels.compiled(skyline_kernel)
         ints = lambda values: np.asarray(values, dtype=np.int64)
         self._head = (head[0], ints(head[1]), ints(head[2]), cols.size, head[4],
                       *(ints(a) for a in head[5:13]), *head[13:])
@@ -241,7 +282,7 @@ def _python_loop(records: Sequence[UsageRecord], alignment: int, cols=None) -> _
     group_at = _first_group_at(unplaced.firsts, points)
     last_rank = len(points) - 1  # an empty record's rank may be past the points: never read
     group_of = [group_at[min(r, last_rank)] for r in first_rank]
-    # The skyline starts as one segment [0, n_ops) at height 0 (see `_skyline.skyline`).
+    # The skyline starts as one segment [0, n_ops) at height 0 (see `skyline_kernel.skyline`).
     width = n_ops + 1
     begins, stop_of, left_of = [False] * width, [0] * width, [-1] * width
     begins[0], stop_of[0] = True, n_ops
@@ -254,13 +295,13 @@ def _python_loop(records: Sequence[UsageRecord], alignment: int, cols=None) -> _
             unplaced._longest, unplaced._per_life, unplaced.per_size, unplaced._none)
     tail = ([0] * n, begins, stop_of, [0] * width, left_of, [False] * n)
     in_columns = cols is not None and isinstance(tree, np.ndarray) and bool(todo)
-    return _Loop(_skyline.skyline, records, head, len(todo), tail, sizes, compiled=False,
+    return _Loop(skyline_kernel.skyline, records, head, len(todo), tail, sizes, compiled=False,
                  cols=cols if in_columns else None)
 
 
 def _compiled_loop(records: Sequence[UsageRecord], cols, alignment: int) -> _Loop | None:
     """The same loop compiled, its inputs built from the records' int64 columns; None when a key,
-    a height or a heap entry would not fit in int64 (or numba is missing)."""
+    a height or a heap entry would not fit in int64 ."""
     n = len(records)
     todo = np.flatnonzero(cols.size > 0)
     if not len(todo):
@@ -274,9 +315,7 @@ def _compiled_loop(records: Sequence[UsageRecord], cols, alignment: int) -> _Loo
     highest = int(cols.size.sum()) + n * max(alignment, 1)
     if highest * width >= _INT64_SAFE or unplaced._none * 2 * unplaced._size >= _INT64_SAFE:
         return None
-    compiled = compiled_module()
-    if compiled is None:
-        return None
+    compiled = kernels.compiled(skyline_kernel)
     first_rank = np.searchsorted(points, cols.first)
     end_rank = np.searchsorted(points, cols.last + 1)
     group_at = np.searchsorted(np.asarray(unplaced.firsts, dtype=np.int64), points)

@@ -1,26 +1,20 @@
-"""The exact search's probe, the part that runs per node, compiled with numba.
+"""The exact search's probe, the part that runs per node (a kernel: see `kernels`).
 
 One probe is a depth-first search for a packing under one capacity (see exact_search.py for the
 rules). It is written as plain Python over numpy arrays, so that the same source runs compiled
-(numba's `njit`) or uncompiled (NUMBA_DISABLE_JIT=1, or exact_search.python_kernels()), with
+(`kernels.compiled(exact_probe)`) or uncompiled (this module as it is), with
 identical results: nodes, offsets, everything. The recursion of the search (search -> decompose ->
 sub-solve -> search) is an explicit stack of frames, which makes a probe resumable: it pauses
 every 1,024 nodes when a safety-net deadline is set (the caller reads the clock: the node count
 stays the only budget), and when a buffer is full (the caller grows it and resumes).
 
-This module imports numba: import it only when the exact search runs (`import numba` costs about
-a quarter of a second that other commands must not pay).
+`exact_search` runs it uncompiled on small inputs until the search has taken PLAIN_STEPS steps
+(see there), compiled from then on.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-try:
-    from numba import njit
-except ImportError:  # numba missing on this platform: the same code, uncompiled (slower, same plans)
-    def njit(*args, **kwargs):
-        return (lambda f: f) if not args else args[0]
 
 # What `run_probe` returns.
 FOUND = 1  # a packing under the capacity: `solution` holds it
@@ -70,7 +64,6 @@ FRAME_FIELDS = F_BATCH + BATCH
 KEY_WIDTH, KEY_AREA, KEY_SECTION_TOTAL = 0, 1, 2
 
 
-@njit(cache=True)
 def _stable_sort_by(keys, items, count):
     """Sort items[:count] by keys[:count], ascending and stable (ties keep their order)."""
     if count <= 16:  # insertion sort: small lists are the common case
@@ -117,7 +110,6 @@ def _stable_sort_by(keys, items, count):
             keys[i], items[i] = src_keys[i], src_items[i]
 
 
-@njit(cache=True)
 def _preorder(members, start, count, heuristic, first, last, size, width, total, rank):
     """Reorder members[start:start+count] (ascending record numbers) into MiniMalloc's static
     preorder: by the heuristic's keys, larger first, then by record number; set their ranks.
@@ -145,7 +137,6 @@ def _preorder(members, start, count, heuristic, first, last, size, width, total,
     return steps
 
 
-@njit(cache=True)
 def _floors_hold(k, undo_j, undo_from, undo_to, first, last, alive_ptr, alive_idx, offset,
                  min_offset, total, capacity, seen, stamp):
     """Section inference on the sections of record k (just placed) and of the records it raised:
@@ -176,7 +167,6 @@ def _floors_hold(k, undo_j, undo_from, undo_to, first, last, alive_ptr, alive_id
     return True, steps
 
 
-@njit(cache=True)
 def _next_batch(frame, members, offset, min_offset, rank, keys, items):
     """The frame's next batch of candidates: the unplaced members the search would try, in order
     of minimum offset then rank, after the cursor; dominance (below the lowest top an unplaced
@@ -210,7 +200,6 @@ def _next_batch(frame, members, offset, min_offset, rank, keys, items):
     return count + n
 
 
-@njit(cache=True)
 def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, heuristic,
               capacity, alignment, node_limit, work_limit, pause,
               offset, solution, min_offset, total, cuts, rank, seen, state, frames,
@@ -447,7 +436,6 @@ def run_probe(first, last, size, width, alive_ptr, alive_idx, nbr_ptr, nbr_idx, 
     return FOUND if state[S_RETURN] == 1 else INFEASIBLE
 
 
-@njit(cache=True)
 def neighbour_rows(order, ends_before, n):
     """Compressed rows of neighbours (records alive at a common step), each row ascending.
     `order` lists the records by first step; ends_before[a] is the rank in that order of the first

@@ -1,5 +1,5 @@
 """Strip packing's skyline loop as one plain function over flat sequences, so that the same source
-runs as Python (lists; any integers) or compiled by numba (int64 arrays; see `_compiled.py`)
+runs as Python (lists; any integers) or compiled by numba (int64 arrays; see `kernels.compiled`)
 with identical offsets. `strip_packing.py` states the rules and builds the inputs.
 
 Everything is one function without calls to helpers: numba compiles only functions it is given,

@@ -1,10 +1,10 @@
 """The placement loop the greedy offset strategies share, as one plain function over flat
 sequences, so that the same source runs as Python (lists; any integers) or compiled by numba
-(int64 arrays; see `_compiled.py`) with identical offsets.
+(int64 arrays; see `kernels.compiled`) with identical offsets.
 
 Records are placed one by one in a given order, each in the best-fit (or the lowest) gap among
-the conflicting records placed before it (see `_gaps.place_in_order` for the rules). The placed
-records are indexed by time in buckets of `width` operators (`_gaps._bucket_width` chooses it),
+the conflicting records placed before it (see `_gaps.placements` for the rules). The placed
+records are indexed by time in buckets of `width` operators (`_placement_kernel.bucket_width` chooses it),
 each with two linked lists: the records that start in the bucket, and those that started in an
 earlier bucket and are still alive in it. A query reads the second list of its first bucket and
 the first lists of the buckets it touches, so it meets every conflicting record exactly once and
