@@ -27,7 +27,7 @@ from packager.plan.records import UsageRecord
 
 def random_records(n: int, seed: int = 7) -> list[UsageRecord]:
     """Lifetimes of up to 40 operators over n / 2 operators, sizes up to 100,000 bytes (as in
-    tests/plan/pin_cases.py)."""
+    tests/pins/pin_cases.py)."""
     rng, n_ops = random.Random(seed), max(1, n // 2)
     out = []
     for i in range(n):

@@ -1,6 +1,6 @@
 """The checker's vector forms (numpy: sorting and binary search, n log^2 n at worst), which prove a
 valid plan of many records faster than the sweep in validate.py. They answer the same question
-exactly (tests/plan/test_validate_vector.py holds them to the sweep's verdict on random good and
+exactly (tests/equivalence/test_validate_vector.py holds them to the sweep's verdict on random good and
 bad plans); the sweep still names any fault.
 
 Offsets: each record's lifetime is cut into the canonical nodes of a segment tree over time. Two

@@ -33,7 +33,7 @@ from packager.text.plan_view import result_view
 from packager.plan.problem import Problem
 from packager.plan.records import UsageRecord, object_lower_bound, positional_maxima
 from packager.plan.validate import check_object_plan
-from tests.plan.pin_cases import random_records
+from tests.pins.pin_cases import random_records
 from tests.plan.record_strategies import records_of, tied_records, usage_records
 
 STRATEGIES = [naive, equality, greedy_in_order, min_cost_flow, greedy_by_breadth, greedy_by_size,

@@ -10,7 +10,7 @@ from benchmarks.synthetic import SHAPES, usage_records
 from packager.plan.portfolio import run_portfolio
 from packager.plan.problem import Problem
 from packager.plan.registry import OBJECT_STRATEGIES, OFFSET_STRATEGIES, SEARCHES
-from tests.plan.pin_cases import random_records
+from tests.pins.pin_cases import random_records
 
 
 def at_bound(problem):

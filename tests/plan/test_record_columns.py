@@ -14,7 +14,7 @@ import pytest
 from packager.errors import PlanError
 from packager.plan import records as rec
 from packager.plan.records import Records, UsageRecord
-from tests.plan.pin_cases import random_records
+from tests.pins.pin_cases import random_records
 
 
 def _cases():

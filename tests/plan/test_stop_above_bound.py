@@ -19,8 +19,8 @@ from packager.plan.problem import Problem
 from packager.plan.records import UsageRecord
 from packager.plan.registry import offset_strategy
 from packager.plan.stoppable import STOPPABLE
-from tests.plan.pin_cases import random_records
-from tests.plan.test_compiled_loops import _records
+from tests.pins.pin_cases import random_records
+from tests.equivalence.test_compiled_loops import _records
 
 CASES = [(seed, n, times, long_every, alignment)
          for seed, (n, times, long_every) in enumerate([(40, 6, 5), (300, 50, 7), (1_500, 400, 50),

@@ -12,7 +12,7 @@ import pytest
 from packager.plan import kernels
 from packager.plan.kernels import placement as _placement
 from packager.plan.offsets import _gaps, _placement_kernel
-from tests.plan.test_compiled_loops import _records  # random records: short lives, a long one now and then
+from tests.equivalence.test_compiled_loops import _records  # random records: short lives, a long one now and then
 
 
 def _brute_force(records, order, alignment, best_fit, remember_unaligned) -> list[int]:

@@ -22,8 +22,8 @@ from packager.plan.problem import Problem
 from packager.plan.records import UsageRecord
 from packager.plan.portfolio import run_portfolio
 from packager.plan.validate import check_object_plan
-from tests.plan.pin_cases import random_records
-from tests.plan.test_min_cost_flow import FIXTURE_MODELS, compiled_form, flow_cost, readable_form, random_cases
+from tests.pins.pin_cases import random_records
+from tests.equivalence.test_min_cost_flow import FIXTURE_MODELS, compiled_form, flow_cost, readable_form, random_cases
 from tests.plan.test_object_strategies import best_reuse_cost
 
 REPO = Path(__file__).resolve().parents[2]
@@ -78,7 +78,7 @@ def test_compiled_and_uncompiled_give_the_same_assignment():
     seeds = list(range(40))
     code = ("import json, sys\n"
             "from packager.plan.objects import min_cost_flow\n"
-            "from tests.plan.pin_cases import random_records\n"
+            "from tests.pins.pin_cases import random_records\n"
             "cases = [random_records(s, 30 + 7 * s, 25, 9, 300) for s in json.loads(sys.argv[1])]\n"
             "print(json.dumps([min_cost_flow._range_reused_records(records) for records in cases]))\n")
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")

@@ -1,4 +1,4 @@
-"""Every strategy gives the same plan as when the pins were taken (see tests/plan/pin_cases.py):
+"""Every strategy gives the same plan as when the pins were taken (see tests/pins/pin_cases.py):
 making a strategy faster must not change what it plans."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from packager.plan.registry import OBJECT_STRATEGIES, OFFSET_STRATEGIES
 from packager.plan.validate import check_object_plan, check_offset_plan
-from tests.plan.pin_cases import cases, digest
+from tests.pins.pin_cases import cases, digest
 
 PINS = json.loads((Path(__file__).parent / "plan_pins.json").read_text())
 CASES = cases()

@@ -18,7 +18,7 @@ from packager.plan.objects import min_cost_flow
 from packager.plan.records import UsageRecord
 from packager.plan.validate import check_object_plan
 from tests.plan.model_records import model_records
-from tests.plan.pin_cases import random_records
+from tests.pins.pin_cases import random_records
 from tests.plan.test_object_strategies import best_reuse_cost
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,9 +1,9 @@
-"""The fixed inputs whose plans are pinned (tests/plan/plan_pins.json), and the digest of a plan.
+"""The fixed inputs whose plans are pinned (tests/pins/plan_pins.json), and the digest of a plan.
 
 The pins hold what every strategy produced before its code was made faster: a faster version must
 give the very same plan, byte for byte, on these inputs. Regenerate only on purpose:
-    python -m tests.plan.pin_cases > tests/plan/plan_pins.json
-    python -m tests.plan.pin_cases searches > tests/plan/search_pins.json
+    python -m tests.pins.pin_cases > tests/pins/plan_pins.json
+    python -m tests.pins.pin_cases searches > tests/pins/search_pins.json
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The searches, and the strategies that matter most at scale on larger inputs, give the same plans
-as when the pins were taken (tests/plan/pin_cases.py, search_pins()): faster code, same plans."""
+as when the pins were taken (tests/pins/pin_cases.py, search_pins()): faster code, same plans."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from packager.plan.records import OffsetPlan
 from packager.plan.validate import check_object_plan, check_offset_plan
-from tests.plan.pin_cases import (SCALE_SEARCH_WORK, SCALE_STRATEGIES, SEARCH_WORK, cases, digest,
+from tests.pins.pin_cases import (SCALE_SEARCH_WORK, SCALE_STRATEGIES, SEARCH_WORK, cases, digest,
                                   run_pinned, scale_cases)
 
 PINS = json.loads((Path(__file__).parent / "search_pins.json").read_text())
