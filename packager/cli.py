@@ -151,10 +151,11 @@ def check_semantics(name: str) -> str:
 
 
 def print_json(data: object) -> None:
-    """json.dumps(data, indent=2, sort_keys=True) + newline, written as it is made (json_stream)."""
-    from packager.emit.json_stream import write_json
+    """json.dumps(data, indent=2, sort_keys=True) + newline, written in pieces (json_text)."""
+    from packager.emit.json_text import write_json
     with user_errors():  # Ctrl-C while a long document is written: exit 130, no traceback
-        write_json(data, sys.stdout.write)
+        sys.stdout.flush()  # (the bytes go under the text layer)
+        write_json(data, sys.stdout.buffer.write)
 
 
 @app.command(epilog=EXIT_CODES)

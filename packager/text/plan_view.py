@@ -1,10 +1,11 @@
 """Plain-data views of planning results, shared by `plan --json`, the table and the emitters.
-The per-tensor entries are `Rows` (columns read from the plan, written a slice at a time), so a
-view of 100,000 tensors per strategy costs a few lists, not millions of dicts."""
+The per-tensor entries are `Rows` (columns read from the plan, made into dicts only when written,
+one strategy at a time), so a view of 100,000 tensors per strategy costs a few lists, not millions
+of dicts."""
 
 from __future__ import annotations
 
-from packager.emit.json_stream import Rows
+from packager.emit.json_text import Rows
 from packager.plan.portfolio import Outcome, PortfolioResult
 from packager.plan.records import OffsetPlan, overhead_pct
 
@@ -28,7 +29,7 @@ def outcome_view(outcome: Outcome, result: PortfolioResult, tensor_ids: list[int
              else {"object": outcome.plan.assignment})
     view = {"name": outcome.strategy, "kind": outcome.kind, "total": outcome.total,
             "lower_bound": bound, "overhead_pct": overhead_pct(outcome.total, bound),
-            "tensors": Rows({**columns, **place}, shared=columns)}
+            "tensors": Rows({**columns, **place})}
     if outcome.kind == "objects":
         view["object_sizes"] = list(outcome.plan.object_sizes)
     if isinstance(outcome.plan, OffsetPlan) and outcome.plan.time_limit_hit:
