@@ -21,8 +21,9 @@ _INT64_SAFE = 1 << 61
 
 
 def compiled_loop(records: Sequence[UsageRecord], alignment: int):
-    """(`kernels.nnc.run` compiled, the records' columns), or None: too few records, or numbers
-    too large for int64."""
+    """(`kernels.nnc.run` compiled, the records' columns), or None: too few records, or so many
+    (partner ranks grow as the cube of the count) or such an alignment that its sums would pass
+    int64 (the records' own bounds hold already)."""
     n = len(records)
     if not kernels.use_kernel(n) or (n + 1) ** 3 >= _INT64_SAFE:
         return None
