@@ -48,7 +48,10 @@ started_at = [0.0]  # when the latest timed call began (a refusal reports the ti
 
 def counted_kernel(steps: list[int]):
     """The range-tree kernel, adding the steps of each call (refused or not) to `steps`."""
-    from packager.plan.kernels.min_cost_flow_range import assign
+    from packager.plan import kernels
+    from packager.plan.kernels import min_cost_flow_range
+
+    assign = kernels.compiled(min_cost_flow_range).assign
 
     def kernel(order, *args):
         held, work = assign(order, *args)

@@ -28,7 +28,7 @@ from packager import arenas
 from benchmarks.collector import collector_paused
 from packager.plan import kernels, portfolio
 from packager.plan.offsets import _gaps, _placement_kernel, greedy_by_size_tflite
-from packager.plan.records import time_columns
+from packager.plan.records import Records
 from packager.plan.offsets._stop import Paused
 from packager.reader import read_model
 
@@ -69,7 +69,7 @@ def row(shape: str, n: int, runs: int) -> list[str]:
         def proof() -> None:
             portfolio.validate(problem, plan)
         _, checked = median_cpu(proof, runs)
-    width, _ = _placement_kernel.bucket_width(time_columns(records))
+    width, _ = _placement_kernel.bucket_width(Records.of(records))
     stopped = (f"stopped at {started.placed:,}" if isinstance(started, Paused) else "to the end")
     return [f"{shape} {n:,}", f"{len(records):,}", str(width), f"{millis(as_package)} ({stopped})",
             millis(plain), millis(compiled), millis(checked)]

@@ -29,19 +29,19 @@ class PlacedByTime:
     def _span(self, alloc: int, dealloc: int) -> range:
         return range(alloc // self._width, min(dealloc, self._horizon) // self._width + 1)
 
-    def add(self, entry: Entry) -> None:
+    def _homes(self, entry: Entry) -> list[list[Entry]]:
+        """The lists that hold `entry`: the odd ones' list, or the buckets its interval spans."""
         if entry[3] < entry[2] or entry[2] < 0 or entry[2] > self._horizon:
-            self._odd.append(entry)
-            return
-        for b in self._span(entry[2], entry[3]):
-            self._buckets[b].append(entry)
+            return [self._odd]
+        return [self._buckets[b] for b in self._span(entry[2], entry[3])]
+
+    def add(self, entry: Entry) -> None:
+        for home in self._homes(entry):
+            home.append(entry)
 
     def remove(self, entry: Entry) -> None:
-        if entry[3] < entry[2] or entry[2] < 0 or entry[2] > self._horizon:
-            self._odd.remove(entry)
-            return
-        for b in self._span(entry[2], entry[3]):
-            self._buckets[b].remove(entry)
+        for home in self._homes(entry):
+            home.remove(entry)
 
     def overlapping(self, alloc: int, dealloc: int) -> list[Entry]:
         """Every entry alive at some node of [alloc, dealloc], sorted (by offset, then end)."""

@@ -255,10 +255,6 @@ class Records(Sequence):
         return _read_only(np.lexsort((-self.size, visited)))  # stable: ties keep positions
 
 
-# The name the strategies know the columns by.
-TimeColumns = Records
-
-
 def _read_only(column: np.ndarray) -> np.ndarray:
     column.flags.writeable = False
     return column
@@ -275,11 +271,6 @@ def _first_fault(tensor, first, last, size, name: str) -> str:
             why = "beyond int64" if whole else "not an integer"
             return f"record {i} (tensor {shown.tensor}) is malformed: {shown} ({name} {why})"
     return f"records: the {name} column is not a list of integers"
-
-
-def time_columns(records: Sequence[UsageRecord]) -> Records:
-    """The records as columns: Records.of, for callers that pass a plain list."""
-    return Records.of(records)
 
 
 def compress_time(records: Sequence[UsageRecord]) -> Records:

@@ -38,9 +38,8 @@ def compiled_form(records):
 
 
 def uncompiled_form(records):
-    from packager.plan.kernels.min_cost_flow import assign
-    plain = getattr(assign, "py_func", assign)  # the same source, run as plain Python
-    return min_cost_flow._compiled_reused_records(records, min_cost_flow._Graph(records), plain)
+    from packager.plan.kernels.min_cost_flow import assign  # the plain module: uncompiled
+    return min_cost_flow._compiled_reused_records(records, min_cost_flow._Graph(records), assign)
 
 
 def random_cases(count: int, seed: int = 0):

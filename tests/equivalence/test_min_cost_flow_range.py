@@ -17,6 +17,8 @@ import pytest
 
 from benchmarks.synthetic import SHAPES, usage_records as shape_records
 from packager.errors import SolverLimitError
+from packager.plan import kernels
+from packager.plan.kernels import min_cost_flow_range
 from packager.plan.objects import min_cost_flow
 from packager.plan.problem import Problem
 from packager.plan.records import UsageRecord
@@ -130,7 +132,7 @@ def test_out_of_work_it_refuses_and_best_leaves_it_out(monkeypatch):
 def test_past_the_size_order_trial_it_solves_again_in_order_of_first_op(monkeypatch):
     # Rows may join in any order; the second solve (order of first_op) finds the same flow cost.
     calls = []
-    from packager.plan.kernels.min_cost_flow_range import assign
+    assign = kernels.compiled(min_cost_flow_range).assign
 
     def counted(order, *args):
         calls.append(args[-1])
@@ -158,7 +160,7 @@ def test_on_random_records_of_100000_it_refuses_within_a_small_part_of_its_budge
     # Its runs grow with the rows before them there: both solves stop once they are on a pace to
     # pass their budget, so `best` does not spend the whole budget (12 s) on a refusal.
     from benchmarks.bench_min_cost_flow import random_records as bench_random_records
-    from packager.plan.kernels.min_cost_flow_range import assign
+    assign = kernels.compiled(min_cost_flow_range).assign
 
     spent = []
 
@@ -176,7 +178,7 @@ def test_on_random_records_of_100000_it_refuses_within_a_small_part_of_its_budge
 
 def test_the_early_stops_leave_a_solve_they_do_not_stop_as_it_was():
     # The same assignment with the checks on (not stopping) as with them off.
-    from packager.plan.kernels.min_cost_flow_range import assign
+    assign = kernels.compiled(min_cost_flow_range).assign
 
     for seed in range(6):
         records = [r for r in random_records(40 + seed, 1500, 700, 30, 100_000) if r.size]

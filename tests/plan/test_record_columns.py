@@ -127,7 +127,6 @@ def test_records_read_as_a_sequence_of_usage_records_and_cannot_change():
         assert column.dtype == np.int64
         with pytest.raises(ValueError):
             column[0] = 1
-    assert rec.time_columns(records) is records  # the strategies' name for them
     assert records.maxima is records.maxima  # derived once
 
 

@@ -7,9 +7,9 @@ where the compiled loop repays numba's import and the first load (or compile) of
 Tests hold every kernel to its strategy's readable form.
 
 `jit.py` is the one module that imports numba, and nothing imports it below `COMPILE_FROM`
-records, so a real model never waits for a compile. The offset strategies' kernel modules
-(placement, skyline, nnc, exact_probe) are plain Python, importable without numba; `compiled()`
-gives a kernel module's compiled copy. A large run that may stop early (`package`, which needs
+records, so a real model never waits for a compile. Every other module here (placement, skyline,
+nnc, exact_probe, min_cost_flow, min_cost_flow_range, column_tree) is plain Python, importable
+without numba; `compiled()` gives a kernel module's compiled copy. A large run that may stop early (`package`, which needs
 only the best plan) starts its kernel uncompiled and compiles it only if it goes on: stopped
 early, it never pays numba's import and memory.
 """

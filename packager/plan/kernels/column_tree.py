@@ -5,19 +5,17 @@ For a row the cheapest column of its prefix splits at its size: among columns at
 the cost is -potential, among smaller ones s_row - s_col - potential. So each node holds its
 columns sorted by size with two minimum trees, of -potential (keys `value_a`) and of -size -
 potential (`value_b`); a settled column leaves the tree (its keys NONE) and comes back with its
-new potential.
+new potential. Plain Python, compiled with min_cost_flow_range.py by `kernels.compiled()`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from packager.plan.kernels.jit import compiled
 
 NONE = np.int64(1) << np.int64(61)  # the key of a settled column: above every real key
 
 
-@compiled
 def _better(value, a, b):
     """Whether column a is cheaper than column b under `value` (ties: the lower column)."""
     if b < 0:
@@ -27,7 +25,6 @@ def _better(value, a, b):
     return value[a] < value[b] or (value[a] == value[b] and a > b)
 
 
-@compiled
 def _inner_set(tree, base, length, pos, col, value):
     """Column `col` at position `pos` of one node's minimum tree (2 * length slots from base)."""
     i = pos + length
@@ -44,7 +41,6 @@ def _inner_set(tree, base, length, pos, col, value):
         i >>= 1
 
 
-@compiled
 def _inner_min(tree, base, length, lo, hi, value):
     """The cheapest column at positions [lo, hi) of one node's minimum tree; -1 if none."""
     best = -1
@@ -66,7 +62,6 @@ def _inner_min(tree, base, length, lo, hi, value):
     return best
 
 
-@compiled
 def build(col_size, width):
     """The range tree over `width` columns (index order = order of last_op).
 
@@ -105,7 +100,6 @@ def build(col_size, width):
     return leaves, levels, start, length, sorted_col, sorted_size, where
 
 
-@compiled
 def refresh(c, leaves, levels, start, length, where, tree_a, tree_b, value_a, value_b):
     """Column c's keys changed: update its place in every node above it."""
     v = leaves + c
@@ -115,7 +109,6 @@ def refresh(c, leaves, levels, start, length, where, tree_a, tree_b, value_a, va
         v >>= 1
 
 
-@compiled
 def cheapest(width, size, leaves, start, length, sorted_size, tree_a, tree_b, value_a, value_b):
     """The cheapest unsettled column among [0, width) for a row of `size`: (key, column), where
     key = 2 * (max(0, size - s_col) - potential) + held; ties go to the latest column (-1: none).

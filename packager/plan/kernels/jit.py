@@ -1,9 +1,8 @@
 """The one module that imports numba.
 
-`compiled(function)` is `function` compiled by numba (cached beside its source), or the function
-itself where numba is missing: the same code either way, so the plans are the same.
-`compiled_module(module)` does that to every function of a kernel module written as plain Python
-functions that call each other (numba compiles a call only to a compiled function).
+`compiled_module(module)` is a copy of a kernel module (plain Python functions over int64 arrays
+that call each other) whose functions are compiled by numba, cached beside their source; where
+numba is missing, the same functions uncompiled: the same code either way, so the same plans.
 """
 
 from __future__ import annotations
@@ -11,29 +10,31 @@ from __future__ import annotations
 import functools
 import importlib.util
 import sys
-from types import ModuleType
+from types import FunctionType, ModuleType
 
 try:
     from numba import njit
 except ImportError:  # numba missing on this platform: the same loops, uncompiled
     njit = None
 
-
-def compiled(function):
-    if njit is None:
-        return function
-    return njit(cache=True)(function)
+_KERNELS = __name__.rpartition(".")[0] + "."  # the room's modules: packager.plan.kernels.*
 
 
 @functools.cache
 def compiled_module(module: ModuleType) -> ModuleType:
-    """A copy of `module` whose functions are `compiled` (made once per module). The module itself
-    stays plain Python, so that it runs uncompiled without importing numba."""
+    """A copy of `module` whose functions are compiled (made once per module). The module itself
+    stays plain Python, so that it runs uncompiled without importing numba. A function it imports
+    from another kernel module is that module's compiled copy (numba compiles a call only to a
+    compiled function)."""
     spec = importlib.util.spec_from_file_location(module.__name__ + "_compiled", module.__file__)
     copy = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = copy  # numba's cached code names the module it was compiled in
     spec.loader.exec_module(copy)
     for name, value in list(vars(copy).items()):
-        if callable(value) and getattr(value, "__module__", None) == copy.__name__ and not isinstance(value, type):
-            setattr(copy, name, compiled(value))
+        if not isinstance(value, FunctionType):
+            continue
+        if value.__module__ == copy.__name__:
+            setattr(copy, name, value if njit is None else njit(cache=True)(value))
+        elif value.__module__.startswith(_KERNELS) and value.__module__ != __name__:
+            setattr(copy, name, getattr(compiled_module(sys.modules[value.__module__]), value.__name__))
     return copy

@@ -9,18 +9,16 @@ lowest-numbered free column of the first plateau that has one, unless a "new obj
 dearer, which is then taken from the first row that offered it at that cost. Distances are
 integers held in floats (exact below 2**53), so the loop's sums equal numpy's.
 
-The source is plain Python over numpy arrays: run uncompiled (NUMBA_DISABLE_JIT=1, or the
-.py_func of `assign`) it gives the same assignment.
+Plain Python over numpy arrays, compiled by `kernels.compiled()`: run as it is, it gives the same
+assignment.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from packager.plan.kernels.jit import compiled
 
 
-@compiled
 def assign(order, usable, row_size, col_size):
     """The column each row holds at the end (-1: a new object), rows joining in `order`.
 
@@ -131,7 +129,6 @@ def assign(order, usable, row_size, col_size):
     return held
 
 
-@compiled
 def end_run(root, final, settled, settled_dist, n_settled, sink_row, sink_col, held, owner, came_from,
             row_potential, col_potential):
     """The end of a Dijkstra run that reached its sink at distance `final`: the potentials move by

@@ -21,8 +21,8 @@ new object) offers nothing and is not asked. The plain loop (min_cost_flow.py, w
 `end_run` ends each run here too) breaks ties otherwise, so the two may pick different plans of
 the same, optimal, flow cost.
 
-Plain Python over numpy arrays: uncompiled (NUMBA_DISABLE_JIT=1, or the .py_func of `assign`) it
-gives the same assignment.
+Plain Python over numpy arrays, compiled by `kernels.compiled()`: run as it is, it gives the same
+assignment.
 """
 
 from __future__ import annotations
@@ -30,13 +30,11 @@ from __future__ import annotations
 import numpy as np
 
 from packager.plan.kernels.column_tree import NONE, build, cheapest, refresh
-from packager.plan.kernels.jit import compiled
 from packager.plan.kernels.min_cost_flow import end_run
 
 KEPT_CHECKED = 64  # the latest rows kept in a run that a newly reached row is checked against
 
 
-@compiled
 def _heap_less(key, col, row, i, j):
     if key[i] != key[j]:
         return key[i] < key[j]
@@ -45,7 +43,6 @@ def _heap_less(key, col, row, i, j):
     return row[i] < row[j]
 
 
-@compiled
 def _heap_push(key, col, row, n, k, c, r):
     i = n
     key[i] = k
@@ -62,7 +59,6 @@ def _heap_push(key, col, row, n, k, c, r):
     return n + 1
 
 
-@compiled
 def _heap_pop(key, col, row, n):
     """Removes the least entry (moved to slot n - 1, where the caller reads it)."""
     n -= 1
@@ -84,7 +80,6 @@ def _heap_pop(key, col, row, n):
     return n
 
 
-@compiled
 def assign(order, usable, row_size, col_size, early_rows, early_work, project_from, work_limit):
     """The column each row holds at the end (-1: a new object), rows joining in `order`, and the
     work done (tree queries and updates); stops once the work passes `work_limit`, returning as

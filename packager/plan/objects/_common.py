@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from packager.plan.records import ObjectPlan, UsageRecord, time_columns
+from packager.plan.records import ObjectPlan, Records, UsageRecord
 
 # From this many records the shared-object strategies take their fast forms (vector sorts,
 # bitset indexes, greedy_by_size_improved_fast.py), each held by tests to the readable form that
@@ -33,7 +33,7 @@ def _python_ints(values: Sequence[int] | np.ndarray) -> tuple[int, ...]:
 
 def by_first_op(records: Sequence[UsageRecord]) -> list[int]:
     """Record positions in the order a sweep over time meets them (ties: earlier position)."""
-    cols = time_columns(records) if len(records) >= FAST_FROM else None
+    cols = Records.of(records) if len(records) >= FAST_FROM else None
     if cols is not None:  # the same order by one stable vector sort
         return np.argsort(cols.first, kind="stable").tolist()
     return sorted(range(len(records)), key=lambda i: (records[i].first_op, i))
@@ -41,7 +41,7 @@ def by_first_op(records: Sequence[UsageRecord]) -> list[int]:
 
 def by_size_desc(records: Sequence[UsageRecord]) -> list[int]:
     """Record positions, largest first (ties: earlier position)."""
-    cols = time_columns(records) if len(records) >= FAST_FROM else None
+    cols = Records.of(records) if len(records) >= FAST_FROM else None
     if cols is not None:  # the same order by one stable vector sort
         return np.argsort(-cols.size, kind="stable").tolist()
     return sorted(range(len(records)), key=lambda i: (-records[i].size, i))

@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from packager.plan.objects import _common
-from packager.plan.records import UsageRecord, time_columns
+from packager.plan.records import Records, UsageRecord
 
 
 def conflict_index(records: Sequence[UsageRecord]) -> "MemberScan | StepConflicts | ConflictIndex":
@@ -70,12 +70,12 @@ _STEPS_PER_RECORD = 16
 def step_intervals(records: Sequence[UsageRecord]) -> tuple[list[int], list[int], int] | None:
     """Each record's interval on the timeline of the dense steps where some record ends (first,
     and past the last) and that timeline's length, or None when the records are too long-lived for
-    per-step bitsets (or not columns). Two records conflict iff they are alive together at the
+    per-step bitsets (or there are none). Two records conflict iff they are alive together at the
     earlier of their last steps, a step where a record ends: iff their intervals here meet. The
     other steps only repeat what a later step knows, so the bitsets skip them."""
-    cols = time_columns(records) if records else None
-    if cols is None:
+    if not records:
         return None
+    cols = Records.of(records)
     ends = np.zeros(cols.steps, dtype=bool)
     ends[cols.dense_last] = True
     ends_so_far = np.cumsum(ends)
@@ -119,7 +119,7 @@ class ConflictIndex:
     """
 
     def __init__(self, records: Sequence[UsageRecord]) -> None:
-        cols = time_columns(records) if len(records) > 64 else None
+        cols = Records.of(records) if len(records) > 64 else None
         if cols is not None:  # the same ranks and peak by vector operations
             coords = np.unique(np.concatenate((cols.first, cols.last)))
             lo, hi = np.searchsorted(coords, cols.first), np.searchsorted(coords, cols.last)

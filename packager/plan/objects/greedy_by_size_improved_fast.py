@@ -35,7 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from packager.plan.objects._common import by_size_desc, make_plan
-from packager.plan.records import ObjectPlan, UsageRecord, positional_maxima, time_columns
+from packager.plan.records import ObjectPlan, Records, UsageRecord, positional_maxima
 
 NAME = "greedy_by_size_improved"
 
@@ -52,14 +52,14 @@ def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
 
 def _columns(records: Sequence[UsageRecord]):
     """The records' int64 columns when the vector forms apply (more than 64 records), else None."""
-    return time_columns(records) if len(records) > 64 else None
+    return Records.of(records) if len(records) > 64 else None
 
 
 def _stages(records: Sequence[UsageRecord]) -> list:
     """Record positions by stage, each stage largest first (ties: earlier position): int64
     arrays in the vector form, lists otherwise."""
     maxima = positional_maxima(records)
-    cols = time_columns(records) if len(records) > 64 else None
+    cols = Records.of(records) if len(records) > 64 else None
     if cols is not None:  # the same stages by vector operations
         order = np.argsort(-cols.size, kind="stable")
         stage_of = np.searchsorted(-np.asarray(maxima, np.int64), -cols.size[order], side="right") - 1

@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from packager.plan.objects import binary_program, window_matching
-from packager.plan.records import UsageRecord, positional_maxima, time_columns
+from packager.plan.records import Records, UsageRecord, positional_maxima
 
 # Each window's integer program may branch this many nodes: a window holds tens of records.
 WINDOW_NODES = 200
@@ -58,7 +58,7 @@ MOVE_WINDOWS = 1_200
 @dataclass(frozen=True)
 class Repair:
     assignment: np.ndarray  # object of each record (objects renumbered 0..k-1)
-    object_sizes: np.ndarray  # int64, or Python ints (an object array) when too large for it
+    object_sizes: np.ndarray  # int64
     windows: int  # integer programs solved
     stopped: str  # why the search ended before the lower bound; "" when it reached it
 
@@ -68,11 +68,7 @@ def repair(records: Sequence[UsageRecord], assignment: Sequence[int], sizes: Seq
     """Improve the plan (assignment, sizes) by moves over time windows; never worse than it."""
     assign = np.asarray(assignment, dtype=np.int64).copy()
     n_obj = len(sizes)
-    try:
-        line = _Timeline(records)
-    except OverflowError:  # the sizes as Python ints: numpy keeps them exact in an object array
-        return _result(assign, np.array([r.size for r in records], dtype=object), 0,
-                       "sizes too large for the window search")
+    line = _Timeline(records)
     size = line.size
     cap = _object_sizes(assign, size, n_obj)
     maxima = np.array(positional_maxima(records), dtype=np.int64)
@@ -219,9 +215,7 @@ class _Timeline:
     """The records on the dense timeline, with a lookup of those alive in a window."""
 
     def __init__(self, records: Sequence[UsageRecord]) -> None:
-        cols = time_columns(records)
-        if cols is None:
-            raise OverflowError
+        cols = Records.of(records)
         self.lo, self.hi, self.size = cols.dense_first, cols.dense_last, cols.size
         self.by_lo = np.argsort(self.lo, kind="stable")
         self.sorted_lo = self.lo[self.by_lo]
@@ -317,7 +311,7 @@ def _object_sizes(assign: np.ndarray, size: np.ndarray, n_obj: int) -> np.ndarra
 
 def _result(assign: np.ndarray, size: np.ndarray, windows: int, stopped: str) -> Repair:
     """Objects renumbered in order of first use by position, empty ones dropped; each object as
-    large as its largest member (`size`: the records' sizes, int64 or Python ints)."""
+    large as its largest member (`size`: the records' sizes)."""
     used, first = np.unique(assign, return_index=True)
     used = used[np.argsort(first, kind="stable")]
     rename = np.zeros(int(used.max()) + 1 if len(used) else 0, dtype=np.int64)

@@ -31,6 +31,7 @@ import numpy as np
 
 from packager.errors import SolverLimitError
 from packager.plan import kernels
+from packager.plan.kernels import min_cost_flow as loop_kernel, min_cost_flow_range as range_kernel
 from packager.plan.objects._common import by_first_op, make_plan
 from packager.plan.records import ObjectPlan, UsageRecord
 
@@ -210,7 +211,7 @@ def _compiled_reused_records(records: Sequence[UsageRecord], graph: "_Graph", ke
     """_reused_records by the compiled loop (or by `kernel`, the same loop uncompiled): the same
     predecessors, step for step."""
     if kernel is None:
-        from packager.plan.kernels.min_cost_flow import assign as kernel
+        kernel = kernels.compiled(loop_kernel).assign
     held = kernel(np.array(by_first_op(records), dtype=np.int64), graph.usable.astype(np.int64),
                   graph.row_size, graph.col_size)
     return [graph.by_last[c] if c >= 0 else -1 for c in held.tolist()]
@@ -232,7 +233,7 @@ def _range_reused_records(records: Sequence[UsageRecord], kernel=None,
     more than order of first_op does, so past SIZE_ORDER_WORK steps a record the solve starts
     again in that order, with what remains of the budget."""
     if kernel is None:
-        from packager.plan.kernels.min_cost_flow_range import assign as kernel
+        kernel = kernels.compiled(range_kernel).assign
     sized = [i for i, r in enumerate(records) if r.size > 0]
     reused = _chain_empty_records(records)
     solved = [records[i] for i in sized]

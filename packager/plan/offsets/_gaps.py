@@ -15,7 +15,7 @@ import numpy as np
 from packager.plan import kernels
 from packager.plan.offsets import _placement_kernel
 from packager.plan.offsets._stop import Paused, StopRule
-from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of, time_columns
+from packager.plan.records import OffsetPlan, Records, UsageRecord, align_up, arena_of
 
 # A placed record as the gap searches see it: (offset, end, first_op, last_op); it occupies the
 # bytes [offset, end) during operators [first_op, last_op].
@@ -125,7 +125,7 @@ class PlacementLoop:
         self.steps = len(order)
         self._records = records
         self._kernel = None
-        if kernels.use_kernel(len(records)) and _placement_kernel.fits_int64(records, sizes, fixed):
+        if kernels.use_kernel(len(records)) and _placement_kernel.fits_int64(sizes, fixed):
             self._kernel = _placement_kernel.KernelLoop(
                 records, order, alignment, best_fit=best_fit, remember_unaligned=remember_unaligned,
                 skip_empty=skip_empty, sizes=sizes, fixed=fixed, compiled=not plain_first)
@@ -180,13 +180,11 @@ def offset_plan(
 
 
 def _arena(records: Sequence[UsageRecord], offsets: Sequence[int]) -> int:
-    """`arena_of`, by one vector maximum when the records are int64 columns (an offset is at
-    most the sum of the sizes, which the columns keep inside int64)."""
-    cols = time_columns(records) if len(records) > 64 else None
-    if cols is None:
+    """`arena_of`, by one vector maximum above 64 records."""
+    if len(records) <= 64:
         return arena_of(records, offsets)
     try:
-        ends = np.fromiter(offsets, dtype=np.int64, count=len(offsets)) + cols.size
-    except OverflowError:
+        ends = np.fromiter(offsets, dtype=np.int64, count=len(offsets)) + Records.of(records).size
+    except OverflowError:  # offsets padded by an alignment beyond int64 (a library caller's)
         return arena_of(records, offsets)
     return int(ends.max())

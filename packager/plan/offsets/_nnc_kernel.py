@@ -10,7 +10,7 @@ import numpy as np
 
 from packager.plan import kernels
 from packager.plan.kernels import nnc as nnc_kernel
-from packager.plan.records import OffsetPlan, TimeColumns, UsageRecord, time_columns
+from packager.plan.records import OffsetPlan, Records, UsageRecord
 
 NAME = "nnc"
 SINK_FIRST = nnc_kernel.SINK_FIRST
@@ -21,20 +21,21 @@ _INT64_SAFE = 1 << 61
 
 
 def compiled_loop(records: Sequence[UsageRecord], alignment: int):
-    """(`kernels.nnc.run` compiled, the records' columns), or None: too few records, or numbers
-    too large for int64."""
+    """(`kernels.nnc.run` compiled, the records' columns), or None: too few records, or so many
+    (partner ranks grow as the cube of the count) or such an alignment that its sums would pass
+    int64 (the records' own bounds hold already)."""
     n = len(records)
     if not kernels.use_kernel(n) or (n + 1) ** 3 >= _INT64_SAFE:
         return None
-    cols = time_columns(records)  # None when a number is too large for int64 sums
-    if cols is None or alignment * n >= _INT64_SAFE or int(cols.last.max()) >= SINK_FIRST:
+    cols = Records.of(records)
+    if alignment * n >= _INT64_SAFE or int(cols.last.max()) >= SINK_FIRST:
         return None
     if not kernels.use_kernel(int(np.count_nonzero(cols.size))):
         return None
     return kernels.compiled(nnc_kernel).run, cols
 
 
-def plan_by_loop(loop, cols: TimeColumns, alignment: int) -> OffsetPlan:
+def plan_by_loop(loop, cols: Records, alignment: int) -> OffsetPlan:
     """The plan by `kernels.nnc.run` (compiled or not) over the records' columns."""
     offsets = run_loop(loop, cols.first, cols.last, cols.size, alignment, cols.starts)
     placed = cols.size > 0

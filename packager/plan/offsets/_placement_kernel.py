@@ -15,16 +15,15 @@ import numpy as np
 
 from packager.plan import kernels
 from packager.plan.kernels import placement
-from packager.plan.records import TimeColumns, UsageRecord, time_columns
+from packager.plan.records import Records, UsageRecord
 
 # Offsets and sizes the kernel takes: their sums stay inside int64.
 INT64_SAFE = 1 << 61
 
 
-def fits_int64(records: Sequence[UsageRecord], sizes, fixed: Mapping[int, int] | None) -> bool:
-    """Whether the kernel's numbers stay inside int64 on this input."""
-    if time_columns(records) is None:
-        return False
+def fits_int64(sizes, fixed: Mapping[int, int] | None) -> bool:
+    """Whether the kernel's numbers stay inside int64 with these sizes in place of the records'
+    (rounded up by the caller) and these given offsets; the records' own bounds hold already."""
     if sizes is not None and len(sizes):
         biggest = int(sizes.max()) if isinstance(sizes, np.ndarray) else max(sizes)
         if biggest >= INT64_SAFE:
@@ -40,7 +39,7 @@ class KernelLoop:
                  best_fit: bool, remember_unaligned: bool, skip_empty: bool, sizes, fixed,
                  compiled: bool) -> None:
         n = len(records)
-        cols = time_columns(records)
+        cols = Records.of(records)
         self._records = records
         width, n_buckets = bucket_width(cols)
         self.compiled = compiled
@@ -79,7 +78,7 @@ class KernelLoop:
 
     def _compile(self) -> None:
         """Go on compiled from where the uncompiled loop stopped: the same state as int64 arrays."""
-        cols = time_columns(self._records)
+        cols = Records.of(self._records)
         as_array = lambda values: np.asarray(values, dtype=np.int64) if isinstance(values, list) else values
         self._args = (cols.first, cols.last, *(as_array(a) for a in self._args[2:]))
         self._out, self._state = self._args[-1], as_array(self._state)
@@ -104,7 +103,7 @@ class KernelLoop:
         return (self._out.tolist() if self.compiled else self._out), int(clash)
 
 
-def bucket_width(cols: TimeColumns) -> tuple[int, int]:
+def bucket_width(cols: Records) -> tuple[int, int]:
     """(operators per bucket, buckets) of the kernel's index: a few median lifetimes (balancing
     "buckets read per query" against "records met that started or ended beside the query's
     interval"), widened if operator numbers are sparse."""

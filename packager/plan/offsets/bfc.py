@@ -30,7 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
-from packager.plan.records import OffsetPlan, UsageRecord, time_columns
+from packager.plan.records import OffsetPlan, Records, UsageRecord
 
 NAME = "bfc"
 MIN_ALLOCATION = 256  # kMinAllocationSize
@@ -100,12 +100,12 @@ class Region:
 
 def event_orders(records: Sequence[UsageRecord]) -> tuple[list[int], list[int]]:
     """The non-empty records by (first_op, position) and by (last_op, position): as two stable
-    vector sorts where the records fit int64 columns."""
-    cols = time_columns(records) if len(records) > 64 else None
-    if cols is None:
+    vector sorts above 64 records."""
+    if len(records) <= 64:
         ids = [i for i, r in enumerate(records) if r.size > 0]
         return (sorted(ids, key=lambda i: (records[i].first_op, i)),
                 sorted(ids, key=lambda i: (records[i].last_op, i)))
+    cols = Records.of(records)
     ids = np.flatnonzero(cols.size > 0)
     return (ids[np.argsort(cols.first[ids], kind="stable")].tolist(),
             ids[np.argsort(cols.last[ids], kind="stable")].tolist())

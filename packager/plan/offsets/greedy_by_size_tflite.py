@@ -19,7 +19,7 @@ from packager.errors import PlanError
 from packager.plan import kernels
 from packager.plan.offsets._gaps import Placed, offset_plan, placed_until, smallest_gap_offset
 from packager.plan.offsets._stop import Paused, StopRule
-from packager.plan.records import OffsetPlan, UsageRecord, time_columns
+from packager.plan.records import OffsetPlan, Records, UsageRecord
 
 NAME = "greedy_by_size"
 
@@ -52,19 +52,11 @@ def allocation_order(records: Sequence[UsageRecord], whole_run: frozenset[int]) 
     for i in whole_run:
         if not 0 <= i < len(records):
             raise PlanError(f"whole-run record position {i} is out of range 0..{len(records) - 1}")
-    cols = time_columns(records)
-    try:
-        tensor = np.fromiter((r.tensor for r in records), dtype=np.int64, count=len(records))
-    except OverflowError:
-        cols = None
-    if cols is None:  # numbers beyond int64
-        rest = [i for i in range(len(records)) if i not in whole_run]
-        rest.sort(key=lambda i: (-records[i].size, records[i].first_op, records[i].tensor, i))
-        return sorted(whole_run) + rest
+    cols = Records.of(records)
     keep = np.ones(len(records), dtype=bool)
     keep[list(whole_run)] = False
     rest = np.flatnonzero(keep)
-    rest = rest[np.lexsort((rest, tensor[rest], cols.first[rest], -cols.size[rest]))]
+    rest = rest[np.lexsort((rest, cols.tensor[rest], cols.first[rest], -cols.size[rest]))]
     return sorted(whole_run) + rest.tolist()
 
 

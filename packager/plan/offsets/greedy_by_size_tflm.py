@@ -28,7 +28,7 @@ import numpy as np
 from packager.errors import PlanError
 from packager.plan.offsets._gaps import PlacementLoop, Placed, offset_plan
 from packager.plan.offsets._stop import Paused, StopRule
-from packager.plan.records import OffsetPlan, UsageRecord, align_up, time_columns
+from packager.plan.records import OffsetPlan, Records, UsageRecord
 
 NAME = "greedy_by_size_tflm"
 
@@ -39,11 +39,7 @@ def placement_order(records: Sequence[UsageRecord], fixed: Mapping[int, int],
                     alignment: int) -> list[int]:
     """Positions in the order TFLite Micro places them: given offsets first, then by rounded size,
     largest first, equal sizes by later position first."""
-    cols = time_columns(records)
-    if cols is None:  # numbers beyond int64
-        online = [i for i in range(len(records)) if i not in fixed]
-        online.sort(key=lambda i: (-align_up(records[i].size, alignment), -i))
-        return sorted(fixed) + online
+    cols = Records.of(records)
     keep = np.ones(len(records), dtype=bool)
     keep[[i for i in fixed if 0 <= i < len(records)]] = False
     online = np.flatnonzero(keep)
@@ -89,9 +85,7 @@ def start(records: Sequence[UsageRecord], alignment: int = 1, fixed: Mapping[int
     align = alignment if alignment > 1 else 1
     # `first_gap_offset` is the lowest gap with no alignment of its start (the rounded sizes and
     # the aligned given offsets keep every start aligned), empty buffers placed like the others.
-    cols = time_columns(records)
-    sizes = (-(-cols.size // align) * align if cols is not None
-             else [-(-r.size // align) * align for r in records])
+    sizes = -(-Records.of(records).size // align) * align
     loop = PlacementLoop(records, placement_order(records, fixed, alignment), 1,
                          best_fit=False, skip_empty=False, sizes=sizes, fixed=fixed,
                          plain_first=stop is not None and not fixed)

@@ -9,7 +9,7 @@ import numpy as np
 
 from packager.plan.offsets._gaps import placed_until
 from packager.plan.offsets._stop import Paused, StopRule
-from packager.plan.records import OffsetPlan, UsageRecord, time_columns
+from packager.plan.records import OffsetPlan, Records, UsageRecord
 
 NAME = "greedy_in_order"
 
@@ -21,7 +21,5 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
 def start(records: Sequence[UsageRecord], alignment: int = 1,
           stop: StopRule | None = None) -> OffsetPlan | Paused:
     """The plan, or Paused once a record placed ends above `stop`'s limit."""
-    cols = time_columns(records)
-    order = (np.argsort(cols.first, kind="stable").tolist() if cols is not None
-             else sorted(range(len(records)), key=lambda i: (records[i].first_op, i)))
+    order = np.argsort(Records.of(records).first, kind="stable").tolist()
     return placed_until(NAME, records, order, alignment, stop)

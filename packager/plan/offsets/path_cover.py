@@ -17,7 +17,7 @@ import numpy as np
 
 from packager.plan.offsets._gaps import placed_until
 from packager.plan.offsets._stop import Paused, StopRule
-from packager.plan.records import OffsetPlan, UsageRecord, time_columns
+from packager.plan.records import OffsetPlan, Records, UsageRecord
 
 NAME = "path_cover"
 
@@ -25,13 +25,9 @@ NAME = "path_cover"
 def groups_of(records: Sequence[UsageRecord]) -> list[list[int]]:
     """Groups of positions whose members never overlap in time, each in order of first operator.
     Empty records are left out."""
-    cols = time_columns(records)
-    if cols is not None:  # the same order by one stable vector sort
-        nonempty = np.flatnonzero(cols.size > 0)
-        order = nonempty[np.argsort(cols.first[nonempty], kind="stable")].tolist()
-    else:
-        order = sorted((i for i, r in enumerate(records) if r.size > 0),
-                       key=lambda i: (records[i].first_op, i))
+    cols = Records.of(records)
+    nonempty = np.flatnonzero(cols.size > 0)
+    order = nonempty[np.argsort(cols.first[nonempty], kind="stable")].tolist()  # by first_op, stable
     groups: list[list[int]] = []
     ends: list[tuple[int, int]] = []  # (last operator of its last member, group), sorted
     for i in order:

@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from packager.plan.records import OffsetPlan, UsageRecord, align_up, time_columns
+from packager.plan.records import OffsetPlan, Records, UsageRecord, align_up
 
 NAME = "simulated_allocator"
 
@@ -98,12 +98,12 @@ def replay_order(records: Sequence[UsageRecord]):
 
 def _orders(records: Sequence[UsageRecord]) -> tuple[list[int], list[int]]:
     """The non-empty records by (first_op, -size, position) and by (last_op, position): vector
-    sorts where the records fit int64 columns."""
-    cols = time_columns(records) if len(records) > 64 else None
-    if cols is None:
+    sorts above 64 records."""
+    if len(records) <= 64:
         ids = [i for i, r in enumerate(records) if r.size > 0]
         return (sorted(ids, key=lambda i: (records[i].first_op, -records[i].size, i)),
                 sorted(ids, key=lambda i: (records[i].last_op, i)))
+    cols = Records.of(records)
     ids = np.flatnonzero(cols.size > 0)
     return (ids[np.lexsort((ids, -cols.size[ids], cols.first[ids]))].tolist(),
             ids[np.argsort(cols.last[ids], kind="stable")].tolist())

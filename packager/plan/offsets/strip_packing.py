@@ -16,7 +16,6 @@ tree of their best keys): compiled, or uncompiled under a StopRule until resumed
 
 from __future__ import annotations
 
-import bisect
 from typing import Sequence
 
 import numpy as np
@@ -26,7 +25,7 @@ from packager.plan.kernels import skyline as skyline_kernel
 from packager.plan.offsets._gaps import offset_plan
 from packager.plan.offsets._placement_kernel import INT64_SAFE as _INT64_SAFE
 from packager.plan.offsets._stop import Paused, StopRule
-from packager.plan.records import OffsetPlan, UsageRecord, align_up, time_columns
+from packager.plan.records import OffsetPlan, Records, UsageRecord, align_up
 
 NAME = "strip_packing"
 # Under a StopRule, the records living at most this many ranks (and the segments at most this
@@ -47,8 +46,8 @@ class _Unplaced:
     """
 
     def __init__(self, records: Sequence[UsageRecord], positions: Sequence[int]) -> None:
-        cols = time_columns(records)
-        in_columns = cols is not None and self._columns(cols, len(records), positions)
+        cols = Records.of(records)
+        in_columns = self._columns(cols, len(records), positions)
         if not in_columns:
             self._lists(records, positions)
         self.per_size = len(records) + 1  # key % per_size is the record's position
@@ -124,17 +123,14 @@ def _distinct(values: np.ndarray) -> np.ndarray:
 
 def _first_group_at(firsts: list[int], points: list[int]) -> list[int]:
     """For each boundary point, the first group (by first operator) at or after it."""
-    try:
-        return np.searchsorted(np.array(firsts, dtype=np.int64), np.array(points, dtype=np.int64)).tolist()
-    except OverflowError:  # operator numbers beyond int64
-        return [bisect.bisect_left(firsts, t) for t in points]
+    return np.searchsorted(np.array(firsts, dtype=np.int64), np.array(points, dtype=np.int64)).tolist()
 
 
 def _ranks(records: Sequence[UsageRecord], points: list[int]) -> tuple[list[int], list[int]]:
     """Each record's first operator and the operator after its last, as ranks among `points`
     (those of empty records are never read)."""
-    cols = time_columns(records)
-    if cols is not None and len(points) > 1:
+    cols = Records.of(records)
+    if len(points) > 1:
         at = np.array(points, dtype=np.int64)
         return (np.searchsorted(at, cols.first).tolist(),
                 np.searchsorted(at, cols.last + 1).tolist())
@@ -185,7 +181,7 @@ def plan(records: Sequence[UsageRecord], alignment: int = 1) -> OffsetPlan:
 def start(records: Sequence[UsageRecord], alignment: int = 1,
           stop: StopRule | None = None) -> OffsetPlan | Paused:
     """The plan, or Paused once a record placed ends above `stop`'s limit."""
-    cols = time_columns(records) if kernels.use_kernel(len(records)) else None
+    cols = Records.of(records) if kernels.use_kernel(len(records)) else None
     # Under a StopRule the loop starts as Python: compiled only if resumed (see `_Loop.run`).
     loop = _compiled_loop(records, cols, alignment) if cols is not None and stop is None else None
     if loop is None:
