@@ -258,6 +258,9 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
             name = f"{prefix}_report.html"
             folder.add(name, report_html(planned, model, strategy))
             whats[name] = "report: the plan as pictures (open in a browser)"
+        # The plan JSON and its read-back (the run's peak) need only `plan`: every strategy's
+        # plans and the model itself are let go first.
+        del planned, model, stored, existing
         name = f"{prefix}_plan.json"
         folder.add(name, plan_json_file(plan, folder))
         whats[name] = PLAN_JSON_WHAT
