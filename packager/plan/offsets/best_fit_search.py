@@ -225,23 +225,28 @@ class SkylineSearch:
             otherwise the records inside count whole, and left[c] minus them is `outside`: the
             unplaced records over c that cross the segment's edges. So the cap breaks exactly
             where the records inside stay under `depth` and h + depth + outside > cap: only
-            cells under a record crossing an edge can break it, and only those are looked at.
+            cells under a record crossing an edge can break it, and only those are looked at;
+            none can when the crossing records together stay under cap - h - depth (`spare`),
+            which holds in particular when all the bytes still to place over the two wall cells
+            do (the usual case, told without listing any record).
             """
             spare = cap - h - depth
+            if spare >= 0 and (left[a - 1] if a > 0 else 0) + (left[z + 1] if z + 1 < cells else 0) <= spare:
+                return True
             # The unplaced records crossing the left edge (by last cell), and those crossing
             # the right edge only (by first cell; one crossing both is counted with the left).
             lefts = [k for k in crossing_by_last[a] if not placed[k]] if a > 0 else []
             rights = ([k for k in crossing_by_first[z + 1] if not placed[k] and first[k] >= a]
                       if z + 1 < cells else [])
-            if not lefts and not rights and spare >= 0:
-                return True  # no record crosses an edge: nothing outside to break the cap
+            outside = sum(size[k] for k in lefts)  # the left ones over cell c, plus the right ones
+            if spare >= 0 and outside + sum(size[k] for k in rights) <= spare:
+                return True
             if spare < 0:  # (never: heights stay under the cap) every cell may break it
                 cells_to_check = range(a, z + 1)
             else:
                 left_end = min(last[lefts[-1]], z) if lefts else a - 1
                 right_start = max(first[rights[0]], left_end + 1) if rights else z + 1
                 cells_to_check = chain(range(a, left_end + 1), range(right_start, z + 1))
-            outside = sum(size[k] for k in lefts)  # the left ones over cell c, plus the right ones
             li = ri = 0
             for c in cells_to_check:
                 while li < len(lefts) and last[lefts[li]] < c:
