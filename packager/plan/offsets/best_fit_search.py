@@ -143,8 +143,8 @@ class SkylineSearch:
         # The skyline's runs (maximal stretches of cells at one height): run_end[s] is the last
         # cell of the run starting at s, run_start[e] the first of the run ending at e (entries
         # at other cells are stale). The heap holds (height, start) of every run, and stale
-        # entries, skipped: its least run is the lowest segment (leftmost on ties). A node then
-        # costs the cells of its record, not a walk of the segment.
+        # entries, skipped: its least run is the lowest segment (leftmost on ties), whose end is
+        # then at hand, without a walk along the skyline.
         run_end, run_start = [0] * cells, [0] * cells
         run_end[0], run_start[cells - 1] = cells - 1, 0
         lowest = [(0, 0)]
@@ -183,6 +183,8 @@ class SkylineSearch:
                 run_end[z + 1], run_start[after] = after, z + 1
 
         def open_frame(depth: int) -> list:
+            """The frame at the lowest segment: its actions in the order they are tried (none
+            when the cap rules the segment out)."""
             while True:
                 h, a = lowest[0]  # a run starting at a, at height h, if the entry is not stale
                 if height[a] == h and (a == 0 or height[a - 1] != h):
