@@ -44,8 +44,6 @@ from itertools import chain
 from heapq import heappop, heappush
 from typing import Callable, Sequence
 
-from sortedcontainers import SortedList
-
 from packager.plan.offsets.skyline_greedy import greedy_descent
 from packager.plan.records import OffsetPlan, UsageRecord, align_up, arena_of
 
@@ -90,18 +88,23 @@ class SkylineSearch:
         for k in range(len(self.ids)):
             for c in range(self.first[k], self.last[k] + 1):
                 self.load[c] += self.size[k]
-        self._alive_at: list[list[int]] | None = None
+        self._crossing: tuple[list[list[int]], list[list[int]]] | None = None
         self.nodes = 0  # nodes expanded by all descents so far
         self.exhausted = False  # the last descent under a cap searched its whole tree
 
-    def alive_at(self) -> list[list[int]]:
-        """The records over each cell (built once, for the bounded descents)."""
-        if self._alive_at is None:
-            self._alive_at = [[] for _ in range(self.cells)]
+    def crossing(self) -> tuple[list[list[int]], list[list[int]]]:
+        """The records over both cell c - 1 and cell c, for each c: by last cell, and by first
+        (built once, for the bounded descents)."""
+        if self._crossing is None:
+            by_last: list[list[int]] = [[] for _ in range(self.cells)]
             for k in range(len(self.ids)):
-                for c in range(self.first[k], self.last[k] + 1):
-                    self._alive_at[c].append(k)
-        return self._alive_at
+                for c in range(self.first[k] + 1, self.last[k] + 1):
+                    by_last[c].append(k)
+            by_first = [sorted(ks, key=self.first.__getitem__) for ks in by_last]
+            for ks in by_last:
+                ks.sort(key=self.last.__getitem__)
+            self._crossing = by_last, by_first
+        return self._crossing
 
     @property
     def lower_bound(self) -> int:
@@ -130,54 +133,86 @@ class SkylineSearch:
         if self.lower_bound > cap:
             return None
         bounded = cap != float("inf")
-        alive_at = self.alive_at() if bounded else []
+        crossing_by_last, crossing_by_first = self.crossing() if bounded else ([], [])
         height = [0] * cells
-        lowest = [(0, c) for c in range(cells)]  # heap of (height, cell); stale entries skipped
         left = self.load[:]  # bytes still to place in each cell
         placed = [False] * n
         offset = [0] * n
         to_place = n
         nodes = 0
-        stack: list[list] = []  # frames: [height, start, end, actions, next action, applied action]
-        # The cells where the skyline changes height (c with height[c] != height[c - 1]): the
-        # lowest segment ends before the first of them after its start, found in log time
-        # instead of by walking the segment (which made the greedy descent quadratic).
-        steps = SortedList()
+        # The skyline's runs (maximal stretches of cells at one height): run_end[s] is the last
+        # cell of the run starting at s, run_start[e] the first of the run ending at e (entries
+        # at other cells are stale). The heap holds (height, start) of every run, and stale
+        # entries, skipped: its least run is the lowest segment (leftmost on ties), whose end is
+        # then at hand, without a walk along the skyline.
+        run_end, run_start = [0] * cells, [0] * cells
+        run_end[0], run_start[cells - 1] = cells - 1, 0
+        lowest = [(0, 0)]
+        # frames: [height, start, end, actions, next action, applied action, the run before the
+        # segment's start, the run after's end, the lower wall]
+        stack: list[list] = []
 
-        def levelled(x: int, y: int) -> None:
-            """Cells x..y were just set to one height: update the steps around and inside them."""
-            del steps[steps.bisect_right(x):steps.bisect_right(y)]
-            for c in (x, y + 1):  # the two edges: a step where the heights differ
-                if 0 < c < cells:
-                    steps.discard(c)  # a SortedList keeps duplicates: one entry per step
-                    if height[c] != height[c - 1]:
-                        steps.add(c)
+        def raise_cells(h: int, a: int, z: int, x: int, y: int, level: int) -> None:
+            """Raise cells x..y of the segment a..z (at h) to `level`: split the segment's run
+            around them, joining them with a neighbouring run at `level`."""
+            height[x:y + 1] = [level] * (y + 1 - x)
+            s = run_start[a - 1] if x == a and a > 0 and height[a - 1] == level else x
+            e = run_end[z + 1] if y == z and z + 1 < cells and height[z + 1] == level else y
+            run_end[s], run_start[e] = e, s
+            if s == x:  # a new run (a run joined keeps its heap entry)
+                heappush(lowest, (level, s))
+            if x > a:
+                run_end[a], run_start[x - 1] = x - 1, a
+            if y < z:
+                run_end[y + 1], run_start[z] = z, y + 1
+                heappush(lowest, (h, y + 1))
+
+        def lower_cells(frame: list, x: int, y: int) -> None:
+            """Undo the frame's raise of cells x..y: its segment is one run again, between its
+            old neighbours."""
+            h, a, z, before, after = frame[0], frame[1], frame[2], frame[6], frame[7]
+            if x == a:  # a starts a run at h again
+                heappush(lowest, (h, a))
+            if y == z and z + 1 < cells and height[z + 1] == height[z]:
+                heappush(lowest, (height[z + 1], z + 1))  # the run after, which the cells had joined
+            height[x:y + 1] = [h] * (y + 1 - x)
+            run_end[a], run_start[z] = z, a
+            if a > 0:
+                run_end[before], run_start[a - 1] = a - 1, before
+            if z + 1 < cells:
+                run_end[z + 1], run_start[after] = after, z + 1
 
         def open_frame(depth: int) -> list:
-            while lowest[0][0] != height[lowest[0][1]]:
+            """The frame at the lowest segment: its actions in the order they are tried (none
+            when the cap rules the segment out)."""
+            while True:
+                h, a = lowest[0]  # a run starting at a, at height h, if the entry is not stale
+                if height[a] == h and (a == 0 or height[a - 1] != h):
+                    break
                 heappop(lowest)
-            h, a = lowest[0]  # the lowest height's leftmost cell: a segment starts there
-            after = steps.bisect_right(a)
-            z = steps[after] - 1 if after < len(steps) else cells - 1
-            walls = [height[c] for c in (a - 1, z + 1) if 0 <= c < cells]
-            cands = None
-            if bounded and walls and not fillable(h, a, z, min(walls) - h):
-                return [h, a, z, [], 0, None]
-            snug = [k for k in starting_at[a] if not placed[k] and last[k] <= z]
-            if snug:
-                cands = snug
-            elif cands is None:
+            z = run_end[a]
+            before = run_start[a - 1] if a > 0 else -1
+            after = run_end[z + 1] if z + 1 < cells else -1
+            # The lower wall: the segment's raise lifts it to there (None: no wall to rise to).
+            wall = height[a - 1] if a > 0 else None
+            if z + 1 < cells and (wall is None or height[z + 1] < wall):
+                wall = height[z + 1]
+            if bounded and wall is not None and not fillable(h, a, z, wall - h):
+                return [h, a, z, [], 0, None, before, after, wall]
+            cands = [k for k in starting_at[a] if not placed[k] and last[k] <= z]  # snug
+            if not cands:
                 cands = inside(a, z)
-            cands.sort(key=lambda k: (last[k] != z, rank[k]))
+            if len(cands) > 1:  # (mostly there is one, or none)
+                cands.sort(key=lambda k: (last[k] != z, rank[k]))
             if rng is not None and depth > follow:
                 for j in range(len(cands) - 1):
                     if rng.random() < SHUFFLE:
                         cands[j], cands[j + 1] = cands[j + 1], cands[j]
-            actions = cands + [RAISE] if walls else cands
+            actions = cands + [RAISE] if wall is not None else cands
             if depth <= follow and depth < len(guide) and guide[depth] in actions:
                 actions.remove(guide[depth])
                 actions.insert(0 if depth < follow else len(actions), guide[depth])
-            return [h, a, z, actions, 0, None]
+            return [h, a, z, actions, 0, None, before, after, wall]
 
         def inside(a: int, z: int) -> list[int]:
             """The unplaced records whose lifetime lies within cells [a, z]."""
@@ -192,30 +227,35 @@ class SkylineSearch:
             otherwise the records inside count whole, and left[c] minus them is `outside`: the
             unplaced records over c that cross the segment's edges. So the cap breaks exactly
             where the records inside stay under `depth` and h + depth + outside > cap: only
-            cells under a record crossing an edge can break it, and only those are looked at.
+            cells under a record crossing an edge can break it, and only those are looked at;
+            none can when the crossing records together stay under cap - h - depth (`spare`),
+            which holds in particular when all the bytes still to place over the two wall cells
+            do (the usual case, told without listing any record).
             """
             spare = cap - h - depth
-            lefts, rights = [], []  # (the cell it stops covering the segment at / starts at, size)
-            if a > 0:
-                lefts = sorted((min(last[k], z), size[k]) for k in alive_at[a - 1]
-                               if not placed[k] and last[k] >= a)
-            if z + 1 < cells:  # (a record crossing both edges is counted with the left ones)
-                rights = sorted((first[k], size[k]) for k in alive_at[z + 1]
-                                if not placed[k] and a <= first[k] <= z)
+            if spare >= 0 and (left[a - 1] if a > 0 else 0) + (left[z + 1] if z + 1 < cells else 0) <= spare:
+                return True
+            # The unplaced records crossing the left edge (by last cell), and those crossing
+            # the right edge only (by first cell; one crossing both is counted with the left).
+            lefts = [k for k in crossing_by_last[a] if not placed[k]] if a > 0 else []
+            rights = ([k for k in crossing_by_first[z + 1] if not placed[k] and first[k] >= a]
+                      if z + 1 < cells else [])
+            outside = sum(size[k] for k in lefts)  # the left ones over cell c, plus the right ones
+            if spare >= 0 and outside + sum(size[k] for k in rights) <= spare:
+                return True
             if spare < 0:  # (never: heights stay under the cap) every cell may break it
                 cells_to_check = range(a, z + 1)
             else:
-                left_end = lefts[-1][0] if lefts else a - 1
-                right_start = max(rights[0][0], left_end + 1) if rights else z + 1
+                left_end = min(last[lefts[-1]], z) if lefts else a - 1
+                right_start = max(first[rights[0]], left_end + 1) if rights else z + 1
                 cells_to_check = chain(range(a, left_end + 1), range(right_start, z + 1))
-            outside = sum(s for _, s in lefts)  # the left ones over cell c, plus the right ones
             li = ri = 0
             for c in cells_to_check:
-                while li < len(lefts) and lefts[li][0] < c:
-                    outside -= lefts[li][1]
+                while li < len(lefts) and last[lefts[li]] < c:
+                    outside -= size[lefts[li]]
                     li += 1
-                while ri < len(rights) and rights[ri][0] <= c:
-                    outside += rights[ri][1]
+                while ri < len(rights) and first[rights[ri]] <= c:
+                    outside += size[rights[ri]]
                     ri += 1
                 if outside > spare and left[c] - outside < depth:
                     return False
@@ -224,22 +264,17 @@ class SkylineSearch:
         stack.append(open_frame(0))
         while stack:
             frame = stack[-1]
-            h, a, z, actions, nxt, applied = frame
+            h, a, z, actions, nxt, applied, _, _, wall = frame
             if applied is not None:  # undo the action this frame tried last
                 if applied >= 0:
                     placed[applied] = False
                     to_place += 1
                     s = size[applied]
                     for c in range(first[applied], last[applied] + 1):
-                        height[c] = h
                         left[c] += s
-                        heappush(lowest, (h, c))
-                    levelled(first[applied], last[applied])
+                    lower_cells(frame, first[applied], last[applied])
                 else:
-                    for c in range(a, z + 1):
-                        height[c] = h
-                        heappush(lowest, (h, c))
-                    levelled(a, z)
+                    lower_cells(frame, a, z)
                 frame[5] = None
             start = align_up(h, align)
             while nxt < len(actions):
@@ -254,18 +289,12 @@ class SkylineSearch:
                     to_place -= 1
                     s = size[k]
                     for c in range(first[k], last[k] + 1):
-                        height[c] = top
                         left[c] -= s
-                        heappush(lowest, (top, c))
-                    levelled(first[k], last[k])
+                    raise_cells(h, a, z, first[k], last[k], top)
                 else:
-                    wall = min(height[c] for c in (a - 1, z + 1) if 0 <= c < cells)
-                    if bounded and any(wall + left[c] > cap for c in range(a, z + 1)):
+                    if bounded and wall + max(left[a:z + 1]) > cap:
                         continue
-                    for c in range(a, z + 1):
-                        height[c] = wall
-                        heappush(lowest, (wall, c))
-                    levelled(a, z)
+                    raise_cells(h, a, z, a, z, wall)
                 frame[5] = k
                 break
             frame[4] = nxt
