@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,3 +23,12 @@ def shared_model_path(name: str) -> Path:
 @pytest.fixture(params=SHARED_NAMES)
 def shared_model(request) -> Path:
     return shared_model_path(request.param)
+
+
+def numba_imported_by(code: str) -> bool:
+    """Whether running `code` in a fresh interpreter (from the repository) imports numba: the
+    kernels must not be compiled, nor numba loaded, below their size."""
+    probe = code + "\nimport sys\nprint('numba' in sys.modules)\n"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1] == "True"

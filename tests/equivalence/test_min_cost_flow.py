@@ -6,8 +6,6 @@ and the flow they find is the optimal one."""
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from packager.plan import kernels
 from packager.plan.objects import min_cost_flow
 from packager.plan.records import UsageRecord
 from packager.plan.validate import check_object_plan
+from tests.conftest import numba_imported_by
 from tests.plan.model_records import model_records
 from tests.pins.pin_cases import random_records
 from tests.plan.test_object_strategies import best_reuse_cost
@@ -103,16 +102,12 @@ def test_above_the_old_cap_it_plans():
 
 
 def test_inputs_below_compile_from_never_import_numba():
-    code = ("import sys\n"
-            "from packager.plan import kernels\n"
-            "from packager.plan.objects import min_cost_flow\n"
-            "from packager.plan.records import UsageRecord\n"
-            "records = [UsageRecord(i, i // 4, i // 4 + i % 3, 10 + i % 5)\n"
-            "           for i in range(kernels.COMPILE_FROM - 1)]\n"
-            "min_cost_flow.plan(records)\n"
-            "assert 'numba' not in sys.modules, 'numba imported'\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    assert not numba_imported_by("from packager.plan import kernels\n"
+                                 "from packager.plan.objects import min_cost_flow\n"
+                                 "from packager.plan.records import UsageRecord\n"
+                                 "records = [UsageRecord(i, i // 4, i // 4 + i % 3, 10 + i % 5)\n"
+                                 "           for i in range(kernels.COMPILE_FROM - 1)]\n"
+                                 "min_cost_flow.plan(records)\n")
 
 
 def test_records_of_size_zero_and_empty_inputs():

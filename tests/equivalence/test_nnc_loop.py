@@ -4,8 +4,6 @@ readable `nnc.plan` (what runs below `kernels.COMPILE_FROM` records)."""
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -19,6 +17,7 @@ from packager.plan.kernels import nnc as nnc_kernel
 from packager.plan.offsets import _nnc_kernel, nnc
 from packager.plan.records import UsageRecord
 from packager.plan.validate import check_offset_plan
+from tests.conftest import numba_imported_by
 
 
 # Tie-heavy: few sizes (zero among them), short and equal intervals, records that repeat.
@@ -105,12 +104,8 @@ def test_few_records_take_the_readable_plan_and_sizes_beyond_int64_sums_are_refu
 
 
 def test_nnc_below_compile_from_never_imports_numba():
-    script = ("import sys\n"
-              "from benchmarks.synthetic import SHAPES, usage_records\n"
-              "from packager.plan import kernels\n"
-              "from packager.plan.offsets import nnc\n"
-              "records = usage_records(SHAPES['branching'](kernels.COMPILE_FROM))\n"
-              "nnc.plan(records[:kernels.COMPILE_FROM - 1], 64)\n"
-              "print('numba' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert not numba_imported_by("from benchmarks.synthetic import SHAPES, usage_records\n"
+                                 "from packager.plan import kernels\n"
+                                 "from packager.plan.offsets import nnc\n"
+                                 "records = usage_records(SHAPES['branching'](kernels.COMPILE_FROM))\n"
+                                 "nnc.plan(records[:kernels.COMPILE_FROM - 1], 64)\n")
