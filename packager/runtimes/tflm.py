@@ -88,18 +88,33 @@ def try_arenas(path: Path, sizes: list[int], timeout: float = 120.0) -> list[Are
     the failure of the size it was trying). Sizes and tails are a plain MicroInterpreter's: the
     Python interpreter's recording allocator gets RECORDING_ALLOCATOR_EXTRA bytes more, which
     places everything else exactly where a plain interpreter would (kernels/tflm_arena.py)."""
+    tries = try_arenas_each([(path, sizes)], timeout)
+    return tries if isinstance(tries, Unavailable) else tries[0]
+
+
+def try_arenas_each(jobs: list[tuple[Path, list[int]]],
+                    timeout: float = 120.0) -> list[list[ArenaTry]] | Unavailable:
+    """`try_arenas` for several models in one child process (the runtime is loaded once), in
+    order: each model's sizes up to its first failure. A crash is the failure of the size it was
+    trying; the models after it are not tried (empty lists)."""
     import sys
     from packager.runtimes.child import MISSING, run_child
     extra = RECORDING_ALLOCATOR_EXTRA
-    result = run_child([sys.executable, "-m", "packager.runtimes.tflm_arena_probe", str(path),
-                        *(str(s + extra) for s in sizes)], timeout)
+    argv = []
+    for path, sizes in jobs:
+        argv += ["--", str(path), *(str(s + extra) for s in sizes)]
+    result = run_child([sys.executable, "-m", "packager.runtimes.tflm_arena_probe", *argv[1:]], timeout)
     if result.outcome == MISSING:
         return Unavailable(MISSING, result.reason, "tflite-micro", "")
-    tries = [ArenaTry(d["arena"] - extra, d["ok"], d.get("head"),
-                      None if d.get("tail") is None else d["tail"] - extra,
-                      tuple(d.get("outputs", ())), d.get("reason", "")) for d in _json_lines(result)]
-    if len(tries) < len(sizes) and (not tries or tries[-1].ok):
-        tries.append(ArenaTry(sizes[len(tries)], False, reason=result.reason or "the runtime crashed"))
+    tries: list[list[ArenaTry]] = [[] for _ in jobs]
+    for d in _json_lines(result):
+        tries[d.get("model", 0)].append(
+            ArenaTry(d["arena"] - extra, d["ok"], d.get("head"), None if d.get("tail") is None else d["tail"] - extra,
+                     tuple(d.get("outputs", ())), d.get("reason", "")))
+    for (_, sizes), done in zip(jobs, tries):
+        if len(done) < len(sizes) and (not done or done[-1].ok):  # the child ended while at this model
+            done.append(ArenaTry(sizes[len(done)], False, reason=result.reason or "the runtime crashed"))
+            break
     return tries
 
 

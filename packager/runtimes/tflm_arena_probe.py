@@ -1,12 +1,13 @@
 """Child-process entry point: does TFLite Micro set a model up and run it in an arena of N bytes?
 
-    python -m packager.runtimes.tflm_arena_probe MODEL N [N ...]
+    python -m packager.runtimes.tflm_arena_probe MODEL N [N ...] [-- MODEL N [N ...] ...]
 
-Tries each size in the order given (callers pass them largest first): builds the Python
+For each model in turn (the runtime is loaded once), tries each size in the order given (callers pass them largest first): builds the Python
 interpreter (its default recording allocator) with `arena_size=N`, fills every input with the
 same seeded pseudo-random values, invokes once and prints one JSON line per size: the head and
-tail it recorded and a digest of every output, or the reason it failed. It stops at the first
-failure, since a runtime that failed once may be in no state to go on. TFLite Micro can crash
+tail it recorded and a digest of every output, or the reason it failed, with the model's place
+in the list. It stops a model's sizes at the first failure, since an interpreter that failed once
+may be in no state to go on. TFLite Micro can crash
 below its minimum instead of failing: the caller reads the lines printed before the crash.
 
 Imports no planning code: only the runtime, numpy, the standard library and the output capture
@@ -47,9 +48,21 @@ def main(argv: list[str]) -> None:
     except ImportError:
         _say({"missing": "tflite-micro"})
         sys.exit(EXIT_MISSING)
-    from packager.runtimes.probe import captured_output, package_version, reason_of, recorded
-    path, sizes = argv[0], [int(a) for a in argv[1:]]
+    from packager.runtimes.probe import package_version
     version = package_version("tflite-micro")
+    jobs: list[list[str]] = [[]]
+    for arg in argv:  # MODEL N [N ...], the models apart by "--"
+        if arg == "--":
+            jobs.append([])
+        else:
+            jobs[-1].append(arg)
+    for model, (path, *sizes) in enumerate(jobs):
+        _try_sizes(runtime, model, path, [int(s) for s in sizes], version)
+
+
+def _try_sizes(runtime, model: int, path: str, sizes: list[int], version: str) -> None:
+    """One model's sizes in order, up to the first failure."""
+    from packager.runtimes.probe import captured_output, reason_of, recorded
     for size in sizes:
         with captured_output() as output:
             try:
@@ -75,12 +88,12 @@ def main(argv: list[str]) -> None:
             except Exception as e:  # the runtime refusing the size or the model
                 error = e
         if error is not None:
-            _say({"arena": size, "ok": False, "reason": reason_of(error, output),
+            _say({"model": model, "arena": size, "ok": False, "reason": reason_of(error, output),
                   "version": version})
             return
         with captured_output() as recording:
             it.print_allocations()
-        _say({"arena": size, "ok": True, "head": recorded(recording, "head"),
+        _say({"model": model, "arena": size, "ok": True, "head": recorded(recording, "head"),
               "tail": recorded(recording, "tail"), "outputs": digests, "version": version})
         del it
 

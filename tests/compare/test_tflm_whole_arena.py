@@ -14,7 +14,7 @@ import pytest
 from fixtures.catalog import RUNS_IN_TFLM
 from fixtures.write_models import DEFAULT_DIR
 from packager.kernels.tflm_whole_arena import predict_whole_arena
-from packager.runtimes.tflm import SmallestArena, smallest_arena, try_arenas
+from packager.runtimes.tflm import SmallestArena, smallest_arena, try_arenas, try_arenas_each
 from packager.kernels.tflm_arena import CORTEX_M, HOST, HOST_PLAIN_DIFFERENCE
 from packager.reader import read_model
 from tests.conftest import SHARED_MODELS
@@ -81,6 +81,15 @@ def test_a_crash_counts_as_a_failure_of_the_size_tried():
     tries = try_arenas(path, [1 << 20, 64])
     assert [t.ok for t in tries] == [True, False]
     assert tries[1].reason
+
+
+def test_several_models_in_one_child_try_as_each_alone():
+    """`package` runs the original and the packaged model in one child process: each model's
+    tries are those it gets alone, up to its own first failure, and a crash stops the rest."""
+    chain, block = DEFAULT_DIR / "chain.tflite", DEFAULT_DIR / "mobile_block.tflite"
+    together = try_arenas_each([(block, [1 << 20, 1 << 19]), (chain, [1 << 20, 64]), (block, [1 << 20])])
+    assert together[:2] == [try_arenas(block, [1 << 20, 1 << 19]), try_arenas(chain, [1 << 20, 64])]
+    assert [t.ok for t in together[1]] == [True, False] and together[2] == []  # chain crashed at 64 B
 
 
 def test_cortex_m_is_smaller_and_marked_modelled():

@@ -141,7 +141,7 @@ def test_a_verification_mismatch_fails_with_one_line_and_writes_nothing(tmp_path
 
 
 def test_without_the_runtime_the_plan_is_said_unverified(tmp_path, monkeypatch):
-    monkeypatch.setattr(verify_module, "try_arenas",
+    monkeypatch.setattr(verify_module, "try_arenas_each",
                         lambda *a, **k: Unavailable("missing", "tflite-micro is not installed"))
     result = package(DEFAULT_DIR / "chain.tflite", tmp_path / "o", report=False, verify=True)
     assert result.notes[0] == "unverified: tflite-micro is not installed"
