@@ -107,7 +107,7 @@ def offline_offsets(plan: PackagePlan) -> list[int]:
     offsets = [-1] * sum(plan.source.subgraph_tensor_counts)
     tensors = plan.arenas[0].offsets.tensors
     index, offset = tensors.index.tolist(), tensors.offset.tolist()
-    for k, kind, planned in zip(range(len(tensors)), tensors.kind, tensors.planned.tolist()):
+    for k, (kind, planned) in enumerate(zip(tensors.kind, tensors.planned.tolist())):
         if kind == TENSOR and planned:
             offsets[index[k]] = offset[k]
     return offsets

@@ -103,9 +103,6 @@ def verify_package(original: Path | bytes, packed: bytes, plan: PackagePlan, mod
     else:
         where = (f"runs, head {first.head:,} B = the plan (its whole arena is not verified: "
                  f"{host.why_inexact})")
-    return Verification(VERIFIED, f"verified on {first_version(reference)}: the packaged model {where}; "
+    runtime = f"tflite-micro {installed_version()}".strip()
+    return Verification(VERIFIED, f"verified on {runtime}: the packaged model {where}; "
                                   "outputs identical to the original's")
-
-
-def first_version(tries) -> str:
-    return f"tflite-micro {installed_version()}".strip()
