@@ -43,7 +43,7 @@ class StoredBatch:
         else:
             who = f"a runtime runs the stored shape ({stored}) unless the input is resized"
         sized = (f" ({self.placeholders} tensor{'s' if self.placeholders != 1 else ''} stored with "
-                 f"placeholder sizes sized from the batch)" if self.placeholders else "")
+                 f"placeholder sizes are sized from the batch)" if self.placeholders else "")
         return (f"dynamic batch ({names}): {who}, so the plan is made for it{sized}; "
                 f"give --dim {next(iter(self.bounds))}=MIN..MAX to plan for other batches")
 
