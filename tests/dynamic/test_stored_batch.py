@@ -7,7 +7,9 @@ import json
 
 import pytest
 
+from fixtures.builder import ModelBuilder
 from fixtures.catalog import CATALOG
+from fixtures.layers import Layers
 from fixtures.stored_shapes import STORED_SHAPE_BUILDERS
 from packager.arenas import plan_model
 from packager.dynamic.stored_batch import stored_batch
@@ -72,8 +74,24 @@ def test_placeholder_stored_sizes_are_sized_from_the_batch():
     assert planned[rows.index] == 512
 
 
+def _batch_then_custom_op() -> bytes:
+    """A batch -1 only in the signature, then a custom op whose output length is known only once
+    it has run."""
+    m = ModelBuilder("batch then custom op")
+    nn = Layers(m.subgraph("main"), seed=7)
+    x = nn.input("x", [-1, 8])
+    h = nn.tensor("picked", [-1])
+    nn.g.op("MyCustomOp", [x], [h], custom=True, custom_options=b"\x01")
+    y = nn.unary("RELU", h)
+    nn.g.inputs([x])
+    nn.g.outputs([y])
+    return m.build()
+
+
 def test_a_dynamic_stored_shape_still_asks_for_dim(tmp_path):
     cases = {
+        # a size known only once an op has run
+        "custom": (_batch_then_custom_op(), "--dim x_0=MIN..MAX (and 1 more)"),
         "dynamic_image": (CATALOG["dynamic_image"](), "--dim image_1=MIN..MAX"),  # not the batch
         "dynamic_sequence": (CATALOG["dynamic_sequence"](), "--dim tokens_1=MIN..MAX"),
         # -1 in the stored shape itself: no size to plan at
