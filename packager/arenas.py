@@ -20,6 +20,7 @@ from typing import Mapping, Sequence
 from packager.dynamic.shapes import (DynamicShapes, PassPlan, analyse, bounds_of, is_static, parse_dim,
                                      plan_passes_at_largest, renames_of, require_bounds,
                                      worst_case_lifetimes)
+from packager.dynamic.stored_batch import stored_batch
 from packager.dynamic.symbolic import Value
 from packager.errors import PackagerError, PlanError
 from packager.kernels.tflm_scratch import scratch_records
@@ -80,9 +81,14 @@ def dynamic_shapes(model: Model, dims: Sequence[str] = ()) -> tuple[DynamicShape
 def bindings_for(model: Model, dims: Sequence[str] = ()) -> Bindings | None:
     """The model's symbols and their bounds from --dim (or derived); None for a static model.
     A plan must hold for every binding, so every symbol needs a bound: DimError names the first
-    that has none."""
+    that has none. Without --dim, a batch that is -1 only in shape_signature is planned at the
+    stored shape (dynamic/stored_batch.py): None, the file's sizes, where they are the stored
+    batch's; else that batch as the one binding."""
     if not dims and is_static(model):  # no symbol to bound: skip the analysis
         return None
+    batch = stored_batch(model, dims)
+    if batch is not None:
+        return Bindings(batch.shapes, batch.bounds) if batch.placeholders else None
     shapes, bounds = dynamic_shapes(model, dims)
     if not shapes.is_dynamic:
         return None

@@ -22,6 +22,7 @@ from packager.errors import PackagerError
 from packager.text.plan_text import print_dynamic, print_result
 from packager.text.plan_view import arena_view, passes_view, result_view
 from packager.arenas import plan_model, plan_records
+from packager.dynamic.stored_batch import stored_batch
 from packager.reader import read_model
 from packager.semantics import SEMANTICS, TFLITE, TFLM
 from packager.package.output_dir import interruption_announced, stop_signals_interrupt
@@ -150,6 +151,12 @@ def check_semantics(name: str) -> str:
     return name
 
 
+def stored_shape_field(batch, semantics: str) -> dict:
+    """`stored_shape` in --json when a batch -1 only in shape_signature was planned at the stored
+    shape (dynamic/stored_batch.py); nothing otherwise."""
+    return {"stored_shape": batch.view(semantics)} if batch is not None else {}
+
+
 def print_json(data: object) -> None:
     """json.dumps(data, indent=2, sort_keys=True) + newline, written in pieces (json_text)."""
     from packager.emit.json_text import write_json
@@ -188,7 +195,7 @@ def plan(model: Optional[Path] = typer.Argument(None, metavar="[MODEL]", help="A
          dims: list[str] = DimOption,
          json_out: bool = JsonOption) -> None:
     """Plan every arena with the chosen strategies; print each result beside the lower bound."""
-    said = ""
+    said, batch = "", None
     with user_errors():
         if (model is None) == (records is None):
             raise PackagerError("give a MODEL or --records FILE.csv (one of the two)")
@@ -204,14 +211,17 @@ def plan(model: Optional[Path] = typer.Argument(None, metavar="[MODEL]", help="A
             with working(f"planning {model.name}"):
                 arenas = [(a.lifetimes.subgraph, a.lifetimes.inline, a.result, a.passes)
                           for a in plan_model(m, semantics, strategy, dims)]
+            batch = stored_batch(m, dims)
             title = f"{model.name} under {semantics} semantics"
     if json_out:  # (the views exist only here: every strategy's every tensor, written as it goes)
         print_json({"source": (records or model).name, "semantics": None if records else semantics,
-                    "arenas": [arena_view(*a) for a in arenas]})
+                    "arenas": [arena_view(*a) for a in arenas], **stored_shape_field(batch, semantics)})
         return
     out.print(title, style="bold", markup=False)
     if said:
         out.print(f"semantics: {semantics}{said}", markup=False, soft_wrap=True)
+    if batch is not None:
+        out.print(f"note: {batch.note(semantics)}", markup=False, soft_wrap=True)
     for subgraph, inline, result, passes in arenas:
         where = ("all records" if subgraph is None else
                  "whole model (inline)" if inline else f"subgraph {subgraph}")
@@ -248,6 +258,7 @@ def report(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite fi
         m = read_checked(model)
         with working(f"planning {model.name}", quiet):
             arenas = plan_model(m, semantics, strategy, dims)
+            batch = stored_batch(m, dims)
             measured = tflite_layouts(model, m, arenas, semantics) if measure else None
         pictures = [arena_picture(m, a, strategy) for a in arenas]
         html = render_report_html(pictures, source_name=model.name, semantics=semantics, strategy=strategy,
@@ -261,7 +272,7 @@ def report(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite fi
                     "files": [{"path": str(p), "bytes": len(files[p])} for p in written],
                     "arenas": [{"subgraph": a.lifetimes.subgraph, "inline": a.lifetimes.inline,
                                 **result_view(a.result, with_tensors=False), **passes_view(a.passes)}
-                               for a in arenas]})
+                               for a in arenas], **stored_shape_field(batch, semantics)})
         return
     if quiet:
         return
@@ -269,6 +280,8 @@ def report(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite fi
         out.print(f"wrote {path}", markup=False)
     if said:
         out.print(f"semantics: {semantics}{said}", markup=False, soft_wrap=True)
+    if batch is not None:
+        out.print(f"note: {batch.note(semantics)}", markup=False, soft_wrap=True)
 
 
 @app.command(epilog=EXIT_CODES)

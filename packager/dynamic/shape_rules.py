@@ -421,6 +421,16 @@ def _arith_value(op, ctx):
     return [fn(x, y) for x, y in zip(a, b)]
 
 
+@value_rule("REDUCE_PROD")
+def _prod_value(op, ctx):
+    # tf.tensordot (Keras Dense on N-D inputs) multiplies the gathered free dimensions of a shape
+    # into the row count of its RESHAPE: a product over the one axis of a shape vector.
+    v, axes = ctx.value(op.inputs[0]), _ints(ctx, op.inputs[1])
+    if v is None or axes is None or len(ctx.shape(op.inputs[0])) != 1 or any(a not in (0, -1) for a in axes):
+        return None
+    return [product(v)] if axes else v
+
+
 @value_rule("CAST", "RESHAPE", "SQUEEZE", "EXPAND_DIMS")
 def _passthrough_value(op, ctx):
     return ctx.value(op.inputs[0])

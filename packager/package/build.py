@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from packager.arenas import Bindings, PlannedArena, bindings_for, plan_arenas
+from packager.dynamic.stored_batch import stored_batch
 from packager.emit import model_array
 from packager.package import c_header
 from packager.package import plan_flatbuffer, plan_json
@@ -33,7 +34,7 @@ from packager.package.output_dir import StagedFolder, staged_folder
 from packager.package.owned_files import refuse_to_replace_input, survey
 from packager.package.existing_plan import (existing_plan, existing_plan_note, head_plan_name, refuse_to_keep,
                                            unproven)
-from packager.package.stored_shapes import stored_batch_note, with_stored_sizes
+from packager.package.stored_shapes import with_stored_sizes
 from packager.package.verify import skipped, verify_package
 from packager.package.runtime_arena import check_target, needed_bytes, with_runtime_arena
 from packager.package.notes import model_notes
@@ -221,9 +222,9 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
     check_tensor_sizes(model, model_path.name)  # a tensor no plan can address, named before planning
     source = SourceModel(model_path.name, hashlib.sha256(model.raw).hexdigest(), len(model.raw),
                          tuple(len(sg.tensors) for sg in model.subgraphs))
-    batch_note = stored_batch_note(model, semantics, dims)
-    planned = make_plan(model, semantics, strategy, source,
-                        None if batch_note else bindings_for(model, dims))
+    batch = stored_batch(model, dims)  # a batch -1 only in shape_signature: the stored shape
+    batch_note = batch.note(semantics) if batch is not None else None
+    planned = make_plan(model, semantics, strategy, source, bindings_for(model, dims))
     existing = existing_plan(model) if SEMANTICS[semantics].offline_plan else None
     # Never worse than the original: a smaller plan the model already has is kept, if the
     # validator proves it (every plan passes it before it is written).
@@ -260,7 +261,7 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
             whats[name] = "report: the plan as pictures (open in a browser)"
         # The plan JSON and its read-back (the run's peak) need only `plan`: every strategy's
         # plans and the model itself are let go first.
-        del planned, model, stored, existing
+        del planned, model, stored, existing, batch
         name = f"{prefix}_plan.json"
         folder.add(name, plan_json_file(plan, folder))
         whats[name] = PLAN_JSON_WHAT

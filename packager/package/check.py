@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from packager.dynamic.shapes import analyse, is_static
+from packager.dynamic.stored_batch import stored_batch
 from packager.errors import ModelError, PlanError
 from packager.kernels.tflm_offline_plan import METADATA_NAME, decode
 from packager.lifetimes import PERSISTENT
@@ -26,7 +27,6 @@ from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan, Records, arena_of
 from packager.plan.validate import Proven
 from packager.arenas import ArenaToPlan, Bindings, arenas_to_plan, problem_of
-from packager.package.stored_shapes import stored_batch_note
 from packager.package.tflite_patch import patched_payload
 from packager.semantics import SEMANTICS
 
@@ -84,8 +84,9 @@ def bindings_of(plan: PackagePlan, model: Model) -> Bindings | None:
     if not shapes.is_dynamic and not plan.symbols:
         return None
     at_stored_shape = not any(e for a in plan.arenas for e in a.offsets.tensors.size_expr)
-    if not plan.symbols and at_stored_shape and stored_batch_note(model, plan.semantics, ()) is not None:
-        return None  # a dynamic batch planned at the stored shape, which TFLite Micro runs
+    batch = stored_batch(model, ()) if not plan.symbols and at_stored_shape else None
+    if batch is not None and not batch.placeholders:
+        return None  # a dynamic batch planned at the stored shape, which the runtimes run
     if len(plan.symbols) != len(shapes.symbols):
         found = ", ".join(s.name for s in shapes.symbols) or "none"
         raise _mismatch(f"{len(plan.symbols)} symbols stated, the model has {len(shapes.symbols)} ({found})")

@@ -1,9 +1,8 @@
 """The shapes TFLite Micro runs: the stored ones (it ignores shape_signature).
 
-Models whose only dynamic dimension is the inputs' batch (shape_signature -1 on axis 0) with a
-complete stored shape: TFLite Micro ignores shape_signature and runs the stored shape, so such a
-model packages for it without --dim, planned at the stored shape, and says so. A stored -1 has no
-size at all: `--dim NAME=N` gives it, and the packaged model stores N."""
+A stored -1 has no size at all: `--dim NAME=N` gives it, and the packaged model stores N. (A
+batch that is -1 only in shape_signature over a complete stored shape is planned at the stored
+shape by every command: packager/dynamic/stored_batch.py.)"""
 
 from __future__ import annotations
 
@@ -12,33 +11,12 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from packager.arenas import dynamic_shapes
-from packager.dynamic.shapes import DimError, is_static, parse_dim, require_bounds
+from packager.dynamic.shapes import DimError, parse_dim, require_bounds
 from packager.dynamic.symbolic import evaluate, symbols
 from packager.model import Model, Tensor
 from packager.package.tflite_patch import _deref, _table_fields, _table_vector, _u32
 from packager.reader import with_tensors_reread
 from packager.semantics import SEMANTICS
-
-
-def stored_batch_note(model: Model, semantics: str, dims: Sequence[str]) -> str | None:
-    """The note to print when the model is planned at its stored shape; None when --dim is given,
-    the runtime is not TFLite Micro, or some symbol is not an input's batch."""
-    if dims or not SEMANTICS[semantics].runs_stored_shapes or is_static(model):
-        return None
-    shapes, _ = dynamic_shapes(model, ())
-    if not shapes.is_dynamic:
-        return None
-    if not all(not s.data_dependent and s.source.startswith("input ") and s.source.endswith(" axis 0")
-               for s in shapes.symbols):
-        return None
-    main = model.main
-    if any(d <= 0 for t in main.inputs for d in main.tensors[t].shape):
-        return None
-    names = ", ".join(s.name for s in shapes.symbols)
-    stored = ", ".join(f"{main.tensors[t].name} {list(main.tensors[t].shape)}" for t in main.inputs
-                       if main.tensors[t].is_dynamic_shape)
-    return (f"dynamic batch ({names}): TFLite Micro runs the stored shape ({stored}), so the plan is "
-            f"made for it; give --dim {shapes.symbols[0].name}=MIN..MAX to plan for other batches")
 
 
 # -- stored -1: a size the file does not have ---------------------------------------------------

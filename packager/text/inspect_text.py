@@ -43,6 +43,8 @@ def print_summary(out: Console, s: dict, show_records: bool) -> None:
             bound = f"[{sym['bound'][0]}, {sym['bound'][1]}]" if sym["bound"] else _unbound(sym)
             fixed = f" (fixed by the graph: {sym['fixed_by']})" if sym.get("fixed_by") else ""
             out.print(f"  {sym['name']}: {sym['source']}, pass {sym['pass']}, {bound}{fixed}", markup=False)
+    if "stored_shape" in s:
+        out.print(f"note: {s['stored_shape']['note']}", markup=False, soft_wrap=True)
     if not show_records:
         out.print("\n(--records lists every usage record; --json gives everything)")
 

@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 from packager.dynamic.shapes import analyse, bounds_of, parse_dim, renames_of
+from packager.dynamic.stored_batch import stored_batch
 from packager.lifetimes import ALIAS, CONSTANT, DYNAMIC, PERSISTENT, PLANNED, UNUSED, model_lifetimes
 from packager.model import Model
 from packager.plan.records import offset_lower_bound
@@ -18,6 +19,9 @@ def model_summary(model: Model, semantics: str, source: str | Path | None = None
     specs = [parse_dim(d) for d in dims]
     shapes = analyse(model, 0, renames_of(specs))
     bounds = bounds_of(shapes, specs)
+    batch = stored_batch(model, dims)  # without --dim, a batch -1 only in shape_signature: stored
+    if batch is not None:
+        bounds = dict(batch.bounds)
     arenas = model_lifetimes(model, semantics, plan_dynamic=shapes.is_dynamic)
     subgraphs = []
     for sg in model.subgraphs:
@@ -75,6 +79,7 @@ def model_summary(model: Model, semantics: str, source: str | Path | None = None
                      "stored_unknown": s.stored_unknown or None,
                      "give": _dim_form(s)}
                     for s in shapes.symbols],
+        **({"stored_shape": batch.view(semantics)} if batch is not None else {}),
     }
 
 

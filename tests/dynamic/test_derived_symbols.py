@@ -3,6 +3,8 @@ input dimensions are asked for, and bounds the graph contradicts are refused in 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from packager.dynamic.shapes import DimError, analyse, bounds_of, parse_dim, plan_passes
@@ -10,6 +12,7 @@ from packager.dynamic.symbolic import evaluate
 from packager.lifetimes import model_lifetimes
 from packager.reader import parse_model
 from tests.cli.test_cli_errors import run_cli
+from tests.dynamic.convnext_models import convnext_block
 from tests.dynamic.sequence_models import sequence_fixed, sequence_reshapes
 
 
@@ -77,4 +80,34 @@ def test_the_plan_holds_in_the_real_runtime_and_no_planned_size_is_zero():
             assert real[t][0] == evaluate(expr, {"tokens_1": seq}), (t, seq)
             if t in planned:
                 assert real[t][0] <= planned[t], (t, seq)
+    assert litert is not None
+
+
+def test_a_convnext_block_asks_only_for_its_batch(tmp_path):
+    # Keras LayerNormalization, Dense on 4-D tensors (tf.tensordot: SHAPE -> GATHER -> REDUCE_PROD
+    # -> PACK -> RESHAPE) and Reshape, as the converter writes them for a batch of -1: every
+    # RESHAPE's dimensions follow from the batch, so the batch is the one thing asked.
+    shapes = analyse(parse_model(convnext_block()))
+    assert [s.name for s in shapes.symbols] == ["image_0"]
+    path = write(tmp_path, "convnext", convnext_block())
+    r = run_cli("inspect", str(path), "--json")
+    assert [s["name"] for s in json.loads(r.stdout)["symbols"]] == ["image_0"], r.stderr
+    r = run_cli("plan", str(path), "--dim", "image_0=1..4", "--json")
+    assert r.returncode == 0, r.stderr
+    assert list(json.loads(r.stdout)["arenas"][0]["dynamic"]["bounds"]) == ["image_0"]
+    r = run_cli("package", str(path), "--dim", "image_0=1..4", "-s", "tflite", "-o", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+
+
+def test_the_convnext_blocks_sizes_are_the_real_runtimes():
+    litert = pytest.importorskip("ai_edge_litert.interpreter",
+                                 reason="TFLite runtime not installed (pip install '.[runtimes]')")
+    from tests.dynamic.test_dynamic import _run
+
+    data = convnext_block()
+    shapes = analyse(parse_model(data))
+    for batch in (1, 2, 5):
+        real = _run(data, {"image": [batch, 4, 4, 3]}, seed=batch)
+        for t, expr in shapes.sizes.items():
+            assert real[t][0] == evaluate(expr, {"image_0": batch}), (t, batch)
     assert litert is not None
