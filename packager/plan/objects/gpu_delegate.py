@@ -1,0 +1,55 @@
+"""The TFLite GPU delegate's memory strategies under the delegate's own names, each reproducing its
+plan byte for byte (same object for each record, same sizes, same offsets), records taken in the
+order given as the delegate takes them: its callers pass records in the order of their value ids,
+and its in-order strategies (EQUALITY, GREEDY_IN_ORDER, MINCOSTFLOW) expect that order to be by
+first task. Tests hold every one to the delegate's own code (benchmarks/gpu_delegate_oracle.py).
+
+NAIVE and GREEDY_BY_BREADTH are our naive.py and greedy_by_breadth.py, which make the delegate's
+plans already. GREEDY_BEST is the delegate's pick for buffers: GREEDY_BY_SIZE, unless
+GREEDY_BY_BREADTH's total is strictly smaller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Sequence
+
+from packager.plan.objects import (gpu_equality, gpu_greedy_by_size, gpu_greedy_in_order,
+                                   gpu_min_cost_flow, greedy_by_breadth, naive)
+from packager.plan.objects.gpu_extents import ExtentPlan
+from packager.plan.records import ObjectPlan, UsageRecord
+
+
+def greedy_best(records: Sequence[UsageRecord]) -> ObjectPlan:
+    by_size = gpu_greedy_by_size.plan(records)
+    by_breadth = greedy_by_breadth.plan(records)
+    chosen = by_breadth if by_breadth.total < by_size.total else by_size
+    return replace(chosen, strategy="GREEDY_BEST")
+
+
+def _named(name: str, fn: Callable[[Sequence[UsageRecord]], ObjectPlan]):
+    return lambda records: replace(fn(records), strategy=name)
+
+
+# Byte sizes (1D): every strategy of the delegate.
+OBJECTS: dict[str, Callable[[Sequence[UsageRecord]], ObjectPlan]] = {
+    "NAIVE": _named("NAIVE", naive.plan),
+    "EQUALITY": gpu_equality.plan,
+    "GREEDY_IN_ORDER": gpu_greedy_in_order.plan,
+    "GREEDY_BY_BREADTH": _named("GREEDY_BY_BREADTH", greedy_by_breadth.plan),
+    "GREEDY_BY_SIZE": gpu_greedy_by_size.plan,
+    "GREEDY_BEST": greedy_best,
+    "MINCOSTFLOW": gpu_min_cost_flow.plan,
+}
+
+
+def _naive_extents(records: Sequence[UsageRecord], extents: Sequence[tuple[int, ...]]) -> ExtentPlan:
+    return ExtentPlan("NAIVE", tuple(range(len(records))), tuple(tuple(e) for e in extents))
+
+
+# 2D and 3D texture extents: the strategies the delegate has for them.
+EXTENTS: dict[str, Callable[[Sequence[UsageRecord], Sequence[tuple[int, ...]]], ExtentPlan]] = {
+    "NAIVE": _naive_extents,
+    "EQUALITY": gpu_equality.plan_extents,
+    "GREEDY_IN_ORDER": gpu_greedy_in_order.plan_extents,
+}
