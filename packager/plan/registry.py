@@ -13,8 +13,8 @@ from typing import Callable, Union
 
 from packager.plan.objects import (equality, greedy_by_breadth as obj_greedy_by_breadth,
                                    greedy_by_size as obj_greedy_by_size, greedy_by_size_improved,
-                                   greedy_in_order as obj_greedy_in_order, integer_program,
-                                   min_cost_flow, naive as obj_naive)
+                                   gpu_delegate, greedy_in_order as obj_greedy_in_order,
+                                   integer_program, min_cost_flow, naive as obj_naive)
 from packager.plan.offsets import (best_fit_search, bfc, exact_search, greedy_by_breadth, greedy_by_size_tflite,
                                    greedy_by_size_tflm, greedy_in_order, local_search, naive,
                                    nnc, objects_end_to_end, path_cover, simulated_allocator,
@@ -87,6 +87,20 @@ def _objects(name: str, fn: Callable, summary: str, max_records: int | None = No
     return Strategy(name, "objects", lambda p: fn(p.records), summary, max_records)
 
 
+def no_larger_than_delegate(ours: Callable, delegate: str) -> Callable[[Problem], ObjectPlan]:
+    """Our heuristic, held never larger than its counterpart in the TFLite GPU delegate: up to
+    gpu_delegate.COMPARE_UP_TO records both run (the delegate's with records in its order) and
+    the smaller plan is kept under our name (ties: ours)."""
+    def run(p: Problem) -> ObjectPlan:
+        plan = ours(p.records)
+        if len(p.records) <= gpu_delegate.COMPARE_UP_TO:
+            theirs = gpu_delegate.in_first_task_order(gpu_delegate.OBJECTS[delegate], p.records)
+            if theirs.total < plan.total:
+                return replace(theirs, strategy=plan.strategy)
+        return plan
+    return run
+
+
 def _greedy_by_size_objects(p: Problem) -> ObjectPlan:
     """The shared-object greedy by size, made once per problem: objects_end_to_end lays its
     objects end to end, and the shared-object strategies list it too (a plan is immutable)."""
@@ -118,12 +132,14 @@ OFFSET_STRATEGIES: tuple[Strategy, ...] = (
 OBJECT_STRATEGIES: tuple[Strategy, ...] = (
     _objects("naive", obj_naive.plan, "one object per tensor"),
     _objects("equality", equality.plan, "reuse objects of equal size"),
-    _objects("greedy_in_order", obj_greedy_in_order.plan, "by first use, closest size"),
+    Strategy("greedy_in_order", "objects", no_larger_than_delegate(obj_greedy_in_order.plan, "GREEDY_IN_ORDER"),
+             "by first use, closest fit"),
     replace(_objects("min_cost_flow", min_cost_flow.plan, "min-cost flow (Lee et al.)"),
             ship_max_records=min_cost_flow.LOOP_RECORDS),
     _objects("greedy_by_breadth", obj_greedy_by_breadth.plan, "widest operator first"),
     Strategy("greedy_by_size", "objects", lambda p: _greedy_by_size_objects(p), "largest first, best object"),
-    _objects("greedy_by_size_improved", greedy_by_size_improved.plan,
+    Strategy("greedy_by_size_improved", "objects",
+             no_larger_than_delegate(greedy_by_size_improved.plan, "GREEDY_BY_SIZE"),
              "positional-maximum stages, nearest use"),
     Strategy("integer_program", "objects", lambda p: integer_program.plan(p.records),
              "exact integer program (HiGHS)", exact=True,
