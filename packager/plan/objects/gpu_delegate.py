@@ -71,3 +71,13 @@ def in_first_task_order(fn: Callable[[Sequence[UsageRecord]], ObjectPlan],
 # plan (registry.no_larger_than_delegate): the test set's largest inputs. Its GREEDY_BY_SIZE's
 # work grows as the square of the count (0.5 s at 5,000 records here), so above it ours runs alone.
 COMPARE_UP_TO = 5_000
+
+
+def in_first_task_order_extents(fn, records: Sequence[UsageRecord], extents) -> ExtentPlan:
+    """As in_first_task_order, for a strategy over texture extents."""
+    order = sorted(range(len(records)), key=lambda i: records[i].first_op)
+    sorted_plan = fn([records[i] for i in order], [extents[i] for i in order])
+    assignment = [0] * len(records)
+    for k, pos in enumerate(order):
+        assignment[pos] = sorted_plan.assignment[k]
+    return replace(sorted_plan, assignment=tuple(assignment))
