@@ -107,6 +107,22 @@ def test_ours_never_larger_than_the_delegates(gpu_assign, cases, ours, theirs):
         assert plan.total <= oracle.run(gpu_assign, records, theirs).total, name
 
 
+def test_texture_2d_never_larger_than_the_delegates(gpu_assign, cases):
+    """texture_2d in the delegate's units (one byte a texel, each record its texture's size) against
+    the delegate's own 2D GREEDY_IN_ORDER."""
+    from dataclasses import replace
+
+    from packager.plan.objects import texture_2d
+    for k, (name, records) in enumerate(cases):
+        if len(records) > 1000:
+            continue
+        extents = inputs.random_extents(records, 2, k)
+        records = [replace(r, size=w * h) for r, (w, h) in zip(records, extents)]
+        plan = texture_2d.plan(records, extents, 1)
+        check_object_plan(records, plan, extents)
+        assert plan.total <= oracle.run(gpu_assign, records, "GREEDY_IN_ORDER", extents=extents).total, name
+
+
 def test_in_first_task_order_maps_plans_back():
     """Records given out of order are swept by first task and the objects come back to their
     positions: on sorted records that is the plan itself, on others a valid plan of equal total."""
@@ -117,3 +133,25 @@ def test_in_first_task_order_maps_plans_back():
     check_object_plan(shuffled, plan)
     assert plan.total == gpu_equality.plan(records).total
     assert gpu_equality.plan(shuffled).assignment != plan.assignment  # the sweep did need the order
+
+
+def test_delegate_strategies_run_when_named_only():
+    """`plan --strategy GREEDY_BEST` (and each delegate name) runs the delegate's strategy, validated;
+    `best` and `all` never run them, so their plans and tables are ours alone."""
+    from packager.arenas import plan_records
+    from packager.errors import SolverLimitError
+
+    records = inputs.random_records(120, 4, True)
+    for name in gpu_delegate.OBJECTS:
+        result = plan_records(records, name)
+        assert [o.strategy for o in result.objects] == [name]
+        expected = gpu_delegate.OBJECTS[name](records)
+        assert result.objects[0].plan.assignment == expected.assignment  # records already by first task
+    offsets = plan_records(records, "GREEDY_BY_SIZE").offsets
+    assert [o.strategy for o in offsets] == ["GREEDY_BY_SIZE"]
+    assert offsets[0].plan == offsets_greedy_by_size.plan(records)
+    everything = plan_records(records, "all")
+    names = {o.strategy for o in everything.offsets + everything.objects}
+    assert not names & set(gpu_delegate.OBJECTS)
+    with pytest.raises(SolverLimitError):
+        gpu_delegate.OBJECTS["MINCOSTFLOW"](inputs.random_records(401, 0, False))

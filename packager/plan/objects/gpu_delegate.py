@@ -43,6 +43,11 @@ OBJECTS: dict[str, Callable[[Sequence[UsageRecord]], ObjectPlan]] = {
 }
 
 
+# The strategies that sweep the records in the order given, which the delegate's callers sort by
+# first task.
+IN_ORDER = frozenset({"EQUALITY", "GREEDY_IN_ORDER", "MINCOSTFLOW"})
+
+
 def _naive_extents(records: Sequence[UsageRecord], extents: Sequence[tuple[int, ...]]) -> ExtentPlan:
     return ExtentPlan("NAIVE", tuple(range(len(records))), tuple(tuple(e) for e in extents))
 

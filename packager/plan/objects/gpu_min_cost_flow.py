@@ -26,13 +26,18 @@ from __future__ import annotations
 import heapq
 from typing import Sequence
 
+from packager.errors import SolverLimitError
 from packager.plan.objects._common import make_plan
 from packager.plan.records import ObjectPlan, UsageRecord
 
 NAME = "MINCOSTFLOW"
+MAX_RECORDS = 400  # about a minute here; the delegate's own code takes 20 s at 1,000
 
 
 def plan(records: Sequence[UsageRecord]) -> ObjectPlan:
+    if len(records) > MAX_RECORDS:
+        raise SolverLimitError(f"{NAME} (the GPU delegate's search, reproduced) takes at most {MAX_RECORDS} "
+                               f"records, not {len(records):,}: min_cost_flow finds a flow of the same cost")
     graph = _Graph(records)
     while graph.augment():
         pass
