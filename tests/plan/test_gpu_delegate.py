@@ -155,3 +155,15 @@ def test_delegate_strategies_run_when_named_only():
     assert not names & set(gpu_delegate.OBJECTS)
     with pytest.raises(SolverLimitError):
         gpu_delegate.OBJECTS["MINCOSTFLOW"](inputs.random_records(401, 0, False))
+
+
+def test_the_locator_says_why_it_has_no_oracle(monkeypatch, tmp_path):
+    monkeypatch.setattr(oracle, "ORACLE", tmp_path / "absent")
+    exe, why = oracle.locate()
+    assert exe is None and "absent" in why
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.cc").write_text("int main() {}\n")
+    monkeypatch.setattr(oracle, "ORACLE", tmp_path)
+    monkeypatch.setenv("TFLPACK_CACHE", str(tmp_path / "cache"))
+    exe, why = oracle.locate()
+    assert exe is None and "bash .ci/build_gpu_delegate.sh" in why
