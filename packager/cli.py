@@ -193,12 +193,29 @@ def plan(model: Optional[Path] = typer.Argument(None, metavar="[MODEL]", help="A
          records: Optional[Path] = typer.Option(None, "--records", metavar="FILE.csv",
                                                 help="Plan usage records from a MiniMalloc CSV instead."),
          dims: list[str] = DimOption,
+         gpu: bool = typer.Option(False, "--gpu", help="What the TFLite GPU delegate's OpenCL, Metal and "
+                                  "OpenGL backends would allocate, beside our best plan."),
          json_out: bool = JsonOption) -> None:
     """Plan every arena with the chosen strategies; print each result beside the lower bound."""
     said, batch = "", None
     with user_errors():
         if (model is None) == (records is None):
             raise PackagerError("give a MODEL or --records FILE.csv (one of the two)")
+        if gpu:
+            if model is None:
+                raise PackagerError("--gpu plans a MODEL's tensors, not --records")
+            from packager.plan.gpu_backends import gpu_answer
+            from packager.text.gpu_text import gpu_view, print_gpu
+            with working(f"planning {model.name} for the GPU delegate"):
+                answer = gpu_answer(read_checked(model))
+    if gpu:
+        if json_out:
+            print_json({"source": model.name, "gpu": gpu_view(answer)})
+        else:
+            out.print(f"{model.name}", style="bold", markup=False)
+            print_gpu(out, answer)
+        return
+    with user_errors():
         if records is not None:
             from packager.plan.csv_records import read_records_csv
             with working(f"planning {records.name}"):

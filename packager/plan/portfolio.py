@@ -12,7 +12,7 @@ from packager.errors import PlanError, SolverLimitError
 from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan
-from packager.plan.registry import (BASELINES, OBJECT_STRATEGIES, OFFSET_STRATEGIES,
+from packager.plan.registry import (BASELINES, DELEGATE_OBJECTS, DELEGATE_OFFSETS, OBJECT_STRATEGIES, OFFSET_STRATEGIES,
                                     SEARCH_STRATEGIES, SEARCHES, Strategy, offset_strategy)
 from packager.plan.stoppable import STOPPABLE
 from packager.plan.validate import Proven, check_object_plan, check_offset_plan
@@ -205,7 +205,9 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
     offsets: list[Outcome] = []
     paused: list[tuple[int, Paused, float]] = []  # (its place among `offsets`, its loop, seconds)
     stopped = False
-    for s in OFFSET_STRATEGIES:
+    for s in (*OFFSET_STRATEGIES, *DELEGATE_OFFSETS):
+        if s.named_only and (offset_names is None or s.name not in offset_names):
+            continue
         if not wanted(s.name, s.max_records, offset_names):
             continue
         if stopped:
@@ -256,7 +258,9 @@ def _object_plans(problem: Problem, names: Sequence[str] | None, stop_at: Callab
     objects: list[Outcome] = []
     skipped: list[str] = []
     not_needed: list[tuple[str, str]] = []
-    for s in OBJECT_STRATEGIES:
+    for s in (*OBJECT_STRATEGIES, *DELEGATE_OBJECTS):
+        if s.named_only and (names is None or s.name not in names):
+            continue
         if not _wanted(len(problem.records), skipped, s.name, s.max_records, names):
             continue
         so_far = min(objects, key=lambda o: o.total, default=None)

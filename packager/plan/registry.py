@@ -13,10 +13,10 @@ from typing import Callable, Union
 
 from packager.plan.objects import (equality, greedy_by_breadth as obj_greedy_by_breadth,
                                    greedy_by_size as obj_greedy_by_size, greedy_by_size_improved,
-                                   greedy_in_order as obj_greedy_in_order, integer_program,
-                                   min_cost_flow, naive as obj_naive)
-from packager.plan.offsets import (best_fit_search, bfc, exact_search, greedy_by_breadth, greedy_by_size_tflite,
-                                   greedy_by_size_tflm, greedy_in_order, local_search, naive,
+                                   gpu_delegate, greedy_in_order as obj_greedy_in_order,
+                                   integer_program, min_cost_flow, naive as obj_naive)
+from packager.plan.offsets import (best_fit_search, bfc, exact_search, gpu_greedy_by_size, greedy_by_breadth,
+                                   greedy_by_size_tflite, greedy_by_size_tflm, greedy_in_order, local_search, naive,
                                    nnc, objects_end_to_end, path_cover, simulated_allocator,
                                    strip_packing)
 from packager.plan.problem import Problem
@@ -67,6 +67,9 @@ class Strategy:
     # solve takes seconds there, for plans far above the best on every shape measured (branching
     # 10,000: 4 times the integer program's); `plan --strategy best` still runs it.
     ship_max_records: int | None = None
+    # Run only when named (`plan --strategy NAME`), never by `best` or `all`: the TFLite GPU
+    # delegate's own strategies, there to be compared with, each of which ours match or beat.
+    named_only: bool = False
 
 
 def _search(name: str, module, budget: Budget, summary: str, max_records: int | None = None,
@@ -85,6 +88,20 @@ def _offsets(name: str, fn: Callable, summary: str, max_records: int | None = No
 
 def _objects(name: str, fn: Callable, summary: str, max_records: int | None = None) -> Strategy:
     return Strategy(name, "objects", lambda p: fn(p.records), summary, max_records)
+
+
+def no_larger_than_delegate(ours: Callable, delegate: str) -> Callable[[Problem], ObjectPlan]:
+    """Our heuristic, held never larger than its counterpart in the TFLite GPU delegate: up to
+    gpu_delegate.COMPARE_UP_TO records both run (the delegate's with records in its order) and
+    the smaller plan is kept under our name (ties: ours)."""
+    def run(p: Problem) -> ObjectPlan:
+        plan = ours(p.records)
+        if len(p.records) <= gpu_delegate.COMPARE_UP_TO:
+            theirs = gpu_delegate.in_first_task_order(gpu_delegate.OBJECTS[delegate], p.records)
+            if theirs.total < plan.total:
+                return replace(theirs, strategy=plan.strategy)
+        return plan
+    return run
 
 
 def _greedy_by_size_objects(p: Problem) -> ObjectPlan:
@@ -118,17 +135,37 @@ OFFSET_STRATEGIES: tuple[Strategy, ...] = (
 OBJECT_STRATEGIES: tuple[Strategy, ...] = (
     _objects("naive", obj_naive.plan, "one object per tensor"),
     _objects("equality", equality.plan, "reuse objects of equal size"),
-    _objects("greedy_in_order", obj_greedy_in_order.plan, "by first use, closest size"),
+    Strategy("greedy_in_order", "objects", no_larger_than_delegate(obj_greedy_in_order.plan, "GREEDY_IN_ORDER"),
+             "by first use, closest fit"),
     replace(_objects("min_cost_flow", min_cost_flow.plan, "min-cost flow (Lee et al.)"),
             ship_max_records=min_cost_flow.LOOP_RECORDS),
     _objects("greedy_by_breadth", obj_greedy_by_breadth.plan, "widest operator first"),
     Strategy("greedy_by_size", "objects", lambda p: _greedy_by_size_objects(p), "largest first, best object"),
-    _objects("greedy_by_size_improved", greedy_by_size_improved.plan,
+    Strategy("greedy_by_size_improved", "objects",
+             no_larger_than_delegate(greedy_by_size_improved.plan, "GREEDY_BY_SIZE"),
              "positional-maximum stages, nearest use"),
     Strategy("integer_program", "objects", lambda p: integer_program.plan(p.records),
              "exact integer program (HiGHS)", exact=True,
              improve=lambda p, start, _budget: integer_program.plan(p.records, start)),
 )
+
+def _delegate_objects(name: str) -> Strategy:
+    """One of the TFLite GPU delegate's strategies; the in-order ones get the records by first
+    task, as the delegate's callers pass them, the others in the order given (tensor order)."""
+    fn = gpu_delegate.OBJECTS[name]
+    if name in gpu_delegate.IN_ORDER:
+        return Strategy(name, "objects", lambda p: gpu_delegate.in_first_task_order(fn, p.records),
+                        "the TFLite GPU delegate's", named_only=True)
+    return Strategy(name, "objects", lambda p: fn(p.records), "the TFLite GPU delegate's", named_only=True)
+
+
+# The TFLite GPU delegate's strategies under its own names (plan/objects/gpu_delegate.py), plans
+# identical to its code's: run when named only (docs/gpu-delegate.md).
+DELEGATE_OFFSETS: tuple[Strategy, ...] = (
+    Strategy("GREEDY_BY_SIZE", "offsets", lambda p: gpu_greedy_by_size.plan(p.records, p.alignment),
+             "the TFLite GPU delegate's offsets", named_only=True),
+)
+DELEGATE_OBJECTS: tuple[Strategy, ...] = tuple(_delegate_objects(name) for name in gpu_delegate.OBJECTS)
 
 BASELINES: tuple[Strategy, ...] = (
     Strategy("bfc", "baseline", lambda p: bfc.replay(p.records), "TensorFlow's BFC allocator replayed"),
@@ -174,7 +211,7 @@ SEARCH_LIMITS = {s.name: s.max_records for s in SEARCH_STRATEGIES}
 
 
 def offset_strategy(name: str) -> Strategy:
-    for s in OFFSET_STRATEGIES + SEARCH_STRATEGIES:
+    for s in OFFSET_STRATEGIES + SEARCH_STRATEGIES + DELEGATE_OFFSETS:
         if s.name == name:
             return s
     raise KeyError(name)
@@ -183,4 +220,5 @@ def offset_strategy(name: str) -> Strategy:
 def strategy_names(kind: str) -> list[str]:
     table = OFFSET_STRATEGIES if kind == "offsets" else OBJECT_STRATEGIES
     names = [s.name for s in table]
-    return names + list(SEARCHES) if kind == "offsets" else names
+    delegate = [s.name for s in (DELEGATE_OFFSETS if kind == "offsets" else DELEGATE_OBJECTS)]
+    return (names + list(SEARCHES) if kind == "offsets" else names) + delegate
