@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from packager.kernels.tflm_arena import TARGETS
+from packager.kernels.tflm_arena import TARGET_CHOICES, target_named
 from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.errors import PackagerError
 from packager.model import Model
@@ -14,11 +14,12 @@ from packager.package.sidecar import PackagePlan, RuntimeArena
 from packager.semantics import SEMANTICS
 
 RUNTIME = "tflite-micro 0.dev20261023182759"  # the pinned build the host figures are measured on
+DEVICE_RUNTIME = "TFLite Micro 90b983c2"  # the sources the 32-bit targets are modelled on and built from
 
 
 def check_target(name: str) -> str:
-    if name not in TARGETS:
-        raise PackagerError(f"unknown target '{name}' (choose from {', '.join(TARGETS)})")
+    if target_named(name) is None:
+        raise PackagerError(f"unknown target '{name}' (choose from {', '.join(TARGET_CHOICES)})")
     return name
 
 
@@ -29,9 +30,9 @@ def runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
     plan that is."""
     if not SEMANTICS[plan.semantics].whole_arena_predicted or len(plan.arenas) != 1 or not plan.arenas[0].inline:
         return None
-    rules = TARGETS[target]
+    rules = target_named(target)
     whole = predict_whole_arena(model, rules, head=plan.arena_bytes if head is None else head)
-    return RuntimeArena(runtime=RUNTIME, target=target, arena_bytes=whole.arena,
+    return RuntimeArena(runtime=RUNTIME if rules.name == "host" else DEVICE_RUNTIME, target=rules.name, arena_bytes=whole.arena,
                         head_bytes=whole.head, tail_bytes=whole.tail, setup_bytes=whole.setup,
                         exact=whole.exact, modelled=not rules.measured, rule=rules.rule,
                         reason=whole.why_inexact, head_plan=head_plan if head is not None else "")

@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 
 from packager.kernels.tflm_whole_arena import predict_whole_arena
-from packager.kernels.tflm_arena import CORTEX_M
+from packager.kernels.tflm_arena import ARMHF_LINUX
 from packager.reader import read_model
 from tests.conftest import SHARED_MODELS
 
@@ -29,7 +29,7 @@ def test_cortex_m_figure_matches_the_32_bit_measurement(name):
     path = SHARED_MODELS / "tflm" / f"{name}.tflite"
     if not path.exists():
         pytest.skip(f"{path.name} is not in the shared models")
-    prediction = predict_whole_arena(read_model(path), CORTEX_M)
+    prediction = predict_whole_arena(read_model(path), ARMHF_LINUX)
     assert prediction.arena == MEASURED_32_BIT[name]
     assert not prediction.measured_target and prediction.rule.startswith("modelled")
 
@@ -40,6 +40,6 @@ def test_cortex_m_set_up_room_is_rounded_up_where_the_rule_is_uncertain():
     from fixtures.tflm_kernels import KERNEL_BUILDERS
     from packager.reader import parse_model
     model = parse_model(KERNEL_BUILDERS["reductions"]().build())
-    assert CORTEX_M.setup_margin_with_scratch == 16 and "rounded up" in CORTEX_M.rule
-    bare = predict_whole_arena(model, dataclasses.replace(CORTEX_M, setup_margin_with_scratch=0))
-    assert predict_whole_arena(model, CORTEX_M).setup == bare.setup + 16
+    assert ARMHF_LINUX.setup_margin_with_scratch == 16 and "rounded up" in ARMHF_LINUX.rule
+    bare = predict_whole_arena(model, dataclasses.replace(ARMHF_LINUX, setup_margin_with_scratch=0))
+    assert predict_whole_arena(model, ARMHF_LINUX).setup == bare.setup + 16
