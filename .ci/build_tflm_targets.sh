@@ -21,7 +21,9 @@ declare -A RECIPE=(
   [cortex-m4+cmsis-nn]="cortex-m4 cmsis_nn"
   [cortex-m3+cmsis-nn]="cortex-m3 cmsis_nn"
 )
-ALL="cortex-m4 cortex-m4+cmsis-nn cortex-m3+cmsis-nn"
+# CI builds the targets the product models (reference kernels); the CMSIS-NN builds are instruments for
+# modelling those kernels next (build them by name).
+ALL="cortex-m4"
 PRINT=0
 if [ "${1:-}" = "--print-dir" ]; then PRINT=1; shift; fi
 TARGETS=${*:-$ALL}

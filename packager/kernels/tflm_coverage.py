@@ -1,0 +1,62 @@
+"""Which kernel rules each device target's own TFLite Micro has proven: the coverage matrix.
+
+A figure for a device target is modelled (struct sizes, kernel rules); it is proven when the
+target's build of TFLite Micro (.ci/build_tflm_targets.sh: the tests' oracle) has run, in exactly
+the predicted arena and not in 16 B less, models holding every kernel of the model in every form
+that changes its memory. A form is the operator, its first input's type and, for the kernels that
+keep per-channel arrays, whether the weights are quantized per channel. The matrix below claims
+only what tests/compare/test_tflm_targets.py shows on the oracle (each entry must be covered by a
+case that runs exact); a model with a form outside it is modelled, not proven.
+"""
+
+from __future__ import annotations
+
+from packager.model import Model
+
+_PER_CHANNEL = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"})
+
+# The operators the oracle builds register: the shared recipe's trimmed op resolver (RESOLVER=trim,
+# cortex-m/harness/ops_resolver_trim.cc), 33 operators, so that CI builds each target in minutes.
+TRIM_RESOLVER = frozenset({
+    "ADD", "ASSIGN_VARIABLE", "AVERAGE_POOL_2D", "CALL_ONCE", "CAST", "CONCATENATION", "CONV_2D",
+    "DEPTH_TO_SPACE", "DEPTHWISE_CONV_2D", "DEQUANTIZE", "DIV", "FULLY_CONNECTED", "HARD_SWISH",
+    "LOGISTIC", "MAXIMUM", "MEAN", "MINIMUM", "MUL", "PACK", "PAD", "QUANTIZE", "READ_VARIABLE",
+    "RESHAPE", "SHAPE", "SOFTMAX", "SPLIT_V", "STRIDED_SLICE", "SUB", "SVDF", "TANH", "TRANSPOSE",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM", "VAR_HANDLE",
+})
+
+# build -> the forms proven on it (see the module's comment; the test holds every entry).
+PROVEN: dict[str, frozenset[str]] = {
+    "cortex-m4": frozenset(),
+}
+
+
+def forms(model: Model) -> list[str]:
+    """Each distinct kernel form of the model, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            seen.setdefault(form(sg, op), None)
+    return list(seen)
+
+
+def form(sg, op) -> str:
+    if op.opcode.is_custom:
+        return op.name
+    first = op.inputs[0] if op.inputs and op.inputs[0] >= 0 else (op.outputs[0] if op.outputs else -1)
+    kind = sg.tensors[first].type if first >= 0 else "NONE"
+    per_channel = (op.name in _PER_CHANNEL and len(op.inputs) > 1 and op.inputs[1] >= 0
+                   and sg.tensors[op.inputs[1]].quant_channels > 1)
+    return f"{op.name} {kind}{' per-channel' if per_channel else ''}"
+
+
+def unregistered(model: Model, build: str) -> list[str]:
+    """The model's operators the oracle build does not register (it cannot run the model)."""
+    names = {op.name for sg in model.subgraphs for op in sg.operators}
+    return sorted(names - TRIM_RESOLVER) if build else sorted(names)
+
+
+def unproven(model: Model, build: str) -> list[str]:
+    """The model's kernel forms the build's oracle has not proven ([] : the figure is proven)."""
+    proven = PROVEN.get(build, frozenset())
+    return [f for f in forms(model) if f not in proven]

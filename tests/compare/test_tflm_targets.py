@@ -1,0 +1,94 @@
+"""Each device target's figures on that target's own TFLite Micro (the oracle: tests/oracle/tflm_fit.cc
+built by .ci/build_tflm_targets.sh for the target's core and kernels, run under qemu-arm): every
+shared TFLite Micro model and every TFLite Micro fixture the build registers the operators of sets
+up and runs in exactly the declared arena and not in 16 B less; the coverage matrix
+(packager/kernels/tflm_coverage.py) claims no kernel form these cases do not hold exact."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from fixtures.runtime_cases import RUNTIME_CASES
+from fixtures.tflm_kernels import KERNEL_BUILDERS
+from packager.kernels import tflm_coverage
+from packager.kernels.tflm_arena import target_named
+from packager.kernels.tflm_whole_arena import predict_whole_arena
+from packager.reader import read_model
+from packager.runtimes.tflm_targets import fits
+from tests.conftest import SHARED_MODELS
+from tests.oracle.locate import program
+
+TARGETS = ("cortex-m4",)
+SHARED = sorted(p.stem for p in (SHARED_MODELS / "tflm").glob("*.tflite"))
+FIXTURES = sorted(KERNEL_BUILDERS) + [f"runtime_{f.__name__}" for f in RUNTIME_CASES]
+CASES = [f"shared:{name}" for name in SHARED] + [f"fixture:{name}" for name in FIXTURES]
+
+
+@functools.cache
+def case_path(case: str, folder: str) -> Path:
+    kind, name = case.split(":")
+    if kind == "shared":
+        return SHARED_MODELS / "tflm" / f"{name}.tflite"
+    path = Path(folder) / f"{name}.tflite"
+    builders = {f"runtime_{f.__name__}": f for f in RUNTIME_CASES} | KERNEL_BUILDERS
+    path.write_bytes(builders[name]().build())
+    return path
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("target_cases"))
+
+
+def oracle(target: str):
+    build = target_named(target).oracle
+    found, why = program(build)
+    if found is None:
+        pytest.skip(why)
+    return build, found
+
+
+@functools.cache
+def runs_exactly(target: str, case: str, folder: str) -> tuple[bool | None, str]:
+    """(None: the build cannot run the case; else whether it runs in the declared arena and not
+    in 16 B less, with what was seen)."""
+    build, found = oracle(target)
+    path = case_path(case, folder)
+    model = read_model(path)
+    missing = tflm_coverage.unregistered(model, build)
+    if missing:
+        return None, f"the {build} build registers no {', '.join(missing)}"
+    prediction = predict_whole_arena(model, target_named(target))
+    if not prediction.exact:
+        return None, prediction.why_inexact
+    n = prediction.arena
+    seen = (fits(found, path, n), fits(found, path, n - 16))
+    return seen == (True, False), f"declared {n:,} B: runs in it {seen[0]}, in 16 B less {seen[1]}"
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("target", TARGETS)
+def test_runs_in_the_declared_arena_and_not_16_bytes_less(target, case, folder):
+    if case.startswith("shared:") and not SHARED_MODELS.exists():
+        pytest.skip("no ../shared/models")
+    ok, seen = runs_exactly(target, case, folder)
+    if ok is None:
+        pytest.skip(seen)
+    assert ok, seen
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_coverage_matrix_claims_only_what_ran_exact(target, folder):
+    build, _ = oracle(target)
+    claimed = set(tflm_coverage.PROVEN[build])
+    held: set[str] = set()
+    for case in CASES:
+        if case.startswith("shared:") and not SHARED_MODELS.exists():
+            continue
+        ok, _ = runs_exactly(target, case, folder)
+        if ok:
+            held.update(tflm_coverage.forms(read_model(case_path(case, folder))))
+    assert claimed <= held, f"claimed but not held exact: {sorted(claimed - held)}"
