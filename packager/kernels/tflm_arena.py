@@ -118,7 +118,7 @@ CORTEX_M_REFERENCE = dataclasses.replace(
     tflite_tensor=32, fc_builtin=CORTEX_M_SHORT_ENUM_BUILTIN["FULLY_CONNECTED"],
     builtin=CORTEX_M_SHORT_ENUM_BUILTIN, setup_margin_with_scratch=0, oracle="cortex-m4",
     opdata={**ARMHF_LINUX.opdata, "CONV_2D": 56, "DEPTHWISE_CONV_2D": 56,
-            "UNIDIRECTIONAL_SEQUENCE_LSTM": 688},
+            "UNIDIRECTIONAL_SEQUENCE_LSTM": 688, "QUANTIZE": 32, "CONCATENATION": 24},
     rule="modelled: 32-bit struct sizes of the public tflite-micro sources as arm-none-eabi-gcc lays "
          "them out (short enums), the same allocation order as the measured 64-bit build")
 

@@ -27,7 +27,21 @@ TRIM_RESOLVER = frozenset({
 
 # build -> the forms proven on it (see the module's comment; the test holds every entry).
 PROVEN: dict[str, frozenset[str]] = {
-    "cortex-m4": frozenset(),
+    # The shared TFLite Micro example models and the fixtures of fixtures/tflm_kernels.py and
+    # fixtures/runtime_cases.py whose operators the build registers.
+    "cortex-m4": frozenset({
+        "ADD INT8", "AVERAGE_POOL_2D FLOAT32", "AVERAGE_POOL_2D INT8", "CAST FLOAT32",
+        "CONCATENATION INT32", "CONCATENATION INT8", "CONV_2D FLOAT32", "CONV_2D INT8 per-channel",
+        "DEPTHWISE_CONV_2D FLOAT32", "DEPTHWISE_CONV_2D INT8 per-channel", "DEPTH_TO_SPACE FLOAT32",
+        "DEQUANTIZE INT8", "DIV FLOAT32", "FULLY_CONNECTED FLOAT32", "FULLY_CONNECTED INT8",
+        "FULLY_CONNECTED INT8 per-channel", "HARD_SWISH FLOAT32", "HARD_SWISH INT8", "LOGISTIC INT8",
+        "MAXIMUM FLOAT32", "MEAN FLOAT32", "MEAN INT8", "MINIMUM FLOAT32", "MUL INT8", "PACK INT8",
+        "PAD FLOAT32", "PAD INT8", "QUANTIZE FLOAT32", "QUANTIZE INT16", "RESHAPE FLOAT32",
+        "RESHAPE INT8", "SHAPE FLOAT32", "SOFTMAX FLOAT32", "SOFTMAX INT16", "SOFTMAX INT8",
+        "SPLIT_V FLOAT32", "STRIDED_SLICE FLOAT32", "STRIDED_SLICE INT32", "SUB INT8", "SVDF FLOAT32",
+        "SVDF INT8", "TANH INT8", "TRANSPOSE FLOAT32", "TRANSPOSE INT8",
+        "UNIDIRECTIONAL_SEQUENCE_LSTM FLOAT32", "UNIDIRECTIONAL_SEQUENCE_LSTM INT8",
+    }),
 }
 
 
