@@ -6,6 +6,7 @@ is needed: the figures are the prediction's."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -43,3 +44,46 @@ def test_cortex_m_set_up_room_is_rounded_up_where_the_rule_is_uncertain():
     assert ARMHF_LINUX.setup_margin_with_scratch == 16 and "rounded up" in ARMHF_LINUX.rule
     bare = predict_whole_arena(model, dataclasses.replace(ARMHF_LINUX, setup_margin_with_scratch=0))
     assert predict_whole_arena(model, ARMHF_LINUX).setup == bare.setup + 16
+
+
+# Smallest arenas measured on TFLite Micro built for a Cortex-M4 as its own Cortex-M targets build it
+# (bare metal, arm-none-eabi, short enums), reference kernels (../shared/docs/CMSIS_NN_ARENA.md).
+MEASURED_M4_REFERENCE = {
+    "hello_world_int8": 1_072,
+    "person_detect": 82_304,
+    "micro_speech_quantized": 6_800,
+    "keyword_scrambled_8bit": 10_400,
+    "trained_lstm_int8": 3_232,
+    "mobilenet_v2_quantized_1x3x224x224": 2_600_560,
+}
+
+
+@pytest.mark.parametrize("name", sorted(MEASURED_M4_REFERENCE))
+@pytest.mark.parametrize("target", ["cortex-m", "cortex-m0", "cortex-m4", "cortex-m55"])
+def test_bare_metal_figure_matches_the_m4_reference_measurement(name, target):
+    from packager.kernels.tflm_arena import target_named
+    path = SHARED_MODELS / "tflm" / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"{path.name} is not in the shared models")
+    assert predict_whole_arena(read_model(path), target_named(target)).arena == MEASURED_M4_REFERENCE[name]
+
+
+def test_a_device_figure_is_exact_only_where_proven(tmp_path):
+    """ARENA_EXACT 1 on a device target only when every kernel form of the model is in the target's
+    coverage matrix; otherwise the header says the figure is not proven and names the forms."""
+    from fixtures.tflm_kernels import KERNEL_BUILDERS
+    from packager.package.build import package
+    from fixtures.write_models import DEFAULT_DIR
+
+    def header(model: str, name: str) -> str:
+        out = tmp_path / name
+        package(model, out, report=False, target="cortex-m4")
+        return (out / f"{Path(model).stem}_plan.h").read_text()
+
+    chain = header(str(DEFAULT_DIR / "chain.tflite"), "chain")  # float CONV_2D, RELU
+    assert "_ARENA_EXACT 0" in chain and "NOT PROVEN on this target's TFLite Micro" in chain
+    assert "RELU FLOAT32" in chain
+    svdf = tmp_path / "svdf_int8.tflite"
+    svdf.write_bytes(KERNEL_BUILDERS["svdf_int8"]().build())
+    proven = header(str(svdf), "svdf")
+    assert "_ARENA_EXACT 1" in proven and "every kernel form proven on TFLite Micro built for cortex-m4" in proven
