@@ -51,6 +51,7 @@ class Target:
     # the target's planning step is known only to within them (rounded up, never down).
     setup_margin_with_scratch: int = 0
     oracle: str = ""  # the build of .ci/build_tflm_targets.sh that runs this target's code ("": none)
+    compression: bool = True  # USE_TFLM_COMPRESSION: some kernels keep OpData only then
 
 
 # The pinned wheel's build (x86-64, compression on, GreedyMemoryPlanner) with a plain
@@ -81,7 +82,7 @@ ARMHF_LINUX = Target(
     pointer=4, allocator_objects=(36, 44, 36), builtin_allocator=8, subgraph_allocations=8,
     eval_tensor=12, node_and_registration=32, tflite_tensor=40, affine_quantization=12,
     scratch_handle=4, scratch_request=12, allocation_info=24, resource_variables=12,
-    resource_variable=20, fc_builtin=(16, 4), measured=False, struct_align=4,
+    resource_variable=20, fc_builtin=(16, 4), measured=False, struct_align=4, compression=False,
     rule="modelled: 32-bit struct sizes of the public tflite-micro sources (4-byte pointers), "
          "the same allocation order as the measured 64-bit build, the set-up room rounded up by "
          "16 B when kernels request scratch buffers",
@@ -243,7 +244,14 @@ def _softmax(model, sg, op, target) -> list[int]:
 
 
 def _opdata_only(model, sg, op, target) -> list[int]:
+    if op.name in _COMPRESSION_OPDATA and not target.compression:
+        return []
     return [target.opdata.get(op.name, _OPDATA[op.name])]
+
+
+# Kernels whose Init takes an OpData only in a build with compression (assign_variable.cc: its
+# scratch index for a compressed input); without it they register no Init at all.
+_COMPRESSION_OPDATA = frozenset({"ASSIGN_VARIABLE"})
 
 
 def _batch_matmul(model, sg, op, target) -> list[int]:
@@ -337,7 +345,7 @@ def init_buffers(op: Operator, buffers: list[int]) -> int:
     if op.opcode.is_custom:
         from packager.kernels import tflm_signal
         return tflm_signal.init_buffer_count(op, buffers)
-    return 1 if op.name in _OPDATA or op.name == "BATCH_MATMUL" else 0
+    return 1 if (op.name in _OPDATA and buffers) or op.name == "BATCH_MATMUL" else 0
 
 
 def prepare_temp_tensors(op: Operator, sg: Subgraph | None = None) -> list[int]:
