@@ -36,7 +36,7 @@ LIBKEY=$(hash_files "$ORACLE" src prepare.sh cortex-m)
 FITKEY=$( { echo "$LIBKEY"; sha256sum "$HERE/.ci/build_tflm_targets.sh" "$HERE/tests/oracle/tflm_fit.cc" | cut -c1-64; } | sha256sum | cut -c1-16)
 OUT=$CACHE/tflm-targets-$FITKEY
 if [ $PRINT = 1 ]; then echo "$OUT"; exit 0; fi
-if ! command -v arm-none-eabi-g++ >/dev/null 2>&1; then
+if ! command -v arm-none-eabi-g++ >/dev/null 2>&1 || ! command -v qemu-arm >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1; then
     (apt-get update -qq && apt-get install -y -qq gcc-arm-none-eabi libnewlib-arm-none-eabi \
        libstdc++-arm-none-eabi-newlib qemu-user libgemmlowp-dev) >/dev/null 2>&1 || true

@@ -244,7 +244,7 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
     notes: list[str] = []
     target_note = None
     if verify and plan.runtime_arena is not None:  # the target's own TFLite Micro, when built
-        plan, target_note = verify_on_target(plan, lambda: model.raw if keep else with_offline_plan(
+        plan, target_note = verify_on_target(plan, model, lambda: model.raw if keep else with_offline_plan(
             model.raw, offline_offsets(plan), len(model.subgraphs)))
     with staged_folder(out_dir) as folder:
         whats = write_files(folder, plan, model, prefix, notes, planned.unmodelled_ops, keep_offline_plan=keep)

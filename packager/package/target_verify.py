@@ -12,7 +12,9 @@ from pathlib import Path
 
 from typing import Callable
 
+from packager.kernels import tflm_coverage
 from packager.kernels.tflm_arena import target_named
+from packager.model import Model
 from packager.package.sidecar import PackagePlan
 from packager.package.verify import VerifyError
 from packager.runtimes import tflm_targets
@@ -21,7 +23,8 @@ from packager.semantics import SEMANTICS
 STEP = 16
 
 
-def verify_on_target(plan: PackagePlan, packed: Callable[[], bytes]) -> tuple[PackagePlan, str | None]:
+def verify_on_target(plan: PackagePlan, model: Model,
+                     packed: Callable[[], bytes]) -> tuple[PackagePlan, str | None]:
     """(the plan, its figure proven when the target's build ran it; the note to print, or None
     when the target has no build of its own). `packed`: makes the model as it will be written."""
     arena = plan.runtime_arena
@@ -32,6 +35,10 @@ def verify_on_target(plan: PackagePlan, packed: Callable[[], bytes]) -> tuple[Pa
     if program is None:
         return plan, (f"not run on TFLite Micro built for {target.oracle} (no build: "
                       f"bash .ci/build_tflm_targets.sh, or set {tflm_targets.ENV})")
+    missing = tflm_coverage.unregistered(model, target.oracle)
+    if missing:
+        return plan, (f"not run on TFLite Micro built for {target.oracle}: the build registers no "
+                      f"{', '.join(missing)}")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "packaged.tflite"
         path.write_bytes(packed())

@@ -18,13 +18,15 @@ from packager.kernels.tflm_arena import target_named
 from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.reader import read_model
 from packager.runtimes.tflm_targets import fits
-from tests.conftest import SHARED_MODELS
+from tests.conftest import REPO, SHARED_MODELS
 from tests.oracle.locate import program
 
 TARGETS = ("cortex-m4",)
 SHARED = sorted(p.stem for p in (SHARED_MODELS / "tflm").glob("*.tflite"))
 FIXTURES = sorted(KERNEL_BUILDERS) + [f"runtime_{f.__name__}" for f in RUNTIME_CASES]
-CASES = [f"shared:{name}" for name in SHARED] + [f"fixture:{name}" for name in FIXTURES]
+CATALOG = REPO / "fixtures" / "models"
+CASES = ([f"shared:{name}" for name in SHARED] + [f"fixture:{name}" for name in FIXTURES]
+         + [f"catalog:{p.stem}" for p in sorted(CATALOG.glob("*.tflite"))])
 
 
 @functools.cache
@@ -32,6 +34,8 @@ def case_path(case: str, folder: str) -> Path:
     kind, name = case.split(":")
     if kind == "shared":
         return SHARED_MODELS / "tflm" / f"{name}.tflite"
+    if kind == "catalog":
+        return CATALOG / f"{name}.tflite"
     path = Path(folder) / f"{name}.tflite"
     builders = {f"runtime_{f.__name__}": f for f in RUNTIME_CASES} | KERNEL_BUILDERS
     path.write_bytes(builders[name]().build())
@@ -92,3 +96,36 @@ def test_the_coverage_matrix_claims_only_what_ran_exact(target, folder):
         if ok:
             held.update(tflm_coverage.forms(read_model(case_path(case, folder))))
     assert claimed <= held, f"claimed but not held exact: {sorted(claimed - held)}"
+
+
+def _sub_float() -> bytes:
+    """A float SUB: registered by the device build, a form outside its coverage matrix."""
+    import numpy as np
+    from fixtures.builder import ModelBuilder
+    m = ModelBuilder(description="sub_float: one float SUB")
+    g = m.subgraph("main")
+    x, y = g.tensor("x", [1, 8]), g.tensor("y", [1, 8])
+    g.op("SUB", [x, g.const("c", np.full([1], 0.5, np.float32))], [y],
+         options=dict(fused_activation_function="NONE"))
+    g.inputs([x])
+    g.outputs([y])
+    m.signature("serving_default", inputs={"x": x}, outputs={"y": y}, subgraph=0)
+    return m.build()
+
+
+def test_package_proves_a_model_outside_the_matrix_by_running_it(tmp_path, monkeypatch):
+    from packager.package.build import package
+    from packager.runtimes.tflm_targets import ENV
+    from tests.oracle.locate import builds
+    oracle("cortex-m4")
+    monkeypatch.setenv(ENV, str(builds()))
+    path = tmp_path / "sub_float.tflite"
+    path.write_bytes(_sub_float())
+    assert tflm_coverage.unproven(read_model(path), "cortex-m4") == ["SUB FLOAT32"]
+    unverified = package(path, tmp_path / "a", report=False, target="cortex-m4", verify=False)
+    assert "_ARENA_EXACT 0" in (tmp_path / "a" / "sub_float_plan.h").read_text()
+    result = package(path, tmp_path / "b", report=False, target="cortex-m4", verify=True)
+    assert any(n.startswith("verified on TFLite Micro built for cortex-m4") for n in result.notes), result.notes
+    header = (tmp_path / "b" / "sub_float_plan.h").read_text()
+    assert "_ARENA_EXACT 1" in header and "this model run on TFLite Micro built for cortex-m4" in header
+    assert result.plan.runtime_arena.arena_bytes == unverified.plan.runtime_arena.arena_bytes
