@@ -4,8 +4,9 @@ and runs in (16-byte steps, searched from the prediction), and whether the figur
 
     bash .ci/build_tflm_targets.sh && python -m benchmarks.tflm_targets [TARGET]
 
-Rows: the shared TFLite Micro models (../shared/models/tflm), then every fixture of
-fixtures/tflm_kernels.py and fixtures/runtime_cases.py. Prints a Markdown table (docs/tflm-arena.md).
+Rows: the shared TFLite Micro models (../shared/models/tflm), every fixture of
+fixtures/tflm_kernels.py and fixtures/runtime_cases.py, then the catalog's models (fixtures/models).
+Prints a Markdown table (docs/tflm-arena.md).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def cases(folder: Path) -> list[Path]:
         path = folder / f"{name}.tflite"
         path.write_bytes(builders[name]().build())
         paths.append(path)
-    return paths
+    return paths + sorted((REPO / "fixtures" / "models").glob("*.tflite"))
 
 
 def main(argv: list[str]) -> None:

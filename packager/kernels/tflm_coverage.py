@@ -14,6 +14,7 @@ from __future__ import annotations
 from packager.model import Model
 
 _PER_CHANNEL = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"})
+_DATA_INPUT = {"TRANSPOSE_CONV": 2}  # its input 0 is the output shape
 
 # The operators the oracle builds register: the shared recipe's trimmed op resolver (RESOLVER=trim,
 # cortex-m/harness/ops_resolver_trim.cc), 33 operators, so that CI builds each target in minutes.
@@ -59,7 +60,8 @@ def forms(model: Model) -> list[str]:
 def form(sg, op) -> str:
     if op.opcode.is_custom:
         return op.name
-    first = op.inputs[0] if op.inputs and op.inputs[0] >= 0 else (op.outputs[0] if op.outputs else -1)
+    at = _DATA_INPUT.get(op.name, 0)
+    first = op.inputs[at] if len(op.inputs) > at and op.inputs[at] >= 0 else (op.outputs[0] if op.outputs else -1)
     kind = sg.tensors[first].type if first >= 0 else "NONE"
     per_channel = (op.name in _PER_CHANNEL and len(op.inputs) > 1 and op.inputs[1] >= 0
                    and sg.tensors[op.inputs[1]].quant_channels > 1)
