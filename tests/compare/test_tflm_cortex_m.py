@@ -87,3 +87,19 @@ def test_a_device_figure_is_exact_only_where_proven(tmp_path):
     svdf.write_bytes(KERNEL_BUILDERS["svdf_int8"]().build())
     proven = header(str(svdf), "svdf")
     assert "_ARENA_EXACT 1" in proven and "every kernel form proven on TFLite Micro built for cortex-m4" in proven
+
+
+def test_every_target_name_a_plan_can_carry_is_in_the_schema():
+    import json
+    from packager.kernels.tflm_arena import TARGET_CHOICES, target_named
+    from tests.conftest import REPO
+    schema = json.loads((REPO / "schemas" / "plan.schema.json").read_text())
+
+    def target_enum(node):
+        if isinstance(node, dict):
+            if isinstance(node.get("target"), dict) and "enum" in node["target"]:
+                return node["target"]["enum"]
+            return next((e for e in map(target_enum, node.values()) if e), None)
+        return None
+
+    assert {target_named(name).name for name in TARGET_CHOICES} <= set(target_enum(schema))
