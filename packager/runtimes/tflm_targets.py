@@ -17,6 +17,7 @@ from pathlib import Path
 ENV = "TFLPACK_TFLM_TARGETS"
 FIT = "tflm_fit"
 FITS, DOES_NOT_SET_UP = 0, 4  # the program's exit statuses (5: Invoke failed)
+ARENA_MAX = 8 << 20  # the fit program's static arena: no model gets more
 TIMEOUT = 300  # seconds: a failed TFLite Micro check halts by spinning, never by exiting
 
 
@@ -58,9 +59,9 @@ def smallest(program: Path, model: Path, hint: int, step: int = 16) -> int | Non
         return n
     high = n
     while not fits(program, model, high):
-        if high >= 8 << 20:
+        if high >= ARENA_MAX:
             return None
-        high = min(2 * high, 8 << 20)
+        high = min(2 * high, ARENA_MAX)
     low = n  # fails at low, fits at high
     while high - low > step:
         mid = (low + high) // 2 // step * step
