@@ -132,3 +132,37 @@ def test_package_proves_a_model_outside_the_matrix_by_running_it(tmp_path, monke
     header = (tmp_path / "b" / "sub_float_plan.h").read_text()
     assert "_ARENA_EXACT 1" in header and "this model run on TFLite Micro built for cortex-m4" in header
     assert result.plan.runtime_arena.arena_bytes == unverified.plan.runtime_arena.arena_bytes
+
+
+def test_package_refuses_a_figure_the_device_build_does_not_run_in(tmp_path, monkeypatch):
+    from dataclasses import replace
+    from packager.package import runtime_arena
+    from packager.package.build import package
+    from packager.package.verify import VerifyError
+    from packager.runtimes.tflm_targets import ENV
+    from tests.oracle.locate import builds
+    oracle("cortex-m4")
+    monkeypatch.setenv(ENV, str(builds()))
+    real = runtime_arena.predict_whole_arena
+
+    def sixteen_short(model, target, head=None):
+        whole = real(model, target, head=head)
+        return replace(whole, arena=whole.arena - 16) if target.name == "cortex-m4" else whole
+    monkeypatch.setattr(runtime_arena, "predict_whole_arena", sixteen_short)
+    path = tmp_path / "sub_float.tflite"
+    path.write_bytes(_sub_float())
+    with pytest.raises(VerifyError, match="does not run in the declared .* built for cortex-m4"):
+        package(path, tmp_path / "o", report=False, target="cortex-m4", verify=True)
+    assert not (tmp_path / "o").exists()
+
+
+def test_package_notes_a_model_the_device_build_cannot_run_at_all(tmp_path, monkeypatch):
+    from packager.package.build import package
+    from packager.runtimes.tflm_targets import ENV
+    from tests.oracle.locate import builds
+    oracle("cortex-m4")
+    monkeypatch.setenv(ENV, str(builds()))
+    result = package(CATALOG / "dequantize_fp16.tflite", tmp_path / "o", report=False, target="cortex-m4",
+                     verify=True)  # float16 DEQUANTIZE: no TFLite Micro runs it
+    assert "not run on TFLite Micro built for cortex-m4: it does not run the model at all" in result.notes
+    assert "_ARENA_EXACT 0" in (tmp_path / "o" / "dequantize_fp16_plan.h").read_text()
