@@ -46,7 +46,7 @@ def main(argv: list[str]) -> None:
     folder = Path(argv[0]) if argv else DEFAULT
     headers = ["model", "TFLite Micro's own planner: smallest arena (head + tail)", "predicted",
                "packaged: declared arena (head + tail)", "runs in it, not 16 B less",
-               "set-up room", "cortex-m (modelled)"]
+               "set-up room", "armhf-linux (modelled)"]
     print("| " + " | ".join(headers) + " |")
     print("|" + " --- |" * len(headers))
     with tempfile.TemporaryDirectory() as out:
