@@ -47,9 +47,6 @@ class Target:
     max_scratch_per_op: int = 12  # kMaxScratchBuffersPerOp
     opdata: dict[str, int] = field(default_factory=dict)  # per-kernel OpData sizes that differ
     builtin: dict[str, tuple[int, int]] = field(default_factory=dict)  # builtin data that differs
-    # Bytes added to the set-up figure of a model whose kernels request scratch buffers, where
-    # the target's planning step is known only to within them (rounded up, never down).
-    setup_margin_with_scratch: int = 0
     oracle: str = ""  # the build of .ci/build_tflm_targets.sh that runs this target's code ("": none)
     compression: bool = True  # USE_TFLM_COMPRESSION: some kernels keep OpData only then
 
@@ -84,21 +81,17 @@ ARMHF_LINUX = Target(
     scratch_handle=4, scratch_request=12, allocation_info=24, resource_variables=12,
     resource_variable=20, fc_builtin=(16, 4), measured=False, struct_align=4, compression=False,
     rule="modelled: 32-bit struct sizes of the public tflite-micro sources (4-byte pointers), "
-         "the same allocation order as the measured 64-bit build, the set-up room rounded up by "
-         "16 B when kernels request scratch buffers",
-    setup_margin_with_scratch=16,
-    opdata={"CONV_2D": 64, "DEPTHWISE_CONV_2D": 64, "FULLY_CONNECTED": 48, "TRANSPOSE_CONV": 80,
-            "UNIDIRECTIONAL_SEQUENCE_LSTM": 680, "SOFTMAX": 56, "QUANTIZE": 24,
-            "CONCATENATION": 24})
-# Checked against the smallest arenas measured on a 32-bit ARM build (compression off) of five
-# TFLite Micro example models: equal on all five. The struct sizes alone came 16 B under on
-# keyword_scrambled_8bit, the one whose set-up room binds while kernels request scratch buffers
-# (14 requests): which 32-bit object takes those 16 B is not known, so the set-up room of such a
-# model is rounded up by 16 B (an over-estimate where the rule is wrong the other way, never an
-# under-estimate where it is right).
-# Without compression OpDataFullyConnected loses its pointers (48 B); ARM aligns 64-bit members
-# of OpDataLSTM to 8, unlike i386 (680 B). CONCATENATION's OpData is its ConcatenationParams alone
-# without compression (two pointers, four int32: 24 B; 80 in the wheel's build).
+         "the same allocation order as the measured 64-bit build",
+    opdata={"CONV_2D": 64, "DEPTHWISE_CONV_2D": 64, "FULLY_CONNECTED": 48,
+            "UNIDIRECTIONAL_SEQUENCE_LSTM": 688, "SOFTMAX": 56, "QUANTIZE": 32,
+            "CONCATENATION": 24, "TRANSPOSE_CONV": 72})
+# Checked against the smallest arenas measured on a 32-bit ARM Linux build (compression off): the
+# five TFLite Micro example models and the kernel fixtures it runs, all equal. The set-up room once
+# needed 16 B more on keyword_scrambled_8bit: its QUANTIZE OpData is 32 B on ARM (a 64-bit member
+# aligns it to 8), not i386's 24; float LSTM's 16 B more: OpDataLSTM is 688 B on ARM (680 on i386).
+# Without compression OpDataFullyConnected loses its pointers (48 B). CONCATENATION's OpData is its ConcatenationParams alone
+# without compression (two pointers, four int32: 24 B; 80 in the wheel's build), TRANSPOSE_CONV's
+# 72 B (80 with compression).
 
 # A bare-metal Cortex-M build (arm-none-eabi-gcc, as TFLite Micro's own Cortex-M targets build it),
 # reference kernels: the same 32-bit layouts but short enums (an enum takes the fewest bytes its values
@@ -117,9 +110,8 @@ CORTEX_M_REFERENCE = dataclasses.replace(
     ARMHF_LINUX, name="cortex-m4",
     description="bare-metal Cortex-M (arm-none-eabi, short enums), reference kernels, plain MicroInterpreter",
     tflite_tensor=32, fc_builtin=CORTEX_M_SHORT_ENUM_BUILTIN["FULLY_CONNECTED"],
-    builtin=CORTEX_M_SHORT_ENUM_BUILTIN, setup_margin_with_scratch=0, oracle="cortex-m4",
-    opdata={**ARMHF_LINUX.opdata, "CONV_2D": 56, "DEPTHWISE_CONV_2D": 56,
-            "UNIDIRECTIONAL_SEQUENCE_LSTM": 688, "QUANTIZE": 32, "CONCATENATION": 24},
+    builtin=CORTEX_M_SHORT_ENUM_BUILTIN, oracle="cortex-m4",
+    opdata={**ARMHF_LINUX.opdata, "CONV_2D": 56, "DEPTHWISE_CONV_2D": 56},
     rule="modelled: 32-bit struct sizes of the public tflite-micro sources as arm-none-eabi-gcc lays "
          "them out (short enums), the same allocation order as the measured 64-bit build")
 
