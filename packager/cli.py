@@ -314,9 +314,10 @@ def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
                                                help="File and C prefix (default: the model's name)."),
             dims: list[str] = DimOption,
             no_report: bool = typer.Option(False, "--no-report", help="Do not write <prefix>_report.html."),
-            target: str = typer.Option("host", "--target", metavar="host|cortex-m",
+            target: str = typer.Option("host", "--target", metavar="TARGET",
                                        help="The TFLite Micro build the whole arena is for: host (the pinned "
-                                            "64-bit wheel, measured) or cortex-m (32-bit, modelled)."),
+                                            "64-bit wheel), armhf-linux (32-bit ARM Linux), cortex-m or a core "
+                                            "(cortex-m0 ... cortex-m85: bare metal, reference kernels)."),
             no_verify: bool = typer.Option(False, "--no-verify",
                                            help="Do not run the packaged model on tflite-micro before writing."),
             keep_offline_plan: bool = typer.Option(False, "--keep-offline-plan",

@@ -11,6 +11,7 @@ aligned to 16 bytes at its start; builtin data and structs to their own alignmen
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -45,9 +46,9 @@ class Target:
     planner_per_buffer: int = 40  # GreedyMemoryPlanner's bytes per planned buffer
     max_scratch_per_op: int = 12  # kMaxScratchBuffersPerOp
     opdata: dict[str, int] = field(default_factory=dict)  # per-kernel OpData sizes that differ
-    # Bytes added to the set-up figure of a model whose kernels request scratch buffers, where
-    # the target's planning step is known only to within them (rounded up, never down).
-    setup_margin_with_scratch: int = 0
+    builtin: dict[str, tuple[int, int]] = field(default_factory=dict)  # builtin data that differs
+    oracle: str = ""  # the build of .ci/build_tflm_targets.sh that runs this target's code ("": none)
+    compression: bool = True  # USE_TFLM_COMPRESSION: some kernels keep OpData only then
 
 
 # The pinned wheel's build (x86-64, compression on, GreedyMemoryPlanner) with a plain
@@ -70,30 +71,70 @@ HOST = Target(
 HOST_PLAIN_DIFFERENCE = (104 + 272) - (72 + 72)
 RECORDING_ALLOCATOR_EXTRA = HOST_PLAIN_DIFFERENCE
 
-# A default device build: 32-bit ARM, reference kernels, a plain MicroInterpreter, compression off.
-CORTEX_M = Target(
-    name="cortex-m",
-    description="32-bit Cortex-M, reference kernels, plain MicroInterpreter, compression off",
+# 32-bit ARM Linux (arm-linux-gnueabihf: 4-byte enums), reference kernels, a plain MicroInterpreter,
+# compression off: what `--target cortex-m` modelled before device targets had their own ABI.
+ARMHF_LINUX = Target(
+    name="armhf-linux",
+    description="32-bit ARM Linux (4-byte enums), reference kernels, plain MicroInterpreter, compression off",
     pointer=4, allocator_objects=(36, 44, 36), builtin_allocator=8, subgraph_allocations=8,
     eval_tensor=12, node_and_registration=32, tflite_tensor=40, affine_quantization=12,
     scratch_handle=4, scratch_request=12, allocation_info=24, resource_variables=12,
-    resource_variable=20, fc_builtin=(16, 4), measured=False, struct_align=4,
+    resource_variable=20, fc_builtin=(16, 4), measured=False, struct_align=4, compression=False,
     rule="modelled: 32-bit struct sizes of the public tflite-micro sources (4-byte pointers), "
-         "the same allocation order as the measured 64-bit build, the set-up room rounded up by "
-         "16 B when kernels request scratch buffers",
-    setup_margin_with_scratch=16,
-    opdata={"CONV_2D": 64, "DEPTHWISE_CONV_2D": 64, "FULLY_CONNECTED": 48, "TRANSPOSE_CONV": 80,
-            "UNIDIRECTIONAL_SEQUENCE_LSTM": 680, "SOFTMAX": 56, "QUANTIZE": 24})
-# Checked against the smallest arenas measured on a 32-bit ARM build (compression off) of five
-# TFLite Micro example models: equal on all five. The struct sizes alone came 16 B under on
-# keyword_scrambled_8bit, the one whose set-up room binds while kernels request scratch buffers
-# (14 requests): which 32-bit object takes those 16 B is not known, so the set-up room of such a
-# model is rounded up by 16 B (an over-estimate where the rule is wrong the other way, never an
-# under-estimate where it is right).
-# Without compression OpDataFullyConnected loses its pointers (48 B); ARM aligns 64-bit members
-# of OpDataLSTM to 8, unlike i386 (680 B).
+         "the same allocation order as the measured 64-bit build",
+    opdata={"CONV_2D": 64, "DEPTHWISE_CONV_2D": 64, "FULLY_CONNECTED": 48,
+            "UNIDIRECTIONAL_SEQUENCE_LSTM": 688, "SOFTMAX": 56, "QUANTIZE": 32,
+            "CONCATENATION": 24, "TRANSPOSE_CONV": 72})
+# Checked against the smallest arenas measured on a 32-bit ARM Linux build (compression off): the
+# five TFLite Micro example models and the kernel fixtures it runs, all equal. The set-up room once
+# needed 16 B more on keyword_scrambled_8bit: its QUANTIZE OpData is 32 B on ARM (a 64-bit member
+# aligns it to 8), not i386's 24; float LSTM's 16 B more: OpDataLSTM is 688 B on ARM (680 on i386).
+# Without compression OpDataFullyConnected loses its pointers (48 B). CONCATENATION's OpData is its ConcatenationParams alone
+# without compression (two pointers, four int32: 24 B; 80 in the wheel's build), TRANSPOSE_CONV's
+# 72 B (80 with compression).
 
-TARGETS = {t.name: t for t in (HOST, CORTEX_M)}
+# A bare-metal Cortex-M build (arm-none-eabi-gcc, as TFLite Micro's own Cortex-M targets build it),
+# reference kernels: the same 32-bit layouts but short enums (an enum takes the fewest bytes its values
+# need), so structures holding enums are smaller. Sizes compiled with arm-none-eabi-gcc 12.2 for
+# cortex-m4 with and without -fno-short-enums (tests/oracle/tflm_sizes.cc): TfLiteTensor 32 B (40
+# with 4-byte enums) and the builtin data below; every other structure the arena holds is the same.
+# Reference kernels take no core-dependent path that changes a buffer, so every Cortex-M core
+# (M0 to M85) has these figures.
+CORTEX_M_SHORT_ENUM_BUILTIN = {
+    "FULLY_CONNECTED": (5, 1), "SVDF": (8, 4), "ADD": (2, 1), "SUB": (2, 1), "MUL": (1, 1),
+    "DIV": (1, 1), "L2_NORMALIZATION": (1, 1), "CAST": (2, 1), "ARG_MAX": (1, 1), "ARG_MIN": (1, 1),
+    "TRANSPOSE_CONV": (16, 4), "SHAPE": (1, 1), "MIRROR_PAD": (1, 1),
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": (16, 4),
+}
+CORTEX_M_REFERENCE = dataclasses.replace(
+    ARMHF_LINUX, name="cortex-m4",
+    description="bare-metal Cortex-M (arm-none-eabi, short enums), reference kernels, plain MicroInterpreter",
+    tflite_tensor=32, fc_builtin=CORTEX_M_SHORT_ENUM_BUILTIN["FULLY_CONNECTED"],
+    builtin=CORTEX_M_SHORT_ENUM_BUILTIN, oracle="cortex-m4",
+    opdata={**ARMHF_LINUX.opdata, "CONV_2D": 56, "DEPTHWISE_CONV_2D": 56},
+    rule="modelled: 32-bit struct sizes of the public tflite-micro sources as arm-none-eabi-gcc lays "
+         "them out (short enums), the same allocation order as the measured 64-bit build")
+
+TARGETS = {t.name: t for t in (HOST, ARMHF_LINUX, CORTEX_M_REFERENCE)}
+
+# Cortex-M cores a target may name. With reference kernels every core has the M4 figures (and its
+# oracle); `cortex-m` alone means that bare-metal build.
+CORTEX_M_CORES = ("cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33",
+                  "cortex-m55", "cortex-m85")
+TARGET_CHOICES = ("host", "armhf-linux", "cortex-m", *CORTEX_M_CORES)
+
+
+def target_named(name: str) -> Target | None:
+    """The target a `--target` value names (None: not one): host, armhf-linux, cortex-m (= a
+    bare-metal Cortex-M build, reference kernels) or a core, e.g. cortex-m4."""
+    if name in TARGETS:
+        return TARGETS[name]
+    if name == "cortex-m":
+        return CORTEX_M_REFERENCE
+    if name in CORTEX_M_CORES:
+        return dataclasses.replace(CORTEX_M_REFERENCE, name=name,
+                                   description=CORTEX_M_REFERENCE.description.replace("Cortex-M", name))
+    return None
 
 
 # -- builtin data: one parsed params struct per builtin op (size, alignment) ----------------------
@@ -117,6 +158,8 @@ _BUILTIN_DATA: dict[str, tuple[int, int]] = {
 def builtin_data(op: Operator, target: Target) -> tuple[int, int] | None:
     if op.opcode.is_custom:
         return None
+    if op.name in target.builtin:
+        return target.builtin[op.name]
     if op.name == "FULLY_CONNECTED":
         return target.fc_builtin
     if op.name == "VAR_HANDLE":  # two string pointers
@@ -193,7 +236,14 @@ def _softmax(model, sg, op, target) -> list[int]:
 
 
 def _opdata_only(model, sg, op, target) -> list[int]:
+    if op.name in _COMPRESSION_OPDATA and not target.compression:
+        return []
     return [target.opdata.get(op.name, _OPDATA[op.name])]
+
+
+# Kernels whose Init takes an OpData only in a build with compression (assign_variable.cc: its
+# scratch index for a compressed input); without it they register no Init at all.
+_COMPRESSION_OPDATA = frozenset({"ASSIGN_VARIABLE"})
 
 
 def _batch_matmul(model, sg, op, target) -> list[int]:
@@ -287,7 +337,7 @@ def init_buffers(op: Operator, buffers: list[int]) -> int:
     if op.opcode.is_custom:
         from packager.kernels import tflm_signal
         return tflm_signal.init_buffer_count(op, buffers)
-    return 1 if op.name in _OPDATA or op.name == "BATCH_MATMUL" else 0
+    return 1 if (op.name in _OPDATA and buffers) or op.name == "BATCH_MATMUL" else 0
 
 
 def prepare_temp_tensors(op: Operator, sg: Subgraph | None = None) -> list[int]:

@@ -168,8 +168,6 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
                    + target.allocation_info * (tensors + requests))
     setup = (align_up(at_planning, ARENA_ALIGNMENT) + align_up(temporaries, ARENA_ALIGNMENT)
              + target.planner_per_buffer * planned)
-    if requests:
-        setup += target.setup_margin_with_scratch
     setup = max(setup, prepare_peak)
     whole = align_up(head + tail.bytes, ARENA_ALIGNMENT)
     arena = max(whole, align_up(setup, ARENA_ALIGNMENT))

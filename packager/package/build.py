@@ -36,6 +36,7 @@ from packager.package.existing_plan import (existing_plan, existing_plan_note, h
                                            unproven)
 from packager.package.stored_shapes import with_stored_sizes
 from packager.package.verify import skipped, verify_package
+from packager.package.target_verify import verify_on_target
 from packager.package.runtime_arena import check_target, needed_bytes, with_runtime_arena
 from packager.package.notes import model_notes
 from packager.package.assemble import package_plan
@@ -242,6 +243,10 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
         raise BudgetExceeded(f"{model_path.name}: the plan needs {needed:,} B {what}, "
                              f"{needed - budget:,} B over the budget of {budget:,} B ({why})")
     notes: list[str] = []
+    target_note = None
+    if verify and plan.runtime_arena is not None:  # the target's own TFLite Micro, when built
+        plan, target_note = verify_on_target(plan, model, lambda: model.raw if keep else with_offline_plan(
+            model.raw, offline_offsets(plan), len(model.subgraphs)))
     with staged_folder(out_dir) as folder:
         whats = write_files(folder, plan, model, prefix, notes, planned.unmodelled_ops, keep_offline_plan=keep)
         if existing is not None:
@@ -255,6 +260,8 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
             # verified as written: the offline-planned model read back from the temporary folder
             notes.insert(0, (verify_package(original, folder.read(f"{prefix}.tflite"), plan, model) if verify
                              else skipped()).line)
+            if target_note:
+                notes.insert(1, target_note)
         if report:
             name = f"{prefix}_report.html"
             folder.add(name, report_html(planned, model, strategy))

@@ -22,6 +22,7 @@ from packager.emit.encoded_blocks import encoded_in_blocks
 from packager.kernels.tflm_offline_plan import INT32_MAX, offline_plan_of
 from packager.errors import PlanError
 from packager.model import Model
+from packager.package.runtime_arena import proven
 from packager.package.sidecar import SCRATCH, PackagePlan, end_to_end
 from packager.semantics import SEMANTICS
 from packager.plan.records import overhead_pct
@@ -472,6 +473,8 @@ def _whole_arena_macros(P: str, arena) -> list[str]:
                "(16 bytes less fails)."]
     if not arena.exact:
         quality = [f"NOT EXACT: {arena.reason}; the arena may need more."]
+    elif arena.modelled:  # modelled, not proven on this target: either side of the truth
+        quality = ["NOT PROVEN on this target's TFLite Micro: modelled; the truth may lie either side."]
     quality.append(f"{'Modelled, not measured' if arena.modelled else 'Figures'}: {arena.rule}.")
     binding = ("the set-up room" if arena.setup_bytes > arena.head_bytes + arena.tail_bytes
                else "head + tail")
@@ -498,7 +501,7 @@ def _whole_arena_macros(P: str, arena) -> list[str]:
         f"#define {P}_ARENA_HEAD_BYTES {arena.head_bytes}",
         f"#define {P}_ARENA_TAIL_BYTES {arena.tail_bytes}",
         f"#define {P}_ARENA_SETUP_BYTES {arena.setup_bytes}",
-        f"#define {P}_ARENA_EXACT {1 if arena.exact else 0}",
+        f"#define {P}_ARENA_EXACT {1 if proven(arena) else 0}",
         f"#define {P}_TOTAL_ARENA_BYTES {P}_TENSOR_ARENA_BYTES",
         *_declare_macro(P, f"{P}_TENSOR_ARENA_BYTES"),
     ]

@@ -106,13 +106,13 @@ class RuntimeArena:
     """TFLite Micro's whole arena for the packaged model: the number to give `MicroInterpreter`
     (packager/package/runtime_arena.py works it out)."""
     runtime: str  # the build the figures are for, e.g. "tflite-micro 0.dev20261023182759"
-    target: str  # "host" (the pinned Python wheel, 64-bit) or "cortex-m" (32-bit device build)
+    target: str  # the build: "host" (the pinned Python wheel, 64-bit), "armhf-linux", a Cortex-M core
     arena_bytes: int  # the smallest arena (multiple of 16) that sets the model up and runs it
     head_bytes: int  # the plan: non-persistent memory (tensors and scratch buffers)
     tail_bytes: int  # persistent memory: TFLite Micro's structs and every kernel's buffers
     setup_bytes: int  # the arena TFLite Micro's planning step needs while it sets the model up
     exact: bool  # False: some kernel's memory is not modelled (`reason` names it)
-    modelled: bool  # True: no runtime checks this target's figures (`rule` says how they are made)
+    modelled: bool  # True: not measured or proven on this target's own TFLite Micro (`rule` says how they are made)
     rule: str
     reason: str = ""  # why the figure is not exact; "" when it is
     head_plan: str = ""  # "": the head is this plan; else whose it is ("the model's own Vela plan")

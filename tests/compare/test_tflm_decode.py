@@ -42,11 +42,11 @@ def test_lut_decode_state_and_pointer_array_on_each_target(tmp_path):
     _, model = _model(tmp_path)
     op = model.subgraphs[0].operators[0]
     assert tflm_arena.persistent_buffers(model, 0, op, tflm_arena.HOST) == [8, 72]
-    assert tflm_arena.persistent_buffers(model, 0, op, tflm_arena.CORTEX_M) == [4, 36]
+    assert tflm_arena.persistent_buffers(model, 0, op, tflm_arena.ARMHF_LINUX) == [4, 36]
     assert tflm_arena.init_buffers(op, [8, 72]) == 0  # all taken in Prepare
     host = predict_whole_arena(model)
     assert host.exact and (host.arena, host.head, host.tail) == (1168, 96, 832)
-    cortex_m = predict_whole_arena(model, tflm_arena.CORTEX_M)
+    cortex_m = predict_whole_arena(model, tflm_arena.ARMHF_LINUX)
     assert cortex_m.exact and not cortex_m.measured_target
 
 
@@ -76,7 +76,7 @@ def test_prune_decode_state_and_the_zero_points_copied_per_channel(tmp_path):
         model = read_model(path)
         op = model.subgraphs[0].operators[0]
         assert tflm_arena.persistent_buffers(model, 0, op, tflm_arena.HOST) == host
-        assert tflm_arena.persistent_buffers(model, 0, op, tflm_arena.CORTEX_M) == cortex_m
+        assert tflm_arena.persistent_buffers(model, 0, op, tflm_arena.ARMHF_LINUX) == cortex_m
         prediction = predict_whole_arena(model)
         assert prediction.exact, prediction.why_inexact
         tails[build.__name__] = prediction.tail
@@ -94,7 +94,7 @@ def test_huffman_decode_state(tmp_path):
     model = read_model(path)
     op = model.subgraphs[0].operators[0]
     assert tflm_arena.persistent_buffers(model, 0, op, tflm_arena.HOST) == [8, 56]
-    assert tflm_arena.persistent_buffers(model, 0, op, tflm_arena.CORTEX_M) == [4, 28]
+    assert tflm_arena.persistent_buffers(model, 0, op, tflm_arena.ARMHF_LINUX) == [4, 28]
     prediction = predict_whole_arena(model)
     assert prediction.exact and (prediction.arena, prediction.tail) == (1072, 800)
     runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime",

@@ -15,7 +15,7 @@ from fixtures.catalog import RUNS_IN_TFLM
 from fixtures.write_models import DEFAULT_DIR
 from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.runtimes.tflm import SmallestArena, smallest_arena, try_arenas, try_arenas_each
-from packager.kernels.tflm_arena import CORTEX_M, HOST, HOST_PLAIN_DIFFERENCE
+from packager.kernels.tflm_arena import ARMHF_LINUX, HOST, HOST_PLAIN_DIFFERENCE
 from packager.reader import read_model
 from tests.conftest import SHARED_MODELS
 
@@ -94,7 +94,7 @@ def test_several_models_in_one_child_try_as_each_alone():
 
 def test_cortex_m_is_smaller_and_marked_modelled():
     model = read_model(DEFAULT_DIR / "mobile_block.tflite")
-    host, device = predict_whole_arena(model, HOST), predict_whole_arena(model, CORTEX_M)
+    host, device = predict_whole_arena(model, HOST), predict_whole_arena(model, ARMHF_LINUX)
     assert device.head == host.head and device.tail < host.tail
     assert host.measured_target and not device.measured_target
     assert "modelled" in device.rule

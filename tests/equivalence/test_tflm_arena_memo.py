@@ -12,7 +12,7 @@ import pytest
 from fixtures.write_models import DEFAULT_DIR
 from packager.kernels import tflm_whole_arena
 from packager.kernels.tflm_whole_arena import predict_whole_arena
-from packager.kernels.tflm_arena import CORTEX_M, HOST
+from packager.kernels.tflm_arena import ARMHF_LINUX, HOST
 from packager.reader import read_model
 from tests.conftest import SHARED_MODELS
 
@@ -25,10 +25,10 @@ def test_shared_figures_equal_node_by_node(path: Path, monkeypatch) -> None:
         model = read_model(path)
     except Exception as error:  # a fixture that is bad input on purpose
         pytest.skip(f"{path.name} does not read: {error}")
-    shared = [predict_whole_arena(model, target) for target in (HOST, CORTEX_M)]
+    shared = [predict_whole_arena(model, target) for target in (HOST, ARMHF_LINUX)]
     monkeypatch.setattr(tflm_whole_arena._OpFigures, "_key", lambda self, s, sg, op: None)
     monkeypatch.setattr(tflm_whole_arena._OpFigures, "shared", False)
-    alone = [predict_whole_arena(model, target) for target in (HOST, CORTEX_M)]
+    alone = [predict_whole_arena(model, target) for target in (HOST, ARMHF_LINUX)]
     assert shared == alone
 
 
@@ -52,9 +52,9 @@ def test_skipping_quiet_nodes_changes_nothing(path: Path, monkeypatch) -> None:
         model = read_model(path)
     except Exception as error:  # a fixture that is bad input on purpose
         pytest.skip(f"{path.name} does not read: {error}")
-    skipping = [predict_whole_arena(model, target) for target in (HOST, CORTEX_M)]
+    skipping = [predict_whole_arena(model, target) for target in (HOST, ARMHF_LINUX)]
     monkeypatch.setattr(tflm_whole_arena, "_visited", lambda distinct, which: np.arange(len(which)))
-    assert [predict_whole_arena(model, target) for target in (HOST, CORTEX_M)] == skipping
+    assert [predict_whole_arena(model, target) for target in (HOST, ARMHF_LINUX)] == skipping
 
 
 @pytest.mark.parametrize("high", [2, 1000, 2 ** 40])

@@ -1,0 +1,62 @@
+"""Run the packaged model on the device target's own TFLite Micro (packager/runtimes/tflm_targets.py)
+before anything is written: it must set up and run in exactly the declared arena and not in 16 B
+less. When it does, the figure is proven for this model whatever the coverage matrix says; when it
+does not, the package is refused (one line), as on the host. No build of the target here: the
+figure stays as modelled and the note says the target was not run."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from typing import Callable
+
+from packager.kernels import tflm_coverage
+from packager.kernels.tflm_arena import target_named
+from packager.model import Model
+from packager.package.sidecar import PackagePlan
+from packager.package.verify import VerifyError
+from packager.runtimes import tflm_targets
+from packager.semantics import SEMANTICS
+
+STEP = 16
+
+
+def verify_on_target(plan: PackagePlan, model: Model,
+                     packed: Callable[[], bytes]) -> tuple[PackagePlan, str | None]:
+    """(the plan, its figure proven when the target's build ran it; the note to print, or None
+    when the target has no build of its own). `packed`: makes the model as it will be written."""
+    arena = plan.runtime_arena
+    target = target_named(arena.target) if arena is not None else None
+    if target is None or not target.oracle or not SEMANTICS[plan.semantics].offline_plan:
+        return plan, None
+    program = tflm_targets.fit_program(target.oracle)
+    if program is None:
+        return plan, (f"not run on TFLite Micro built for {target.oracle} (no build: "
+                      f"bash .ci/build_tflm_targets.sh, or set {tflm_targets.ENV})")
+    missing = tflm_coverage.unregistered(model, target.oracle)
+    if missing:
+        return plan, (f"not run on TFLite Micro built for {target.oracle}: the build registers no "
+                      f"{', '.join(missing)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "packaged.tflite"
+        path.write_bytes(packed())
+        n = arena.arena_bytes
+        if not tflm_targets.fits(program, path, n):
+            if not tflm_targets.fits(program, path, max(n, tflm_targets.ARENA_MAX)):
+                return plan, f"not run on TFLite Micro built for {target.oracle}: it does not run the model at all"
+            raise VerifyError(f"the packaged model does not run in the declared {n:,} B on TFLite Micro "
+                              f"built for {target.oracle}")
+        # A plan for dynamic shapes is made at the largest sizes; TFLite Micro runs the stored ones.
+        smallest = arena.exact and not plan.is_dynamic
+        if smallest and tflm_targets.fits(program, path, n - STEP):
+            raise VerifyError(f"the packaged model also runs in {n - STEP:,} B on TFLite Micro built for "
+                              f"{target.oracle}: the declared {n:,} B is not the smallest")
+    if not smallest:
+        return plan, (f"runs in {n:,} B on TFLite Micro built for {target.oracle} (its stored shapes; "
+                      "not checked to be the smallest)")
+    proven = replace(arena, modelled=False,
+                     rule=f"{target.rule}; this model run on TFLite Micro built for {target.oracle}")
+    return (replace(plan, runtime_arena=proven),
+            f"verified on TFLite Micro built for {target.oracle}: runs in {n:,} B and not in 16 B less")

@@ -1,0 +1,69 @@
+"""The device targets' own TFLite Micro: a small fit program (tests/oracle/tflm_fit.cc) linked against
+TFLite Micro built for the target's core and kernels (`.ci/build_tflm_targets.sh`), run under
+`qemu-arm`. It answers one question: does this model set up and run once in exactly N bytes?
+
+Where the product finds the builds: `$TFLPACK_TFLM_TARGETS/<build>/tflm_fit` when that variable is
+set, else `${TFLPACK_CACHE:-~/.cache/tflpack}/tflm-targets/<build>/tflm_fit` (the link the build
+script points at its latest build). No build: None, and the figures stay modelled.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+ENV = "TFLPACK_TFLM_TARGETS"
+FIT = "tflm_fit"
+FITS, DOES_NOT_SET_UP = 0, 4  # the program's exit statuses (5: Invoke failed)
+ARENA_MAX = 8 << 20  # the fit program's static arena: no model gets more
+TIMEOUT = 300  # seconds: a failed TFLite Micro check halts by spinning, never by exiting
+
+
+def builds_dir() -> Path:
+    given = os.environ.get(ENV)
+    if given:
+        return Path(given)
+    cache = os.environ.get("TFLPACK_CACHE") or str(Path.home() / ".cache" / "tflpack")
+    return Path(cache) / "tflm-targets"
+
+
+def fit_program(build: str, where: Path | None = None) -> Path | None:
+    """The fit program of one build ("cortex-m4", "cortex-m4+cmsis-nn", ...), or None."""
+    if not build or shutil.which("qemu-arm") is None:
+        return None
+    path = (where or builds_dir()) / build / FIT
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def fits(program: Path, model: Path, arena: int) -> bool:
+    """Whether the model sets up and runs once in `arena` bytes on this build. Cortex-M code runs
+    on an A-profile core under qemu-arm (its M-profile user mode cannot start a program); an arena
+    depends on how the code was compiled, not on which core executes it."""
+    try:
+        done = subprocess.run(["qemu-arm", "-cpu", "cortex-a15", str(program), str(model), str(arena)],
+                              capture_output=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return False  # a TFLite Micro check failed and halted
+    return done.returncode == FITS
+
+
+def smallest(program: Path, model: Path, hint: int, step: int = 16) -> int | None:
+    """The smallest multiple of `step` the model fits in, searched from `hint` (None: it does not
+    run even in 8 MiB, the program's arena)."""
+    n = max(step, -(-hint // step) * step)
+    if fits(program, model, n):
+        while n > step and fits(program, model, n - step):
+            n -= step
+        return n
+    high = n
+    while not fits(program, model, high):
+        if high >= ARENA_MAX:
+            return None
+        high = min(2 * high, ARENA_MAX)
+    low = n  # fails at low, fits at high
+    while high - low > step:
+        mid = (low + high) // 2 // step * step
+        low, high = (mid, high) if not fits(program, model, mid) else (low, mid)
+    return high

@@ -1,0 +1,168 @@
+"""Each device target's figures on that target's own TFLite Micro (the oracle: tests/oracle/tflm_fit.cc
+built by .ci/build_tflm_targets.sh for the target's core and kernels, run under qemu-arm): every
+shared TFLite Micro model and every TFLite Micro fixture the build registers the operators of sets
+up and runs in exactly the declared arena and not in 16 B less; the coverage matrix
+(packager/kernels/tflm_coverage.py) claims no kernel form these cases do not hold exact."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from fixtures.runtime_cases import RUNTIME_CASES
+from fixtures.tflm_kernels import KERNEL_BUILDERS
+from packager.kernels import tflm_coverage
+from packager.kernels.tflm_arena import target_named
+from packager.kernels.tflm_whole_arena import predict_whole_arena
+from packager.reader import read_model
+from packager.runtimes.tflm_targets import fits
+from tests.conftest import REPO, SHARED_MODELS
+from tests.oracle.locate import program
+
+TARGETS = ("cortex-m4",)
+GENEROUS = 8 << 20  # the fit program's whole static arena
+SHARED = sorted(p.stem for p in (SHARED_MODELS / "tflm").glob("*.tflite"))
+FIXTURES = sorted(KERNEL_BUILDERS) + [f"runtime_{f.__name__}" for f in RUNTIME_CASES]
+CATALOG = REPO / "fixtures" / "models"
+CASES = ([f"shared:{name}" for name in SHARED] + [f"fixture:{name}" for name in FIXTURES]
+         + [f"catalog:{p.stem}" for p in sorted(CATALOG.glob("*.tflite"))])
+
+
+@functools.cache
+def case_path(case: str, folder: str) -> Path:
+    kind, name = case.split(":")
+    if kind == "shared":
+        return SHARED_MODELS / "tflm" / f"{name}.tflite"
+    if kind == "catalog":
+        return CATALOG / f"{name}.tflite"
+    path = Path(folder) / f"{name}.tflite"
+    builders = {f"runtime_{f.__name__}": f for f in RUNTIME_CASES} | KERNEL_BUILDERS
+    path.write_bytes(builders[name]().build())
+    return path
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("target_cases"))
+
+
+def oracle(target: str):
+    build = target_named(target).oracle
+    found, why = program(build)
+    if found is None:
+        pytest.skip(why)
+    return build, found
+
+
+@functools.cache
+def runs_exactly(target: str, case: str, folder: str) -> tuple[bool | None, str]:
+    """(None: the build cannot run the case; else whether it runs in the declared arena and not
+    in 16 B less, with what was seen)."""
+    build, found = oracle(target)
+    path = case_path(case, folder)
+    model = read_model(path)
+    missing = tflm_coverage.unregistered(model, build)
+    if missing:
+        return None, f"the {build} build registers no {', '.join(missing)}"
+    prediction = predict_whole_arena(model, target_named(target))
+    if not prediction.exact:
+        return None, prediction.why_inexact
+    n = prediction.arena
+    seen = (fits(found, path, n), fits(found, path, n - 16))
+    if not seen[0] and not fits(found, path, max(n, GENEROUS)):
+        return None, f"TFLite Micro built for {build} does not run it at all (not even in {GENEROUS:,} B)"
+    return seen == (True, False), f"declared {n:,} B: runs in it {seen[0]}, in 16 B less {seen[1]}"
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("target", TARGETS)
+def test_runs_in_the_declared_arena_and_not_16_bytes_less(target, case, folder):
+    if case.startswith("shared:") and not SHARED_MODELS.exists():
+        pytest.skip("no ../shared/models")
+    ok, seen = runs_exactly(target, case, folder)
+    if ok is None:
+        pytest.skip(seen)
+    assert ok, seen
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_coverage_matrix_claims_only_what_ran_exact(target, folder):
+    build, _ = oracle(target)
+    claimed = set(tflm_coverage.PROVEN[build])
+    held: set[str] = set()
+    for case in CASES:
+        if case.startswith("shared:") and not SHARED_MODELS.exists():
+            continue
+        ok, _ = runs_exactly(target, case, folder)
+        if ok:
+            held.update(tflm_coverage.forms(read_model(case_path(case, folder))))
+    assert claimed <= held, f"claimed but not held exact: {sorted(claimed - held)}"
+
+
+def _sub_float() -> bytes:
+    """A float SUB: registered by the device build, a form outside its coverage matrix."""
+    import numpy as np
+    from fixtures.builder import ModelBuilder
+    m = ModelBuilder(description="sub_float: one float SUB")
+    g = m.subgraph("main")
+    x, y = g.tensor("x", [1, 8]), g.tensor("y", [1, 8])
+    g.op("SUB", [x, g.const("c", np.full([1], 0.5, np.float32))], [y],
+         options=dict(fused_activation_function="NONE"))
+    g.inputs([x])
+    g.outputs([y])
+    m.signature("serving_default", inputs={"x": x}, outputs={"y": y}, subgraph=0)
+    return m.build()
+
+
+def test_package_proves_a_model_outside_the_matrix_by_running_it(tmp_path, monkeypatch):
+    from packager.package.build import package
+    from packager.runtimes.tflm_targets import ENV
+    from tests.oracle.locate import builds
+    oracle("cortex-m4")
+    monkeypatch.setenv(ENV, str(builds()))
+    path = tmp_path / "sub_float.tflite"
+    path.write_bytes(_sub_float())
+    assert tflm_coverage.unproven(read_model(path), "cortex-m4") == ["SUB FLOAT32"]
+    unverified = package(path, tmp_path / "a", report=False, target="cortex-m4", verify=False)
+    assert "_ARENA_EXACT 0" in (tmp_path / "a" / "sub_float_plan.h").read_text()
+    result = package(path, tmp_path / "b", report=False, target="cortex-m4", verify=True)
+    assert any(n.startswith("verified on TFLite Micro built for cortex-m4") for n in result.notes), result.notes
+    header = (tmp_path / "b" / "sub_float_plan.h").read_text()
+    assert "_ARENA_EXACT 1" in header and "this model run on TFLite Micro built for cortex-m4" in header
+    assert result.plan.runtime_arena.arena_bytes == unverified.plan.runtime_arena.arena_bytes
+
+
+def test_package_refuses_a_figure_the_device_build_does_not_run_in(tmp_path, monkeypatch):
+    from dataclasses import replace
+    from packager.package import runtime_arena
+    from packager.package.build import package
+    from packager.package.verify import VerifyError
+    from packager.runtimes.tflm_targets import ENV
+    from tests.oracle.locate import builds
+    oracle("cortex-m4")
+    monkeypatch.setenv(ENV, str(builds()))
+    real = runtime_arena.predict_whole_arena
+
+    def sixteen_short(model, target, head=None):
+        whole = real(model, target, head=head)
+        return replace(whole, arena=whole.arena - 16) if target.name == "cortex-m4" else whole
+    monkeypatch.setattr(runtime_arena, "predict_whole_arena", sixteen_short)
+    path = tmp_path / "sub_float.tflite"
+    path.write_bytes(_sub_float())
+    with pytest.raises(VerifyError, match="does not run in the declared .* built for cortex-m4"):
+        package(path, tmp_path / "o", report=False, target="cortex-m4", verify=True)
+    assert not (tmp_path / "o").exists()
+
+
+def test_package_notes_a_model_the_device_build_cannot_run_at_all(tmp_path, monkeypatch):
+    from packager.package.build import package
+    from packager.runtimes.tflm_targets import ENV
+    from tests.oracle.locate import builds
+    oracle("cortex-m4")
+    monkeypatch.setenv(ENV, str(builds()))
+    result = package(CATALOG / "dequantize_fp16.tflite", tmp_path / "o", report=False, target="cortex-m4",
+                     verify=True)  # float16 DEQUANTIZE: no TFLite Micro runs it
+    assert "not run on TFLite Micro built for cortex-m4: it does not run the model at all" in result.notes
+    assert "_ARENA_EXACT 0" in (tmp_path / "o" / "dequantize_fp16_plan.h").read_text()

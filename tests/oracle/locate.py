@@ -1,0 +1,35 @@
+"""Where the tests find each device target's TFLite Micro (the fit program .ci/build_tflm_targets.sh
+builds): the build of the current shared sources and harness (its folder is keyed by their hash, so
+a stale build is never used). No ../shared, no toolchain, no build yet: None and the reason."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+from pathlib import Path
+
+from packager.runtimes.tflm_targets import fit_program
+from tests.conftest import REPO
+
+SCRIPT = REPO / ".ci" / "build_tflm_targets.sh"
+
+
+@functools.cache
+def builds() -> Path | None:
+    done = subprocess.run(["bash", str(SCRIPT), "--print-dir"], capture_output=True, text=True, check=True)
+    out = done.stdout.strip()
+    return Path(out) if out else None
+
+
+def program(build: str) -> tuple[Path | None, str]:
+    """(the fit program of `build`, "") or (None, why there is none)."""
+    if shutil.which("qemu-arm") is None:
+        return None, "qemu-arm is not installed (Debian: qemu-user)"
+    where = builds()
+    if where is None:
+        return None, "no ../shared/oracles/tflm: the device targets' TFLite Micro cannot be built"
+    found = fit_program(build, where)
+    if found is None:
+        return None, f"TFLite Micro for {build} is not built (bash .ci/build_tflm_targets.sh {build})"
+    return found, ""
