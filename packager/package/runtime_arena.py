@@ -11,9 +11,12 @@ from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.errors import PackagerError
 from packager.model import Model
 from packager.package.sidecar import PackagePlan, RuntimeArena
+from packager.package.standing import EXACT, SIDE_WORDS, Shown, decide
 from packager.semantics import SEMANTICS
 
 RUNTIME = "tflite-micro 0.dev20261023182759"  # the pinned build the host figures are measured on
+# How a target no runtime here runs is modelled, as its figures say it.
+MODELLED_AS = {"cortex-m": "for the 32-bit ARM Linux ABI (4-byte pointers)"}
 
 
 def check_target(name: str) -> str:
@@ -26,15 +29,57 @@ def runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
                   head: int | None = None, head_plan: str = "") -> RuntimeArena | None:
     """None unless the plan is TFLite Micro's (tflm semantics, one inline arena). `head`: the
     head TFLite Micro will have when the model keeps an offline plan of its own, `head_plan` whose
-    plan that is."""
+    plan that is. Its standing is the rules' (bound: their side, reason: why not exact) until
+    with_standing settles it from what a runtime showed; nothing is written before."""
     if not SEMANTICS[plan.semantics].whole_arena_predicted or len(plan.arenas) != 1 or not plan.arenas[0].inline:
         return None
     rules = TARGETS[target]
     whole = predict_whole_arena(model, rules, head=plan.arena_bytes if head is None else head)
     return RuntimeArena(runtime=RUNTIME, target=target, arena_bytes=whole.arena,
                         head_bytes=whole.head, tail_bytes=whole.tail, setup_bytes=whole.setup,
-                        exact=whole.exact, modelled=not rules.measured, rule=rules.rule,
-                        reason=whole.why_inexact, head_plan=head_plan if head is not None else "")
+                        exact=False, modelled=not rules.measured, rule=rules.rule,
+                        reason=whole.why_inexact, head_plan=head_plan if head is not None else "",
+                        bound=whole.side, not_run="not settled")
+
+
+def with_standing(plan: PackagePlan, shown: Shown | None, not_run: str) -> PackagePlan:
+    """The plan with its whole arena's standing settled (package/standing.py): `shown`, what a
+    build ran (None: nothing ran, `not_run` says why)."""
+    arena = plan.runtime_arena
+    if arena is None:
+        return plan
+    standing = decide(arena.arena_bytes, arena.target, arena.bound, arena.reason, shown, not_run,
+                      MODELLED_AS.get(arena.target, "") if arena.modelled else "")
+    if shown is not None and shown.target == arena.target:
+        not_run = ""
+    elif arena.modelled:
+        not_run = f"no {arena.target} build runs here"
+    return replace(plan, runtime_arena=replace(arena, bound=standing.bound, exact=standing.bound == EXACT,
+                                               reason=standing.reason, not_run=not_run))
+
+
+def whole_arena_sentences(arena: RuntimeArena | None) -> list[str]:
+    """The whole arena as the report page states it: what to declare (the runtime's not running
+    the model said first), what it is made of, and its standing's reason."""
+    if arena is None:
+        return []
+    before = f"Not run on TFLite Micro ({arena.not_run}): declare" if arena.not_run else "Declare"
+    return [f"{before} {arena.arena_bytes:,} bytes of TFLite Micro arena ({arena.runtime}, target "
+            f"{arena.target}; {SIDE_WORDS[arena.bound]}) = {parts_text(arena)}.",
+            f"{'Exact' if arena.exact else 'Standing'}: {arena.reason}."]
+
+
+def parts_text(arena: RuntimeArena, parts: tuple[str, str] = ("", "")) -> str:
+    """What the whole arena is made of, in words whose figures add up to it: head + tail, or
+    the set-up room when that decides (TFLite Micro needs it while it sets the model up).
+    `parts`: what to say after the head's and the tail's figures."""
+    head_tail = arena.head_bytes + arena.tail_bytes
+    rounded = lambda n: "" if n == arena.arena_bytes else ", rounded up to 16"  # noqa: E731
+    sum_text = f"head {arena.head_bytes:,}{parts[0]} + tail {arena.tail_bytes:,}{parts[1]}"
+    if arena.setup_bytes > head_tail:
+        return (f"the set-up room {arena.setup_bytes:,}{rounded(arena.setup_bytes)} (TFLite Micro needs it "
+                f"while it sets the model up), more than {sum_text} = {head_tail:,}")
+    return f"{sum_text}{rounded(head_tail)}; the set-up room {arena.setup_bytes:,} is less"
 
 
 def with_runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
@@ -49,5 +94,4 @@ def needed_bytes(plan: PackagePlan) -> tuple[int, int, str]:
     if arena is None:
         return plan.arena_bytes, plan.lower_bound, "of arena"
     least = -(-max(plan.lower_bound + arena.tail_bytes, arena.setup_bytes) // 16) * 16
-    return (arena.arena_bytes, least,
-            f"of TFLite Micro arena (head {arena.head_bytes:,} + tail {arena.tail_bytes:,})")
+    return arena.arena_bytes, least, f"of TFLite Micro arena ({parts_text(arena)})"
