@@ -23,7 +23,7 @@ from packager.kernels.tflm_offline_plan import INT32_MAX, offline_plan_of
 from packager.errors import PlanError
 from packager.model import Model
 from packager.package.sidecar import SCRATCH, PackagePlan, end_to_end
-from packager.package.standing import SIDE_WORDS, standing_words
+from packager.package.standing import SIDE_WORDS
 from packager.semantics import SEMANTICS
 from packager.plan.records import overhead_pct
 
@@ -484,7 +484,8 @@ def _declare_line(P: str, arena) -> str:
 
 def _whole_arena_macros(P: str, arena) -> list[str]:
     """TFLite Micro's whole arena: the number to give MicroInterpreter, its standing, its parts."""
-    quality = [f"{standing_words(arena.bound)[0].upper()}{standing_words(arena.bound)[1:]}: {arena.reason}."]
+    side = SIDE_WORDS[arena.bound]
+    quality = [f"{side[0].upper()}{side[1:]}: {arena.reason}."]
     quality.append(f"{'Modelled, not measured' if arena.modelled else 'Figures'}: {arena.rule}.")
     binding = ("the set-up room" if arena.setup_bytes > arena.head_bytes + arena.tail_bytes
                else "head + tail")

@@ -81,10 +81,3 @@ def declare_words(bound: str, figure: int) -> str:
     """The summary's first words: `declare 1,712 bytes`, `declare at most 3,136 bytes`..."""
     return f"declare {_PHRASE[bound]}{figure:,} bytes"
 
-
-def standing_words(bound: str) -> str:
-    """The standing in a few words, as the header and the report say it."""
-    return {EXACT: "exact: the smallest arena with which TFLite Micro sets the model up and runs it",
-            UPPER: "an upper bound: TFLite Micro needs at most this, perhaps less",
-            LOWER: "a lower bound: TFLite Micro needs at least this, perhaps more",
-            UNKNOWN: "not proven either way: TFLite Micro may need more or less"}[bound]

@@ -49,8 +49,8 @@ def skipped() -> Verification:
     return Verification(SKIPPED, "not verified on TFLite Micro (--no-verify)", not_run="--no-verify")
 
 
-def _unverified(why: str) -> Verification:
-    return Verification(UNVERIFIED, f"unverified: {why}", not_run=why)
+def _unverified(why: str, not_run: str = "") -> Verification:
+    return Verification(UNVERIFIED, f"unverified: {why}", not_run=not_run or why)
 
 
 def verify_package(original: Path | bytes, packed: bytes, plan: PackagePlan, model: Model,
@@ -90,7 +90,8 @@ def verify_package(original: Path | bytes, packed: bytes, plan: PackagePlan, mod
         return _unverified(ran.reason)
     reference, tries = ran
     if not reference[0].ok:
-        return _unverified(f"TFLite Micro does not run the original model ({reference[0].reason})")
+        return _unverified(f"TFLite Micro does not run the original model ({reference[0].reason})",
+                           f"it does not run the original model: {reference[0].reason}")
     first = tries[0]
     if not first.ok:
         raise VerifyError(f"the packaged model does not run in {first.arena:,} B on TFLite Micro: "

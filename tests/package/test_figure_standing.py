@@ -54,10 +54,10 @@ def test_a_model_tflite_micro_does_not_run_is_said_so_first_and_marked_nothing_e
     # float16 DEQUANTIZE: TFLite Micro refuses it at any arena size (as MediaPipe's landmark models)
     output = _package([str(DEFAULT_DIR / "dequantize_fp16.tflite"), "-o", str(tmp_path / "o")])
     first = output.splitlines()[0]
-    assert first.startswith("not run on TFLite Micro (TFLite Micro does not run the original model")
+    assert first.startswith("not run on TFLite Micro (it does not run the original model: ")
     assert "(host, not proven either way)" in first
     header = _header(tmp_path / "o", "dequantize_fp16")
-    assert header.splitlines()[1].startswith(" * Not run on TFLite Micro (TFLite Micro does not run")
+    assert header.splitlines()[1].startswith(" * Not run on TFLite Micro (it does not run the original model: ")
     assert "#define DEQUANTIZE_FP16_ARENA_EXACT 0" in header
     assert '#define DEQUANTIZE_FP16_ARENA_BOUND "unknown"' in header
     assert "the smallest arena with which" not in header and "Exact for this build" not in header
