@@ -217,11 +217,13 @@ def _arena_section(index: int, p: ArenaPicture, include_times: bool, measured: M
 
 def render_report_html(pictures: Sequence[ArenaPicture], *, source_name: str, semantics: str,
                        strategy: str = "best", include_times: bool = True,
-                       measured: Sequence[MeasuredLayout | None] | None = None) -> str:
+                       measured: Sequence[MeasuredLayout | None] | None = None,
+                       first: Sequence[str] = ()) -> str:
     """The page as text, one section per arena picture (packager/pictures.py makes them);
-    `measured[i]`, when given, is TFLite's layout of arena i."""
+    `measured[i]`, when given, is TFLite's layout of arena i; `first`: as report_html_chunks."""
     return "".join(report_html_chunks(pictures, source_name=source_name, semantics=semantics,
-                                      strategy=strategy, include_times=include_times, measured=measured))
+                                      strategy=strategy, include_times=include_times, measured=measured,
+                                      first=first))
 
 
 def report_html_chunks(pictures: Sequence[ArenaPicture], *, source_name: str, semantics: str,
