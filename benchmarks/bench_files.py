@@ -42,9 +42,9 @@ def package_inputs(path: Path) -> dict:
         got.update(plan=plan, model=model, prefix=prefix)
         return write_files(folder, plan, model, prefix, *args, **kwargs)
 
-    def take_report(planned, model, strategy):
+    def take_report(planned, model, strategy, *args):
         got.update(planned=planned, strategy=strategy)
-        return report_html(planned, model, strategy)
+        return report_html(planned, model, strategy, *args)
 
     build.write_files, build.report_html = take_files, take_report
     try:

@@ -60,7 +60,8 @@ def row(path: Path, out: Path, with_package: bool) -> list[str]:
     except PackagerError as e:
         return [path.stem, "-", "-", "-", f"unreadable: {e}", "-", "-", "-"]
     predicted = predict_whole_arena(model)
-    unmodelled = ", ".join(predicted.unmodelled) or "-"
+    unmodelled = ", ".join(predicted.unmodelled + tuple(f"{op} (Prepare overlaps its buffers with its temporaries)"
+                                                        for op in predicted.overlapping)) or "-"
     measured = smallest_arena(path, model, hint=predicted.arena)
     if not isinstance(measured, SmallestArena):
         reason = " ".join(str(measured.reason).split())[:80]

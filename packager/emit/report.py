@@ -217,18 +217,22 @@ def _arena_section(index: int, p: ArenaPicture, include_times: bool, measured: M
 
 def render_report_html(pictures: Sequence[ArenaPicture], *, source_name: str, semantics: str,
                        strategy: str = "best", include_times: bool = True,
-                       measured: Sequence[MeasuredLayout | None] | None = None) -> str:
+                       measured: Sequence[MeasuredLayout | None] | None = None,
+                       first: Sequence[str] = ()) -> str:
     """The page as text, one section per arena picture (packager/pictures.py makes them);
-    `measured[i]`, when given, is TFLite's layout of arena i."""
+    `measured[i]`, when given, is TFLite's layout of arena i; `first`: as report_html_chunks."""
     return "".join(report_html_chunks(pictures, source_name=source_name, semantics=semantics,
-                                      strategy=strategy, include_times=include_times, measured=measured))
+                                      strategy=strategy, include_times=include_times, measured=measured,
+                                      first=first))
 
 
 def report_html_chunks(pictures: Sequence[ArenaPicture], *, source_name: str, semantics: str,
                        strategy: str = "best", include_times: bool = True,
-                       measured: Sequence[MeasuredLayout | None] | None = None) -> Iterator[str]:
+                       measured: Sequence[MeasuredLayout | None] | None = None,
+                       first: Sequence[str] = ()) -> Iterator[str]:
     """render_report_html()'s text in pieces, made as they are written: a page of a hundred
-    thousand tensors is never one string."""
+    thousand tensors is never one string. `first`: sentences said before anything else (the
+    whole arena `package` states, with its standing), one paragraph each."""
     def nth(items: Sequence | None, i: int):
         return items[i] if items is not None and i < len(items) else None
 
@@ -239,7 +243,8 @@ def report_html_chunks(pictures: Sequence[ArenaPicture], *, source_name: str, se
     yield from _lines([
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         f"<title>tflpack report: {name}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
-        f"<h1>{name}: tensor memory plan</h1>", f"<p>{summary}</p>", *sections,
+        f"<h1>{name}: tensor memory plan</h1>",
+        *[f'<p class="first">{escape(line)}</p>' for line in first], f"<p>{summary}</p>", *sections,
         '<div id="info"></div>', f"<script>{_JS}</script>", "</body>", "</html>"])
     yield "\n"
 

@@ -46,16 +46,38 @@ class WholeArena:
     measured_target: bool  # a runtime in CI checks this target's figures
     rule: str
 
+    # Kernels whose Prepare takes persistent buffers while its temporaries are live, counted in
+    # full (which temporaries it still reads is not modelled): the figure is then the safe one,
+    # and `least` the figure with none of them counted.
+    overlapping: tuple[str, ...] = ()
+    least: int = 0
+
     @property
     def exact(self) -> bool:
         """The figure is the runtime's, byte for byte (as far as the tests have shown)."""
-        return not self.unmodelled
+        return not self.unmodelled and not self.overlapping
+
+    @property
+    def side(self) -> str:
+        """Where the rules put the figure: "exact"; "lower" (a kernel's memory is left out, and
+        memory left out only adds); "upper" (temporaries counted in full that the runtime may
+        reuse); "unknown" (both at once)."""
+        if self.unmodelled:
+            return "unknown" if self.overlapping else "lower"
+        return "upper" if self.overlapping else "exact"
 
     @property
     def why_inexact(self) -> str:
+        """Why the figure is not exact, saying which side of the runtime's need it lies on."""
+        parts = []
         if self.unmodelled:
-            return f"the memory of TFLite Micro's {', '.join(self.unmodelled)} kernel(s) is not modelled"
-        return ""
+            parts.append(f"the memory of TFLite Micro's {', '.join(self.unmodelled)} kernel(s) is not "
+                         "modelled (the runtime may need more)")
+        if self.overlapping:
+            parts.append(f"{', '.join(self.overlapping)}'s Prepare takes persistent buffers while its "
+                         "temporaries are live and the figure counts every temporary (the runtime may "
+                         f"need up to {self.arena - self.least:,} B less)")
+        return "; ".join(parts)
 
 
 class _Tail:
@@ -170,16 +192,18 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
              + target.planner_per_buffer * planned)
     setup = max(setup, prepare_peak)
     whole = align_up(head + tail.bytes, ARENA_ALIGNMENT)
-    arena = max(whole, align_up(setup, ARENA_ALIGNMENT))
+    arena = least = max(whole, align_up(setup, ARENA_ALIGNMENT))
+    overlapping: tuple[str, ...] = ()
     if align_up(overlap_peak[0], ARENA_ALIGNMENT) > arena:
         # Below it the kernel may still work (it depends on which temporaries it reads after
-        # taking the buffer) or crash: the figure is the safe one, not proven the smallest.
+        # taking the buffer) or crash: the figure is the safe one, not proven the smallest;
+        # `least` counts none of the overlapping temporaries, so the need lies between the two.
         setup = overlap_peak[0]
         arena = align_up(setup, ARENA_ALIGNMENT)
-        unmodelled.add(f"{overlap_peak[1]} (Prepare overlaps its buffers with its temporaries)")
+        overlapping = (overlap_peak[1],)
     return WholeArena(target.name, arena, head, tail.bytes, setup,
                       "head + tail" if whole >= setup else "set-up", tuple(sorted(unmodelled)),
-                      target.measured, target.rule)
+                      target.measured, target.rule, overlapping, least)
 
 
 # Kernels whose figures (builtin data, persistent buffers, temporaries, scratch requests) read the

@@ -3,9 +3,11 @@
     plan (every arena, validated; dynamic shapes at their largest sizes, plus the multi-pass plan)
         ->  PackagePlan  ->  check against the model (the gate)
         ->  files one at a time, each written into a temporary folder as soon as it is built:
-            sidecar FlatBuffer (read back and checked), C header, model array, offline-planned
-            .tflite (tflm only, re-read and re-checked), report page, and last the sidecar JSON
-            (read back and checked), which records the others with their sha256
+            first the offline-planned .tflite (tflm only, re-read and re-checked), which
+            TFLite Micro then runs (verify.py): what it shows settles the whole arena's
+            standing (standing.py) before any file states the figure; then the sidecar
+            FlatBuffer (read back and checked), C header, model array, report page, and last
+            the sidecar JSON (read back and checked), which records the others with their sha256
         ->  the temporary folder becomes DIR's files atomically, and an earlier run's files of
             ours that this one does not write are removed in the same step (owned_files.py)
 """
@@ -16,7 +18,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from packager.arenas import Bindings, PlannedArena, bindings_for, plan_arenas
 from packager.dynamic.stored_batch import stored_batch
@@ -37,7 +39,8 @@ from packager.package.existing_plan import (existing_plan, existing_plan_note, h
 from packager.package.stored_shapes import with_stored_sizes
 from packager.package.verify import skipped, verify_package
 from packager.package.target_verify import verify_on_target
-from packager.package.runtime_arena import check_target, needed_bytes, with_runtime_arena
+from packager.package.runtime_arena import (check_target, needed_bytes, whole_arena_sentences, with_runtime_arena,
+                                           with_standing)
 from packager.package.notes import model_notes
 from packager.package.assemble import package_plan
 from packager.package.sidecar import TENSOR, PackagePlan, SourceModel, WrittenFile
@@ -138,52 +141,65 @@ def plan_json_file(plan: PackagePlan, folder: StagedFolder) -> bytes:
     return checked_plan_file(plan_json.dumps(plan, written), plan)
 
 
+def runtime_model(plan: PackagePlan, model: Model, prefix: str,
+                  keep_offline_plan: bool = False) -> tuple[str, bytes, str] | None:
+    """(name, bytes, what it is) of the model TFLite Micro runs, tflm only: written before the
+    other files, so that it runs before any of them states its arena."""
+    if not SEMANTICS[plan.semantics].offline_plan:
+        return None
+    if keep_offline_plan:
+        return f"{prefix}.tflite", model.raw, "the model unchanged, with its own OfflineMemoryAllocation"
+    packed = with_offline_plan(model.raw, offline_offsets(plan), len(model.subgraphs))
+    check_offline_model(packed, plan, model)
+    return f"{prefix}.tflite", packed, "the model with its OfflineMemoryAllocation plan"
+
+
 def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[str],
-                     unmodelled_ops: tuple[str, ...] = (),
-                     keep_offline_plan: bool = False) -> Iterator[tuple[str, bytes | Iterator[bytes], str]]:
-    """(name, bytes or its chunks in order, what it is) for each file but the plan JSON (written
-    last, see plan_json_file), built and checked one at a time so that a caller writing each
-    before asking for the next holds one file in memory (the largest, the C array, a chunk at a
-    time); notes for the user are appended to `notes` (complete once the files are)."""
+                     unmodelled_ops: tuple[str, ...] = (), keep_offline_plan: bool = False,
+                     embedded: Callable[[], bytes] | None = None) -> Iterator[tuple[str, bytes | Iterator[bytes], str]]:
+    """(name, bytes or its chunks in order, what it is) for each file but runtime_model's and the
+    plan JSON (written last, see plan_json_file), built and checked one at a time so that a
+    caller writing each before asking for the next holds one file in memory (the largest, the C
+    array, a chunk at a time); `embedded`: reads runtime_model's bytes, for the C array (tflm); notes
+    for the user are appended to `notes` (complete once the files are)."""
     yield (f"{prefix}_plan.tplan", checked_plan_file(plan_flatbuffer.dumps(plan), plan),
            "plan (FlatBuffer, schemas/plan.fbs)")
     yield (f"{prefix}_plan.h", c_header.render_chunks(plan, model, prefix),  # encoded as written
            "C header: arena size, offsets, lifetimes, objects")
-    embedded, embedded_note = model.raw, "the input model unchanged"
     if SEMANTICS[plan.semantics].offline_plan and keep_offline_plan:
-        yield f"{prefix}.tflite", model.raw, "the model unchanged, with its own OfflineMemoryAllocation"
-        embedded, embedded_note = model.raw, "unchanged, with its own OfflineMemoryAllocation"
+        data, embedded_note = model.raw, "unchanged, with its own OfflineMemoryAllocation"
     elif SEMANTICS[plan.semantics].offline_plan:
-        packed = with_offline_plan(model.raw, offline_offsets(plan), len(model.subgraphs))
-        check_offline_model(packed, plan, model)
-        yield f"{prefix}.tflite", packed, "the model with its OfflineMemoryAllocation plan"
-        embedded, embedded_note = packed, "with its OfflineMemoryAllocation plan"
-        del packed
+        data, embedded_note = embedded(), "with its OfflineMemoryAllocation plan"
     else:
+        data, embedded_note = model.raw, "the input model unchanged"
         notes.append(f"no offline-planned {prefix}.tflite: TFLite Micro's OfflineMemoryAllocation "
                      f"describes a tflm plan only (this one is {plan.semantics}; use --semantics tflm)")
     source_name = f"{prefix}.tflite" if SEMANTICS[plan.semantics].offline_plan else plan.source.file
-    yield (f"{prefix}_model.h", model_array.render_header(prefix, source_name, len(embedded), embedded_note)
+    yield (f"{prefix}_model.h", model_array.render_header(prefix, source_name, len(data), embedded_note)
            .encode("ascii"), "C array declaration (16-byte aligned, const)")
-    yield (f"{prefix}_model.c", model_array.source_chunks(prefix, embedded),  # written as formatted
+    yield (f"{prefix}_model.c", model_array.source_chunks(prefix, data),  # written as formatted
            f"C array of the model bytes ({embedded_note})")
-    del embedded
+    del data
     notes += model_notes(plan, model, unmodelled_ops)
 
 
 def write_files(folder: StagedFolder, plan: PackagePlan, model: Model, prefix: str, notes: list[str],
                 unmodelled_ops: tuple[str, ...] = (), keep_offline_plan: bool = False) -> dict[str, str]:
     """Build each file, write it into the temporary folder and drop it before building the next,
-    so that one file at a time is held in memory; name -> what it is."""
+    so that one file at a time is held in memory; name -> what it is. runtime_model's file is
+    in the folder already (tflm): the C array is read back from it."""
     whats: dict[str, str] = {}
-    for name, data, what in files_one_by_one(plan, model, prefix, notes, unmodelled_ops, keep_offline_plan):
+    embedded = lambda: folder.read(f"{prefix}.tflite")  # noqa: E731
+    for name, data, what in files_one_by_one(plan, model, prefix, notes, unmodelled_ops, keep_offline_plan,
+                                             embedded):
         folder.add(name, data)
         whats[name] = what
         del data
     return whats
 
 
-def report_html(planned: PlannedModel, model: Model, strategy: str) -> Iterator[bytes]:
+def report_html(planned: PlannedModel, model: Model, strategy: str,
+                first: Sequence[str] = ()) -> Iterator[bytes]:
     """The report page of the plan as written: no planning times and no measured runtime (that
     would run TFLite in a child process), so the same inputs give the same bytes. Its pictures are
     made (and checked) here; its text is made and encoded a block at a time as it is written."""
@@ -193,7 +209,7 @@ def report_html(planned: PlannedModel, model: Model, strategy: str) -> Iterator[
                 for p in planned.arenas]
     return encoded_in_blocks(report_html_chunks(pictures, source_name=planned.plan.source.file,
                                                 semantics=planned.plan.semantics, strategy=strategy,
-                                                include_times=False))
+                                                include_times=False, first=first))
 
 
 # -- the whole job -----------------------------------------------------------------------------
@@ -243,28 +259,39 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
         raise BudgetExceeded(f"{model_path.name}: the plan needs {needed:,} B {what}, "
                              f"{needed - budget:,} B over the budget of {budget:,} B ({why})")
     notes: list[str] = []
-    target_note = None
+    target_note, target_shown = None, None
     if verify and plan.runtime_arena is not None:  # the target's own TFLite Micro, when built
-        plan, target_note = verify_on_target(plan, model, lambda: model.raw if keep else with_offline_plan(
-            model.raw, offline_offsets(plan), len(model.subgraphs)))
+        plan, target_note, target_shown = verify_on_target(
+            plan, model, lambda: model.raw if keep else with_offline_plan(model.raw, offline_offsets(plan),
+                                                                          len(model.subgraphs)))
     with staged_folder(out_dir) as folder:
-        whats = write_files(folder, plan, model, prefix, notes, planned.unmodelled_ops, keep_offline_plan=keep)
+        whats: dict[str, str] = {}
+        runnable = runtime_model(plan, model, prefix, keep_offline_plan=keep)
+        if runnable is not None:
+            folder.add(runnable[0], runnable[1])
+            whats[runnable[0]] = runnable[2]
+        del runnable
+        verification = None
+        if plan.runtime_arena is not None:
+            original = model.raw if stored.note else model_path  # the model TFLite Micro runs
+            # verified as written: the offline-planned model read back from the temporary folder
+            verification = (verify_package(original, folder.read(f"{prefix}.tflite"), plan, model) if verify
+                            else skipped())
+            plan = with_standing(plan, target_shown or verification.shown, verification.not_run)
+        whats |= write_files(folder, plan, model, prefix, notes, planned.unmodelled_ops, keep_offline_plan=keep)
         if existing is not None:
             notes.insert(0, existing_plan_note(existing, plan.arena_bytes, keep, keep_offline_plan, why_not))
         if batch_note:
             notes.insert(0, batch_note)
         if stored.note:
             notes.insert(0, stored.note)
-        if plan.runtime_arena is not None:
-            original = model.raw if stored.note else model_path  # the model TFLite Micro runs
-            # verified as written: the offline-planned model read back from the temporary folder
-            notes.insert(0, (verify_package(original, folder.read(f"{prefix}.tflite"), plan, model) if verify
-                             else skipped()).line)
+        if verification is not None:
+            notes.insert(0, verification.line)
             if target_note:
                 notes.insert(1, target_note)
         if report:
             name = f"{prefix}_report.html"
-            folder.add(name, report_html(planned, model, strategy))
+            folder.add(name, report_html(planned, model, strategy, whole_arena_sentences(plan.runtime_arena)))
             whats[name] = "report: the plan as pictures (open in a browser)"
         # The plan JSON and its read-back (the run's peak) need only `plan`: every strategy's
         # plans and the model itself are let go first.

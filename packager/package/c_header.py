@@ -22,8 +22,8 @@ from packager.emit.encoded_blocks import encoded_in_blocks
 from packager.kernels.tflm_offline_plan import INT32_MAX, offline_plan_of
 from packager.errors import PlanError
 from packager.model import Model
-from packager.package.runtime_arena import proven
 from packager.package.sidecar import SCRATCH, PackagePlan, end_to_end
+from packager.package.standing import SIDE_WORDS
 from packager.semantics import SEMANTICS
 from packager.plan.records import overhead_pct
 
@@ -290,8 +290,10 @@ def _lines(plan: PackagePlan, model: Model, prefix: str, rows: _Rows, object_siz
     arena_sizes = [a.offsets.arena_bytes for a in plan.arenas]
     bases = list(plan.arena_bases)
     inline = len(plan.arenas) == 1 and plan.arenas[0].inline
+    whole = plan.runtime_arena
     out: list[str] = []  # the lines so far, handed on at each table
     out += block_comment([
+        *([_declare_line(P, whole)] if whole else []),  # the number first
         f"{prefix}_plan.h: the tensor memory plan of {plan.source.file}, written by {plan.generator}.",
         "Generated: do not edit; run `tflpack package` again instead.",
         f"Model sha256 {plan.source.sha256} ({plan.source.bytes} bytes).",
@@ -312,7 +314,12 @@ def _lines(plan: PackagePlan, model: Model, prefix: str, rows: _Rows, object_siz
     guard = f"{P}_PLAN_H_"
     out += ["", f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", "",
             "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
-    out += [f"#define {P}_ARENA_BYTES {plan.arena_bytes}" + ("" if inline else "  /* all arenas end to end */"),
+    if whole:  # the whole arena to declare first, the plan (its head) after it under another name
+        out += [f"#define {P}_TENSOR_ARENA_BYTES {whole.arena_bytes}  /* declare this: see below */", ""]
+    plan_bytes = (f"#define {P}_PLAN_BYTES {plan.arena_bytes}  /* this plan: TFLite Micro's head, "
+                  "not the arena to declare */" if whole else
+                  f"#define {P}_ARENA_BYTES {plan.arena_bytes}" + ("" if inline else "  /* all arenas end to end */"))
+    out += [plan_bytes,
             f"#define {P}_ARENA_LOWER_BOUND {plan.lower_bound}",
             f"#define {P}_OFFSET_ALIGNMENT {plan.alignment}  /* every offset is a multiple of it */",
             f"#define {P}_ARENA_ALIGNMENT {max(plan.alignment, 16)}  /* of the arena's start */",
@@ -323,7 +330,7 @@ def _lines(plan: PackagePlan, model: Model, prefix: str, rows: _Rows, object_siz
             f"#define {P}_OBJECTS_BYTES {sum(object_sizes)}", ""]
     if plan.is_dynamic:
         out += _symbol_macros(P, plan)
-    out += _whole_arena_macros(P, plan.runtime_arena) if plan.runtime_arena else _arena_macro(P, plan.semantics)
+    out += _whole_arena_macros(P, whole) if whole else _arena_macro(P, plan.semantics)
     out += _io_macros(P, model, rows)
     out += ["/* Each arena's size and its start when the arenas are laid end to end. */",
             f"static const int32_t {P}_ARENA_SIZES[{P}_ARENA_COUNT] = {{", *int_rows(arena_sizes), "};",
@@ -467,14 +474,18 @@ def _declare_macro(P: str, size_macro: str) -> list[str]:
     ]
 
 
+def _declare_line(P: str, arena) -> str:
+    """The header's first comment line: the whole arena to declare, and its standing (said
+    first when no build of the target ran the model)."""
+    before = f"Not run on TFLite Micro ({arena.not_run}): declare" if arena.not_run else "Declare"
+    return (f"{before} {P}_TENSOR_ARENA_BYTES = {arena.arena_bytes} bytes of TFLite Micro arena "
+            f"(target {arena.target}, {SIDE_WORDS[arena.bound]}).")
+
+
 def _whole_arena_macros(P: str, arena) -> list[str]:
-    """TFLite Micro's whole arena: the number to give MicroInterpreter, and its parts."""
-    quality = ["Exact for this build: the smallest arena with which it sets the model up and runs it",
-               "(16 bytes less fails)."]
-    if not arena.exact:
-        quality = [f"NOT EXACT: {arena.reason}; the arena may need more."]
-    elif arena.modelled:  # modelled, not proven on this target: either side of the truth
-        quality = ["NOT PROVEN on this target's TFLite Micro: modelled; the truth may lie either side."]
+    """TFLite Micro's whole arena: the number to give MicroInterpreter, its standing, its parts."""
+    side = SIDE_WORDS[arena.bound]
+    quality = [f"{side[0].upper()}{side[1:]}: {arena.reason}."]
     quality.append(f"{'Modelled, not measured' if arena.modelled else 'Figures'}: {arena.rule}.")
     binding = ("the set-up room" if arena.setup_bytes > arena.head_bytes + arena.tail_bytes
                else "head + tail")
@@ -485,23 +496,28 @@ def _whole_arena_macros(P: str, arena) -> list[str]:
             (f"{P}_ARENA_HEAD_BYTES: the head, this plan (tensors and kernel scratch buffers);"
              if not arena.head_plan else
              f"{P}_ARENA_HEAD_BYTES: the head, {arena.head_plan} (kept in the model: TFLite Micro uses "
-             f"its offsets, not this header's {P}_ARENA_BYTES plan);"),
+             f"its offsets, not this header's {P}_PLAN_BYTES plan);"),
             f"{P}_ARENA_TAIL_BYTES: the tail, TFLite Micro's persistent memory (its structs, every",
             "kernel's persistent buffers, variables, the input and output tensors);",
             f"{P}_ARENA_SETUP_BYTES: the arena TFLite Micro's planning step needs while it sets the",
             f"model up. {P}_TENSOR_ARENA_BYTES is the larger of head + tail and the set-up room,",
             f"rounded up to 16 (here: {binding}).",
+            f"{P}_ARENA_BOUND: which side of TFLite Micro's need {P}_TENSOR_ARENA_BYTES is on: \"exact\",",
+            "\"upper\" (it needs at most this), \"lower\" (at least this) or \"unknown\"; "
+            f"{P}_ARENA_EXACT is 1 only",
+            "when a build of the target ran the packaged model in it and not in 16 bytes less, or when every",
+            "kernel form in the model is proven on the target's build (its coverage matrix).",
             *quality,
             f"{P}_DECLARE_ARENA(name, section_name) declares `uint8_t name[{P}_TENSOR_ARENA_BYTES]`,",
             f"aligned to {P}_ARENA_ALIGNMENT bytes, in the linker section `section_name` (a string literal,",
             'e.g. ".bss.tensor_arena"; ignored by compilers other than GCC and Clang).',
             "C99 has no standard alignment syntax: GCC/Clang attributes are used, else C11/C++11 alignas.",
         ]),
-        f"#define {P}_TENSOR_ARENA_BYTES {arena.arena_bytes}",
+        f'#define {P}_ARENA_BOUND "{arena.bound}"',
+        f"#define {P}_ARENA_EXACT {1 if arena.exact else 0}",
         f"#define {P}_ARENA_HEAD_BYTES {arena.head_bytes}",
         f"#define {P}_ARENA_TAIL_BYTES {arena.tail_bytes}",
         f"#define {P}_ARENA_SETUP_BYTES {arena.setup_bytes}",
-        f"#define {P}_ARENA_EXACT {1 if proven(arena) else 0}",
         f"#define {P}_TOTAL_ARENA_BYTES {P}_TENSOR_ARENA_BYTES",
         *_declare_macro(P, f"{P}_TENSOR_ARENA_BYTES"),
     ]

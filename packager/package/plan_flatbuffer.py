@@ -130,7 +130,9 @@ def _tensor_columns(b: flatbuffers.Builder, c: TensorColumns) -> int:
 
 
 def _runtime_arena(b: flatbuffers.Builder, r: RuntimeArena) -> int:
-    runtime, target, rule, reason = (b.CreateString(x) for x in (r.runtime, r.target, r.rule, r.reason))
+    runtime, target, rule, reason, bound = (b.CreateString(x) for x in (r.runtime, r.target, r.rule, r.reason,
+                                                                         r.bound))
+    not_run = b.CreateString(r.not_run) if r.not_run else None
     head_plan = b.CreateString(r.head_plan) if r.head_plan else None  # absent when the head is this plan
     FbRuntimeArena.Start(b)
     FbRuntimeArena.AddRuntime(b, runtime)
@@ -145,6 +147,9 @@ def _runtime_arena(b: flatbuffers.Builder, r: RuntimeArena) -> int:
     FbRuntimeArena.AddReason(b, reason)
     if head_plan is not None:
         FbRuntimeArena.AddHeadPlan(b, head_plan)
+    FbRuntimeArena.AddBound(b, bound)
+    if not_run is not None:
+        FbRuntimeArena.AddNotRun(b, not_run)
     return FbRuntimeArena.End(b)
 
 
@@ -391,7 +396,9 @@ def _runtime_arena_from(r) -> RuntimeArena | None:
         return None
     return RuntimeArena(_s(r.Runtime()), _s(r.Target()), r.ArenaBytes(), r.HeadBytes(), r.TailBytes(),
                         r.SetupBytes(), bool(r.Exact()), bool(r.Modelled()), _s(r.Rule()), _s(r.Reason()),
-                        _s(r.HeadPlan()))
+                        _s(r.HeadPlan()),
+                        # a plan written before standings were recorded: exact as it said, else unknown
+                        _s(r.Bound()) or ("exact" if r.Exact() else "unknown"), _s(r.NotRun()))
 
 
 def _symbol_from(s) -> SymbolEntry:

@@ -22,7 +22,7 @@ from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection
                                       WrittenFile)
 
 _RUNTIME_ARENA_FIELDS = ("runtime", "target", "arena_bytes", "head_bytes", "tail_bytes",
-                         "setup_bytes", "exact", "modelled", "rule", "reason")
+                         "setup_bytes", "exact", "modelled", "rule", "reason", "bound")
 # TensorColumns' numbers by their JSON keys ("pass_" is "pass")
 _NUMBER_KEYS = {f: "pass" if f == "pass_" else f for f in NUMBERS}
 
@@ -57,6 +57,8 @@ def to_dict(plan: PackagePlan) -> dict[str, Any]:
         doc["runtime_arena"] = {k: getattr(plan.runtime_arena, k) for k in _RUNTIME_ARENA_FIELDS}
         if plan.runtime_arena.head_plan:  # written only when the head is not this plan
             doc["runtime_arena"]["head_plan"] = plan.runtime_arena.head_plan
+        if plan.runtime_arena.not_run:  # written only when no build of the target ran the model
+            doc["runtime_arena"]["not_run"] = plan.runtime_arena.not_run
     return doc
 
 
@@ -135,7 +137,10 @@ def _runtime_arena_from(r: dict[str, Any]) -> RuntimeArena:
     return RuntimeArena(_str(r["runtime"]), _str(r["target"]), _int(r["arena_bytes"]),
                         _int(r["head_bytes"]), _int(r["tail_bytes"]), _int(r["setup_bytes"]),
                         _bool(r["exact"]), _bool(r["modelled"]), _str(r["rule"]), _str(r["reason"]),
-                        _str(r.get("head_plan", "")))
+                        _str(r.get("head_plan", "")),
+                        # a plan written before standings were recorded: exact as it said, else unknown
+                        _str(r.get("bound", "exact" if r["exact"] is True else "unknown")),
+                        _str(r.get("not_run", "")))
 
 
 def _arena_from(a: dict[str, Any], version: int) -> ArenaSection:

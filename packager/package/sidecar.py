@@ -111,11 +111,13 @@ class RuntimeArena:
     head_bytes: int  # the plan: non-persistent memory (tensors and scratch buffers)
     tail_bytes: int  # persistent memory: TFLite Micro's structs and every kernel's buffers
     setup_bytes: int  # the arena TFLite Micro's planning step needs while it sets the model up
-    exact: bool  # False: some kernel's memory is not modelled (`reason` names it)
+    exact: bool  # True only when shown: a build of the target ran it, or every kernel form is proven on it
     modelled: bool  # True: not measured or proven on this target's own TFLite Micro (`rule` says how they are made)
     rule: str
-    reason: str = ""  # why the figure is not exact; "" when it is
+    reason: str = ""  # one line: why the figure stands where it does (how it was shown exact)
     head_plan: str = ""  # "": the head is this plan; else whose it is ("the model's own Vela plan")
+    bound: str = "unknown"  # exact | upper | lower | unknown: which side of the runtime's need it is on
+    not_run: str = ""  # why no build of the target ran the packaged model; "" when one did
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Run the packaged model on the device target's own TFLite Micro (packager/runtimes/tflm_targets.py)
 before anything is written: it must set up and run in exactly the declared arena and not in 16 B
-less. When it does, the figure is proven for this model whatever the coverage matrix says; when it
-does not, the package is refused (one line), as on the host. No build of the target here: the
-figure stays as modelled and the note says the target was not run."""
+less. When it does, the figure is proven for this model whatever the coverage matrix says (what
+the build showed settles its standing: package/standing.py); when it does not, the package is
+refused (one line), as on the host. No build of the target here: the figure stays as modelled
+and the note says the target was not run."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from packager.kernels import tflm_coverage
 from packager.kernels.tflm_arena import target_named
 from packager.model import Model
 from packager.package.sidecar import PackagePlan
+from packager.package.standing import EXACT, Shown
 from packager.package.verify import VerifyError
 from packager.runtimes import tflm_targets
 from packager.semantics import SEMANTICS
@@ -24,39 +26,44 @@ STEP = 16
 
 
 def verify_on_target(plan: PackagePlan, model: Model,
-                     packed: Callable[[], bytes]) -> tuple[PackagePlan, str | None]:
+                     packed: Callable[[], bytes]) -> tuple[PackagePlan, str | None, Shown | None]:
     """(the plan, its figure proven when the target's build ran it; the note to print, or None
-    when the target has no build of its own). `packed`: makes the model as it will be written."""
+    when the target has no build of its own; what the build showed, or None when it did not run
+    the model). `packed`: makes the model as it will be written."""
     arena = plan.runtime_arena
     target = target_named(arena.target) if arena is not None else None
     if target is None or not target.oracle or not SEMANTICS[plan.semantics].offline_plan:
-        return plan, None
+        return plan, None, None
     program = tflm_targets.fit_program(target.oracle)
     if program is None:
         return plan, (f"not run on TFLite Micro built for {target.oracle} (no build: "
-                      f"bash .ci/build_tflm_targets.sh, or set {tflm_targets.ENV})")
+                      f"bash .ci/build_tflm_targets.sh, or set {tflm_targets.ENV})"), None
     missing = tflm_coverage.unregistered(model, target.oracle)
     if missing:
         return plan, (f"not run on TFLite Micro built for {target.oracle}: the build registers no "
-                      f"{', '.join(missing)}")
+                      f"{', '.join(missing)}"), None
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "packaged.tflite"
         path.write_bytes(packed())
         n = arena.arena_bytes
         if not tflm_targets.fits(program, path, n):
             if not tflm_targets.fits(program, path, max(n, tflm_targets.ARENA_MAX)):
-                return plan, f"not run on TFLite Micro built for {target.oracle}: it does not run the model at all"
+                return plan, (f"not run on TFLite Micro built for {target.oracle}: it does not run the model "
+                              "at all"), None
             raise VerifyError(f"the packaged model does not run in the declared {n:,} B on TFLite Micro "
                               f"built for {target.oracle}")
         # A plan for dynamic shapes is made at the largest sizes; TFLite Micro runs the stored ones.
-        smallest = arena.exact and not plan.is_dynamic
-        if smallest and tflm_targets.fits(program, path, n - STEP):
+        below = None if plan.is_dynamic else tflm_targets.fits(program, path, n - STEP)
+        if below and arena.bound == EXACT:
             raise VerifyError(f"the packaged model also runs in {n - STEP:,} B on TFLite Micro built for "
                               f"{target.oracle}: the declared {n:,} B is not the smallest")
-    if not smallest:
-        return plan, (f"runs in {n:,} B on TFLite Micro built for {target.oracle} (its stored shapes; "
-                      "not checked to be the smallest)")
-    proven = replace(arena, modelled=False,
-                     rule=f"{target.rule}; this model run on TFLite Micro built for {target.oracle}")
+    runtime = f"TFLite Micro built for {target.oracle}"
+    if below is None:
+        # Its stored shapes ran, not the largest the plan is made for: nothing settled (as on the host).
+        return plan, f"runs in {n:,} B on {runtime} (its stored shapes; not checked to be the smallest)", None
+    shown = Shown(arena.target, runtime, n, True, below)
+    if below:
+        return plan, f"runs in {n:,} B on {runtime}, and in 16 B less too (the figure is an upper bound)", shown
+    proven = replace(arena, modelled=False, rule=f"{target.rule}; this model run on {runtime}")
     return (replace(plan, runtime_arena=proven),
-            f"verified on TFLite Micro built for {target.oracle}: runs in {n:,} B and not in 16 B less")
+            f"verified on {runtime}: runs in {n:,} B and not in 16 B less", shown)

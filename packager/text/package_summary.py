@@ -4,7 +4,9 @@ written, an earlier run's files removed, and the notes."""
 
 from __future__ import annotations
 
+from packager.package.runtime_arena import parts_text
 from packager.package.sidecar import ArenaSection, PackagePlan, RuntimeArena, offset_plan_of
+from packager.package.standing import SIDE_WORDS, declare_words
 from packager.plan.records import breadth_by_step, num_ops, overhead_pct
 from packager.text.breadth_text import breadth_lines
 from packager.semantics import SEMANTICS
@@ -92,18 +94,25 @@ def summary_json(result) -> dict:
                   for f in result.files],
         "removed": list(result.removed),  # an earlier run's files of ours that this run removed
         "notes": list(result.notes),
+        # tflm: TFLite Micro's whole arena to declare, its parts and its standing, as the sidecar has it
+        **({"runtime_arena": runtime_arena_json(plan.runtime_arena)} if plan.runtime_arena else {}),
     }
 
 
+def runtime_arena_json(arena: RuntimeArena) -> dict:
+    return {"arena_bytes": arena.arena_bytes, "bound": arena.bound, "exact": arena.exact,
+            "reason": arena.reason, "not_run": arena.not_run, "head_bytes": arena.head_bytes,
+            "tail_bytes": arena.tail_bytes, "setup_bytes": arena.setup_bytes, "target": arena.target,
+            "runtime": arena.runtime, "modelled": arena.modelled, "head_plan": arena.head_plan}
+
+
 def declare_lines(arena: RuntimeArena, first_line: str) -> list[str]:
-    """The summary's first figure, on its first line, then the split."""
-    # The notes name the kernels (custom ops have a note of their own).
-    quality = "" if arena.exact else "; NOT EXACT: a kernel's memory is not modelled (see the notes)"
-    if arena.modelled:
-        quality += f"; modelled, not measured ({arena.rule})"
-    bound = "set-up room" if arena.setup_bytes > arena.head_bytes + arena.tail_bytes else "head + tail"
-    at_least = "" if arena.exact else "at least "  # unmodelled memory only ever adds
-    exact = "" if arena.exact else ", not exact"  # the first line says so; the second names the kernels
-    return [f"declare {at_least}{arena.arena_bytes:,} bytes of TFLite Micro arena ({arena.target}{exact}): {first_line}",
-            f"  = head {arena.head_bytes:,} ({arena.head_plan or 'the plan'}) + tail {arena.tail_bytes:,} (persistent), "
-            f"16-aligned; set-up needs {arena.setup_bytes:,}; set by {bound}{quality}"]
+    """The summary's first figure on its first line, which says first when no runtime ran the
+    model and which side of the runtime's need a figure not shown exact is on; then what it is
+    made of (figures that add up) and the one-line reason for its standing."""
+    before = f"not run on TFLite Micro ({arena.not_run}): " if arena.not_run else ""
+    side = "" if arena.exact else f", {SIDE_WORDS[arena.bound]}"  # exact: as it always said
+    parts = (f" ({arena.head_plan or 'the plan'})", " (persistent)")
+    return [f"{before}{declare_words(arena.bound, arena.arena_bytes)} of TFLite Micro arena "
+            f"({arena.target}{side}): {first_line}",
+            f"  = {parts_text(arena, parts)}; {arena.reason}"]

@@ -105,7 +105,21 @@ class RuntimeArena(object):
             return self._tab.String(o + self._tab.Pos)
         return None
 
-def RuntimeArenaStart(builder): builder.StartObject(11)
+    # RuntimeArena
+    def Bound(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(26))
+        if o != 0:
+            return self._tab.String(o + self._tab.Pos)
+        return None
+
+    # RuntimeArena
+    def NotRun(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(28))
+        if o != 0:
+            return self._tab.String(o + self._tab.Pos)
+        return None
+
+def RuntimeArenaStart(builder): builder.StartObject(13)
 def Start(builder):
     return RuntimeArenaStart(builder)
 def RuntimeArenaAddRuntime(builder, runtime): builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(runtime), 0)
@@ -141,6 +155,12 @@ def AddReason(builder, reason):
 def RuntimeArenaAddHeadPlan(builder, headPlan): builder.PrependUOffsetTRelativeSlot(10, flatbuffers.number_types.UOffsetTFlags.py_type(headPlan), 0)
 def AddHeadPlan(builder, headPlan):
     return RuntimeArenaAddHeadPlan(builder, headPlan)
+def RuntimeArenaAddBound(builder, bound): builder.PrependUOffsetTRelativeSlot(11, flatbuffers.number_types.UOffsetTFlags.py_type(bound), 0)
+def AddBound(builder, bound):
+    return RuntimeArenaAddBound(builder, bound)
+def RuntimeArenaAddNotRun(builder, notRun): builder.PrependUOffsetTRelativeSlot(12, flatbuffers.number_types.UOffsetTFlags.py_type(notRun), 0)
+def AddNotRun(builder, notRun):
+    return RuntimeArenaAddNotRun(builder, notRun)
 def RuntimeArenaEnd(builder): return builder.EndObject()
 def End(builder):
     return RuntimeArenaEnd(builder)

@@ -14,6 +14,7 @@ from packager.emit.report import render_report_html
 from packager.emit.svg import svg, svg_chunks
 from packager.package import build
 from packager.pictures import arena_picture
+from packager.package.runtime_arena import whole_arena_sentences
 from packager.reader import read_model
 from tests.package.support import model_file
 
@@ -51,7 +52,8 @@ def test_the_packaged_report_is_the_page_as_one_string(tmp_path, monkeypatch, na
     pictures = [arena_picture(model, p, "best", layout_outcome=p.offsets, labels=p.arena.scratch)
                 for p in planned.arenas]
     page = render_report_html(pictures, source_name=result.plan.source.file, semantics=semantics,
-                              strategy="best", include_times=False)
+                              strategy="best", include_times=False,
+                              first=whole_arena_sentences(result.plan.runtime_arena))
     assert written == page.encode("utf-8")
 
 

@@ -130,16 +130,20 @@ def test_the_real_vela_model_keeps_its_proven_plan(tmp_path):
     assert header_offsets(header) == list(existing_plan(model).offsets)  # what TFLite Micro uses
 
 
-def test_a_kernel_not_modelled_is_named_and_the_figure_marked_not_exact(tmp_path):
-    # custom_op's MyCustomOp stands for any kernel the tool does not model.
+def test_a_kernel_not_modelled_is_named_and_the_figure_marked_a_lower_bound(tmp_path):
+    # custom_op's MyCustomOp stands for any kernel the tool does not model: its memory only adds.
     from tests.package.support import model_file
     result = runner.invoke(app, ["package", str(model_file("custom_op")), "-o", str(tmp_path / "o"), "--no-verify"])
     assert result.exit_code == 0, result.output
     first, _, split = result.output.splitlines()[:3]
-    assert first.startswith("declare at least ") and "(host, not exact)" in first
-    assert "NOT EXACT: a kernel's memory is not modelled (see the notes)" in split
+    assert first.startswith("not run on TFLite Micro (--no-verify): declare at least ")
+    assert "(host, a lower bound)" in first
+    assert "MyCustomOp kernel(s) is not modelled (the runtime may need more)" in split
     assert any(line.startswith("note: custom op MyCustomOp") for line in result.output.splitlines())
     header = (tmp_path / "o" / "custom_op_plan.h").read_text()
-    assert "NOT EXACT: the memory of TFLite Micro's MyCustomOp kernel(s) is not modelled" in header
+    assert "A lower bound: by TFLite Micro's kernels' rules, not run (--no-verify)" in header
+    assert "the memory of TFLite Micro's MyCustomOp kernel(s) is not modelled" in header
+    assert '#define CUSTOM_OP_ARENA_BOUND "lower"' in header and "#define CUSTOM_OP_ARENA_EXACT 0" in header
     doc = json.loads((tmp_path / "o" / "custom_op_plan.json").read_text())
-    assert doc["runtime_arena"]["exact"] is False and "MyCustomOp" in doc["runtime_arena"]["reason"]
+    assert doc["runtime_arena"]["exact"] is False and doc["runtime_arena"]["bound"] == "lower"
+    assert "MyCustomOp" in doc["runtime_arena"]["reason"]
