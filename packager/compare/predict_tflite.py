@@ -75,6 +75,10 @@ class PredictedArena:
     prepared_ops: int  # ops prepared by allocate_tensors (all, unless a dynamic output stops it)
     uncovered_ops: tuple[str, ...] = field(default=())  # ops whose scratch rule is unknown
     sizes: dict[int, int] = field(default_factory=dict)  # model tensor -> bytes, as placed
+    uncovered_why: tuple[str, ...] = field(default=())  # "OP: the rule that is missing"
+    # False: a subgraph allocate_tensors() leaves alone (another signature's entry point, which
+    # get_signature_runner allocates on demand): no tensor of it has a buffer yet.
+    allocated: bool = True
 
 
 def _less(a: Candidate, b: Candidate) -> bool:
@@ -253,18 +257,35 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules,
         for index, (op, tmp) in sorted(temps.items()))
     uncovered = tuple(sorted({sg.operators[i].name for i in range(prepared)
                               if not scratch[i].covered}))
+    uncovered_why = tuple(sorted({f"{sg.operators[i].name}: {scratch[i].why}"
+                                  for i in range(prepared) if not scratch[i].covered}))
     return PredictedArena(
         subgraph=arena.subgraph,
         arena=max((end for _, end, _, _ in placed), default=0),
         model_arena=max((model_offsets[t] + sizes[t] for t in model_offsets), default=0),
         offsets=model_offsets, scratch=predicted_scratch, prepared_ops=prepared,
-        uncovered_ops=uncovered, sizes=sizes)
+        uncovered_ops=uncovered, sizes=sizes, uncovered_why=uncovered_why)
+
+
+def entry_points_apart(model: Model) -> set[int]:
+    """Subgraphs past the first that no op calls: other signatures' entry points. The
+    interpreter's allocate_tensors() allocates subgraph 0 (and what its ops call) only; each of
+    these is allocated when its signature runner is (measured on the coverage matrix's
+    three-signature model, both versions)."""
+    called = {i for sg in model.subgraphs for op in sg.operators for i in op.subgraphs}
+    return {sg.index for sg in model.subgraphs[1:] if sg.index not in called}
+
+
+def _not_allocated(p: PredictedArena) -> PredictedArena:
+    return PredictedArena(p.subgraph, 0, 0, {}, (), 0, allocated=False)
 
 
 def predict_tflite(model: Model, rules: ScratchRules) -> list[PredictedArena]:
     """One prediction per subgraph arena, at the shapes Prepare gives the tensors."""
     model = with_prepared_shapes(model)
-    return [predict_subgraph(model, a, rules) for a in model_lifetimes(model, TFLITE)]
+    apart = entry_points_apart(model)
+    return [_not_allocated(predict_subgraph(model, a, rules)) if a.subgraph in apart
+            else predict_subgraph(model, a, rules) for a in model_lifetimes(model, TFLITE)]
 
 
 def predict_after_invoke(model: Model, predictions: list[PredictedArena],
@@ -283,7 +304,7 @@ def predict_after_invoke(model: Model, predictions: list[PredictedArena],
     lifetimes = model_lifetimes(model, TFLITE)
     after = [PredictedArena(p.subgraph, 0, 0, {}, (), p.prepared_ops, p.uncovered_ops, {})
              if p.subgraph in released else
-             p if p.prepared_ops == len(model.subgraphs[p.subgraph].operators) else
+             p if not p.allocated or p.prepared_ops == len(model.subgraphs[p.subgraph].operators) else
              predict_subgraph(model, lifetimes[p.subgraph], rules, invoked=True)
              for p in predictions]
     branches = any(op.name == "IF" for sg in model.subgraphs for op in sg.operators)

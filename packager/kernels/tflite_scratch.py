@@ -43,10 +43,16 @@ class OpScratch:
     added: int  # tensor indices the kernel adds in Prepare
     temporaries: tuple[Temporary, ...]  # node->temporaries, in order
     covered: bool = True  # False: this op's rule is not modelled; its scratch may be missing
+    why: str = ""  # not covered: the rule that is missing
 
 
 NONE = OpScratch(0, ())
-UNKNOWN = OpScratch(0, (), covered=False)
+UNKNOWN = OpScratch(0, (), covered=False, why="no rule for its temporaries")
+
+
+def missing(why: str) -> OpScratch:
+    """Not modelled, with the rule that is missing named."""
+    return OpScratch(0, (), covered=False, why=why)
 
 # Ops whose kernels add no tensors in Prepare (read in the kernels, confirmed on the fixtures).
 _NO_TEMPORARIES = frozenset({
@@ -106,29 +112,90 @@ def _conv_hybrid(o: _Op) -> bool:
     return o.input(0).type == "FLOAT32" and o.input(1).type in ("UINT8", "INT8", "INT4")
 
 
+def _per_channel(t) -> bool:
+    return t.quant_channels > 1
+
+
+def _conv_hybrid_scratch(o: _Op) -> OpScratch:
+    """conv.cc, float input and per-channel int8 filter: the kernel adds only what it uses, in
+    this order: im2col of the quantized input (int8, when im2col is needed), the quantized
+    input, one scaling factor and one offset per input row (batch x height x width), an int32
+    accumulator of the output's size, and int32 row sums (persistent, one per output channel).
+    Measured the same in ai-edge-litert 2.3 and tflite-runtime 2.14 (the coverage matrix)."""
+    x, w, y = o.input(0), o.input(1), o.output()
+    if not _per_channel(w):
+        return missing("hybrid CONV_2D with a per-tensor filter (its scaling factors per batch)")
+    rows = math.prod(x.shape) // w.shape[3]
+    temps = []
+    if _conv_needs_im2col(o):
+        temps.append(("im2col", _im2col(o, "INT8").nbytes, ARENA))
+    temps += [("input_quantized", math.prod(x.shape), ARENA),
+              ("scaling_factors", 4 * rows, ARENA),
+              ("accum_scratch", 4 * math.prod(y.shape), ARENA),
+              ("input_offsets", 4 * rows, ARENA),
+              ("row_sums", 4 * w.shape[0], PERSISTENT)]
+    return OpScratch(len(temps), tuple(Temporary(k, n, kind, what)
+                                       for k, (what, n, kind) in enumerate(temps)))
+
+
 def _conv_litert(o: _Op) -> OpScratch:
     if _conv_hybrid(o):
-        return UNKNOWN  # hybrid kernels add four to six more temporaries: not modelled
+        return _conv_hybrid_scratch(o)
     if not _conv_needs_im2col(o):
         return NONE
     return OpScratch(1, (_im2col(o, o.input(0).type),))
 
 
+def _dilated(o: _Op) -> bool:
+    return o.option("dilation_w_factor") != 1 or o.option("dilation_h_factor") != 1
+
+
 def _conv_eigen(o: _Op) -> OpScratch:
     if _conv_hybrid(o):
-        return UNKNOWN
+        return _conv_hybrid_scratch(o)
     x, w = o.input(0), o.input(1)
-    if x.type == "FLOAT32":
+    if x.type == "FLOAT32" and not _dilated(o):
         # Multithreaded Eigen kernel: no im2col, weights transposed once into the persistent arena.
         hwcn = Temporary(0, _bytes("FLOAT32", math.prod(w.shape)), PERSISTENT, "hwcn_weights")
         return OpScratch(1, (hwcn,))
+    # Quantized, or dilated float (the Eigen kernel has no dilation: the optimized one runs,
+    # with im2col; measured on the coverage matrix).
     if not _conv_needs_im2col(o):
         return NONE
     return OpScratch(1, (_im2col(o, x.type),))
 
 
 def _depthwise(o: _Op) -> OpScratch:
-    return UNKNOWN if _conv_hybrid(o) else NONE  # hybrid depthwise adds quantization temporaries
+    """depthwise_conv.cc: hybrid (float input, int8 filter) adds the quantized input (int8, the
+    input's size), then one float scaling factor and one int32 offset per batch."""
+    if not _conv_hybrid(o):
+        return NONE
+    x = o.input(0)
+    batches = x.shape[0]
+    return OpScratch(3, (Temporary(0, math.prod(x.shape), ARENA, "input_quantized"),
+                         Temporary(1, 4 * batches, ARENA, "scaling_factors"),
+                         Temporary(2, 4 * batches, ARENA, "input_offsets")))
+
+
+def _conv_3d(o: _Op, transposed_filter: bool) -> OpScratch:
+    """conv3d.cc (float only): an im2col buffer of [batch x out_d x out_h x out_w,
+    filter_d x filter_h x filter_w x in_channels] floats unless the filter is 1x1x1 with unit
+    strides; tflite-runtime 2.14 also keeps the filter transposed, in the working
+    arena for the node's time (`transposed_filter`). Indices are added only for what is used."""
+    x, w, y = o.input(0), o.input(1), o.output()
+    if x.type != "FLOAT32" or w.type != "FLOAT32" or len(w.shape) != 5 or len(y.shape) != 5:
+        return missing("CONV_3D other than float32")
+    # The schema subset does not read Conv3DOptions: unit strides show as an output as large as
+    # the input (dilation does nothing to a 1x1x1 filter).
+    same_size = tuple(x.shape[1:4]) == tuple(y.shape[1:4])
+    temps = []
+    if not (same_size and w.shape[0] == w.shape[1] == w.shape[2] == 1):
+        positions = y.shape[0] * y.shape[1] * y.shape[2] * y.shape[3]
+        temps.append(("im2col", 4 * positions * math.prod(w.shape[:4])))
+    if transposed_filter:
+        temps.append(("transposed_filter", 4 * math.prod(w.shape)))
+    return OpScratch(len(temps), tuple(Temporary(k, n, ARENA, what)
+                                       for k, (what, n) in enumerate(temps)))
 
 
 # -- reductions ------------------------------------------------------------------------------------
@@ -140,7 +207,7 @@ _ACCUMULATOR = {"FLOAT32": "FLOAT32", "INT32": "INT64", "INT64": "INT64", "UINT8
 def _reduce(o: _Op, accumulates: bool) -> OpScratch:
     x, axis, y = o.input(0), o.input(1), o.output()
     if x.type not in _ACCUMULATOR:
-        return UNKNOWN
+        return missing(f"{x.type} reduction")
     rank = len(x.shape)
     axis_known = axis.is_constant
     index = Temporary(0, 4 * rank, ARENA, "temp_index")
@@ -156,18 +223,30 @@ def _reduce(o: _Op, accumulates: bool) -> OpScratch:
 # -- matrix products -------------------------------------------------------------------------------
 
 def _fully_connected(o: _Op) -> OpScratch:
-    w = o.input(1)
-    if o.input(0).type == "FLOAT32" and w.type != "FLOAT32":
-        return UNKNOWN  # hybrid: quantized-input temporaries not modelled
+    """fully_connected.cc reserves six indices. Float and integer kernels use none; the hybrid
+    kernel (float input, int8 weights) uses five: the quantized input (int8, the input's size),
+    one float scaling factor and one int32 offset per batch row, an int32 accumulator of
+    units x batch rows, and int32 row sums (persistent, one per unit)."""
+    x, w = o.input(0), o.input(1)
     if o.option("weights_format", 0) != 0 or w.sparse:
-        return UNKNOWN
+        return missing("shuffled or sparse FULLY_CONNECTED weights")
+    if x.type == "FLOAT32" and w.type != "FLOAT32":
+        if w.type != "INT8" or len(w.shape) != 2:
+            return missing(f"hybrid FULLY_CONNECTED with {w.type} weights")
+        units, depth = w.shape
+        rows = math.prod(x.shape) // depth
+        return OpScratch(6, (Temporary(0, math.prod(x.shape), ARENA, "input_quantized"),
+                             Temporary(1, 4 * rows, ARENA, "scaling_factors"),
+                             Temporary(2, 4 * units * rows, ARENA, "accum_scratch"),
+                             Temporary(3, 4 * rows, ARENA, "input_offsets"),
+                             Temporary(4, 4 * units, PERSISTENT, "row_sums")))
     return OpScratch(6, ())  # six indices reserved, none used by float or integer kernels
 
 
 def _batch_matmul(o: _Op) -> OpScratch:
     lhs, rhs = o.input(0), o.input(1)
     if lhs.type == "FLOAT32" and rhs.type == "INT8":
-        return UNKNOWN
+        return missing("the hybrid kernel's temporaries (quantized input, scaling factors, accumulators)")
     lhs_t = Temporary(0, lhs.nbytes or 0, ARENA, "transposed_lhs")
     rhs_t = Temporary(1, rhs.nbytes or 0, PERSISTENT if rhs.is_constant else ARENA,
                       "transposed_rhs")
@@ -183,7 +262,7 @@ def _sequence_lstm(o: _Op) -> OpScratch:
     kernel. The hybrid kernel (float input, integer weights) is not modelled."""
     x, w_out = o.input(0), o.input(4)  # input, input_to_output weights
     if x is None or w_out is None or len(x.shape) < 3:
-        return UNKNOWN
+        return missing("an LSTM without a [batch, time, features] input")
     n_batch = x.shape[1] if o.option("time_major", 0) else x.shape[0]
     n_cell = w_out.shape[0]
     if x.type == "FLOAT32" and w_out.type == "FLOAT32":
@@ -194,7 +273,7 @@ def _sequence_lstm(o: _Op) -> OpScratch:
         kinds = ("INT16",) * 4 + ("INT8", "INT32")
         return OpScratch(12, tuple(Temporary(k, _bytes(t, n_batch * n_cell), ARENA,
                                              f"scratch_{k}") for k, t in enumerate(kinds)))
-    return UNKNOWN
+    return missing("the hybrid kernel's temporaries (quantized input, scaling factors, accumulators)") if x.type == "FLOAT32" else missing(f"{x.type} x {w_out.type} LSTM")
 
 
 # -- SVDF ------------------------------------------------------------------------------------------
@@ -205,7 +284,7 @@ def _svdf(o: _Op) -> OpScratch:
     keyword_scrambled_8bit). The hybrid kernel (float input, int8 weights) is not modelled."""
     x, w = o.input(0), o.input(1)  # input [batch, input], weights_feature [filters, input]
     if x is None or w is None or len(x.shape) != 2 or len(w.shape) != 2:
-        return UNKNOWN
+        return missing("an SVDF without 2-d input and weights")
     batch, filters = x.shape[0], w.shape[0]
     rank = max(o.option("rank", 1), 1)
     if x.type == "FLOAT32" and w.type == "FLOAT32":
@@ -213,7 +292,23 @@ def _svdf(o: _Op) -> OpScratch:
     if x.type == "INT8" and w.type == "INT8":
         return OpScratch(6, (Temporary(0, 4 * batch * filters, ARENA, "scratch"),
                              Temporary(1, 4 * (filters // rank) * batch, ARENA, "output_temp")))
-    return UNKNOWN
+    return missing("the hybrid kernel's temporaries (quantized input, scaling factors, accumulators)") if x.type == "FLOAT32" else missing(f"{x.type} x {w.type} SVDF")
+
+
+def _float_or_hybrid(o: _Op, weights: int = 1) -> OpScratch:
+    """Kernels with no temporaries in float (measured on the coverage matrix), whose hybrid form
+    (float input, int8 weights) adds quantization temporaries that are not modelled."""
+    if o.input(0).type == "FLOAT32" and o.input(weights) is not None \
+            and o.input(weights).type in ("INT8", "UINT8"):
+        return missing("the hybrid kernel's temporaries (quantized input, scaling factors, "
+                       "accumulators)")
+    return NONE
+
+
+def _add_n(o: _Op) -> OpScratch:
+    """add_n.cc: one scratch buffer of the output's size per thread (one: the interpreter's
+    default)."""
+    return OpScratch(1, (Temporary(0, o.output().nbytes or 0, ARENA, "scratch"),))
 
 
 Rule = Callable[[_Op], OpScratch]
@@ -241,14 +336,25 @@ _SHARED_RULES = {
     "DEPTHWISE_CONV_2D": _depthwise, "MEAN": lambda o: _reduce(o, True),
     "SUM": lambda o: _reduce(o, True), "REDUCE_PROD": lambda o: _reduce(o, True),
     "REDUCE_MAX": lambda o: _reduce(o, False), "REDUCE_MIN": lambda o: _reduce(o, False),
-    "REDUCE_ANY": lambda o: _reduce(o, False), "FULLY_CONNECTED": _fully_connected,
+    "REDUCE_ANY": lambda o: _reduce(o, False), "REDUCE_ALL": lambda o: _reduce(o, False),
+    "FULLY_CONNECTED": _fully_connected, "ADD_N": _add_n,
+    "RNN": _float_or_hybrid, "UNIDIRECTIONAL_SEQUENCE_RNN": _float_or_hybrid,
+    "BIDIRECTIONAL_SEQUENCE_RNN": _float_or_hybrid,
+    "TRANSPOSE_CONV": lambda o: missing(
+        "the hybrid kernel's temporaries (quantized input, scaling factors, accumulators)")
+    if o.input(2).type == "FLOAT32" and o.input(1).type in ("INT8", "UINT8") else NONE,
+    "LSTM": lambda o: missing("its scratch buffers (float and hybrid) are not modelled"),
+    "BIDIRECTIONAL_SEQUENCE_LSTM": lambda o: missing(
+        "its scratch buffers (float and hybrid) are not modelled"),
+    "RANK": lambda o: missing("its 0-d output, filled at Prepare, is not placed as modelled"),
+    "UNIQUE": lambda o: missing("where its index output is placed beside the dynamic values"),
     "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm, "SVDF": _svdf,
 }
 
 LITERT = ScratchRules(
     name="litert",
     description="ai-edge-litert 2.x kernels (ruy build: generic optimized CONV_2D)",
-    rules={**_SHARED_RULES, "CONV_2D": _conv_litert},
+    rules={**_SHARED_RULES, "CONV_2D": _conv_litert, "CONV_3D": lambda o: _conv_3d(o, False)},
     no_temporaries=_NO_TEMPORARIES,
     dynamic_views_share_input=True,
 )
@@ -258,7 +364,7 @@ TFLITE_EIGEN = ScratchRules(
     description="tflite-runtime <= 2.14 kernels (multithreaded Eigen CONV_2D)",
     # Reductions and matrix products are the same kernel code in both builds (checked against
     # tflite-runtime 2.14.0 on the fixtures, tests/compare/test_compare_tflite214.py).
-    rules={**_SHARED_RULES, "CONV_2D": _conv_eigen},
+    rules={**_SHARED_RULES, "CONV_2D": _conv_eigen, "CONV_3D": lambda o: _conv_3d(o, True)},
     no_temporaries=_NO_TEMPORARIES - {"FULLY_CONNECTED", "MEAN", "SUM", "BATCH_MATMUL"},
 )
 
