@@ -85,3 +85,16 @@ def measure_matrix(paths: list[Path], runtime: str) -> list[Row]:
     results = measure_many([(p, _to_locate(m)) for p, m in zip(paths, models)],
                            which.package, which.python)
     return [row_of(p, m, r, which.package) for p, m, r in zip(paths, models, results)]
+
+
+NOT_REGISTERED = ("Didn't find op for builtin opcode", "builtin_code out of range")
+
+
+def registered_builtins(paths: list[Path], runtime: str) -> set[str]:
+    """The builtin operators a runtime has a kernel for, from one probe model per operator code
+    and version (fixtures/op_matrix.py's registration_probes, files named <OP>__v<N>): the ones
+    it does not refuse for want of a kernel in some version."""
+    which = choice(runtime)
+    results = measure_many([(p, "") for p in paths], which.package, which.python)
+    return {p.stem.rsplit("__", 1)[0] for p, r in zip(paths, results)
+            if not any(text in r.reason for text in NOT_REGISTERED)}
