@@ -2,8 +2,8 @@
 runtime and set beside the prediction from its file, one row per model and runtime.
 
 A row's verdict:
-- exact: every tensor and temporary where predicted, the same arenas (after allocate_tensors()
-  and, where the Invoke ran, after one Invoke);
+- exact: every kernel's rule modelled, and every tensor and temporary where predicted, with the
+  same arenas, after allocate_tensors() (the state after one Invoke is reported beside it);
 - named: not exact, and the prediction says so itself: it names the kernel whose rule is
   missing (PredictedArena.uncovered_ops), so `compare` claims neither exactness nor a saving;
 - unnamed: not exact although the prediction claims every kernel is modelled: a missing rule
@@ -67,10 +67,11 @@ def row_of(path: Path, model: Model, result: ProbeResult, runtime_name: str) -> 
             [inexact] * bool(inexact) + bad)
     named = _uncovered(model, predictions)
     why = "; ".join(f"subgraph {c.subgraph}: {c.why_not_exact}" for c in checks if not c.exact)
-    if exact:
-        verdict, why = EXACT, ""
-    elif named:
+    if named:
+        # A figure that matches although a rule is missing is not called exact: it was luck.
         verdict, why = NAMED, named
+    elif exact:
+        verdict, why = EXACT, ""
     else:
         verdict = UNNAMED
     return Row(name, label, verdict, measured.total, sum(p.arena for p in predictions), after, why)
