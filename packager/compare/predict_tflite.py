@@ -91,12 +91,23 @@ def _less(a: Candidate, b: Candidate) -> bool:
     return a.alloc < b.alloc
 
 
+def dynamic_while_outputs(model: Model, subgraph: int) -> set[int]:
+    """Outputs of the WHILEs whose body holds a dynamic tensor: while.cc's Prepare then makes
+    every output dynamic (sized at each iteration), so the caller stops preparing at that WHILE
+    and everything after it, a second loop's subgraphs included, waits for Invoke (measured on
+    the coverage matrix's two-loop model, both versions)."""
+    sg = model.subgraphs[subgraph]
+    return {o for op in sg.operators if op.name == "WHILE" and len(op.subgraphs) >= 2
+            and tflite_scratch.has_dynamic_tensors(model, op.subgraphs[1]) for o in op.outputs if o >= 0}
+
+
 def _prepared_ops(model: Model, arena: ArenaLifetimes, start: int = 0) -> int:
     """Ops prepared from `start` up to the first one with a dynamic output (that one included):
     Subgraph::PrepareOpsStartingAt stops there, and the rest is allocated while running."""
     sg = model.subgraphs[arena.subgraph]
+    looped = dynamic_while_outputs(model, arena.subgraph)
     for i, op in enumerate(sg.operators[start:], start):
-        if any(o >= 0 and arena.category.get(o) == DYNAMIC
+        if any(o >= 0 and (arena.category.get(o) == DYNAMIC or o in looped)
                and sg.tensors[o].type not in _HANDLES for o in op.outputs):
             return i + 1
     return len(sg.operators)
@@ -198,6 +209,8 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules,
             next_index += s.added
 
     candidates = _model_candidates(model, arena)
+    for t in dynamic_while_outputs(model, arena.subgraph):  # sized while running: no place
+        candidates.pop(t, None)
     temps: dict[int, tuple[int, object]] = {}
     for i in range(prepared):
         for tmp in scratch[i].temporaries:
@@ -267,13 +280,19 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules,
         uncovered_ops=uncovered, sizes=sizes, uncovered_why=uncovered_why)
 
 
-def entry_points_apart(model: Model) -> set[int]:
-    """Subgraphs past the first that no op calls: other signatures' entry points. The
-    interpreter's allocate_tensors() allocates subgraph 0 (and what its ops call) only; each of
-    these is allocated when its signature runner is (measured on the coverage matrix's
-    three-signature model, both versions)."""
-    called = {i for sg in model.subgraphs for op in sg.operators for i in op.subgraphs}
-    return {sg.index for sg in model.subgraphs[1:] if sg.index not in called}
+def not_yet_allocated(model: Model, predictions: list[PredictedArena]) -> set[int]:
+    """Subgraphs allocate_tensors() leaves alone: other signatures' entry points, and the
+    subgraphs only ops it did not prepare would call (past a dynamic output)."""
+    prepared = {p.subgraph: p.prepared_ops for p in predictions}
+    reached, todo = {0}, [0]
+    while todo:
+        sg = model.subgraphs[todo.pop()]
+        for op in sg.operators[:prepared.get(sg.index, len(sg.operators))]:
+            for child in op.subgraphs:
+                if child not in reached and 0 <= child < len(model.subgraphs):
+                    reached.add(child)
+                    todo.append(child)
+    return {sg.index for sg in model.subgraphs if sg.index not in reached}
 
 
 def _not_allocated(p: PredictedArena) -> PredictedArena:
@@ -283,9 +302,9 @@ def _not_allocated(p: PredictedArena) -> PredictedArena:
 def predict_tflite(model: Model, rules: ScratchRules) -> list[PredictedArena]:
     """One prediction per subgraph arena, at the shapes Prepare gives the tensors."""
     model = with_prepared_shapes(model)
-    apart = entry_points_apart(model)
-    return [_not_allocated(predict_subgraph(model, a, rules)) if a.subgraph in apart
-            else predict_subgraph(model, a, rules) for a in model_lifetimes(model, TFLITE)]
+    predictions = [predict_subgraph(model, a, rules) for a in model_lifetimes(model, TFLITE)]
+    apart = not_yet_allocated(model, predictions)
+    return [_not_allocated(p) if p.subgraph in apart else p for p in predictions]
 
 
 def predict_after_invoke(model: Model, predictions: list[PredictedArena],

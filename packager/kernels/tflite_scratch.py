@@ -23,7 +23,9 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from packager.lifetimes import DYNAMIC as DYNAMIC_TENSOR, _classify
 from packager.model import ELEMENT_BITS, Model, Operator, Subgraph
+from packager.semantics import TFLITE
 
 ARENA = "arena"  # kTfLiteArenaRw: planned with the model's tensors, alive for its node only
 PERSISTENT = "persistent"  # kTfLiteArenaRwPersistent: the persistent arena
@@ -89,8 +91,8 @@ def _bytes(type_name: str, elements: int) -> int:
 class _Op:
     """The tensors of one op, as the kernel sees them at Prepare."""
 
-    def __init__(self, sg: Subgraph, op: Operator) -> None:
-        self.sg, self.op = sg, op
+    def __init__(self, sg: Subgraph, op: Operator, model: Model | None = None) -> None:
+        self.sg, self.op, self.model = sg, op, model
 
     def input(self, k: int):
         i = self.op.inputs[k] if k < len(self.op.inputs) else -1
@@ -317,6 +319,25 @@ def _float_or_hybrid(o: _Op, weights: int = 1) -> OpScratch:
     return NONE
 
 
+def has_dynamic_tensors(model: Model, subgraph: int) -> bool:
+    """A tensor of the subgraph TFLite sizes while running (kTfLiteDynamic), handles aside."""
+    sg = model.subgraphs[subgraph]
+    category = _classify(model, sg, TFLITE)
+    return any(c == DYNAMIC_TENSOR and sg.tensors[t].type not in ("RESOURCE", "VARIANT")
+               for t, c in category.items())
+
+
+def _while_litert(o: _Op) -> OpScratch:
+    """WHILE adds nothing. With a body holding a dynamic tensor, ai-edge-litert places the
+    body's small shape tensors otherwise than its planner order says (measured on the coverage
+    matrix; tflite-runtime 2.14 follows it): named, not modelled."""
+    body = o.op.subgraphs[1] if len(o.op.subgraphs) >= 2 else None
+    if o.model is not None and body is not None:
+        if has_dynamic_tensors(o.model, body):
+            return missing("the placement inside a body that holds a dynamic tensor")
+    return NONE
+
+
 def _add_n(o: _Op) -> OpScratch:
     """add_n.cc: one scratch buffer of the output's size per thread (one: the interpreter's
     default)."""
@@ -336,10 +357,10 @@ class ScratchRules:
     # buffer when prepared (ai-edge-litert); tflite-runtime 2.14 leaves it unallocated.
     dynamic_views_share_input: bool = False
 
-    def for_op(self, sg: Subgraph, op: Operator) -> OpScratch:
+    def for_op(self, sg: Subgraph, op: Operator, model: Model | None = None) -> OpScratch:
         rule = self.rules.get(op.name)
         if rule is not None:
-            return rule(_Op(sg, op))
+            return rule(_Op(sg, op, model))
         return NONE if op.name in self.no_temporaries else UNKNOWN
 
 
@@ -370,7 +391,8 @@ _SHARED_RULES = {
 LITERT = ScratchRules(
     name="litert",
     description="ai-edge-litert 2.x kernels (ruy build: generic optimized CONV_2D)",
-    rules={**_SHARED_RULES, "CONV_2D": _conv_litert, "CONV_3D": lambda o: _conv_3d(o, False)},
+    rules={**_SHARED_RULES, "CONV_2D": _conv_litert, "CONV_3D": lambda o: _conv_3d(o, False),
+           "WHILE": _while_litert},
     no_temporaries=_NO_TEMPORARIES,
     dynamic_views_share_input=True,
 )
@@ -392,4 +414,4 @@ def rules_for(runtime: str, version: str) -> ScratchRules:
 
 def subgraph_scratch(model: Model, subgraph: int, rules: ScratchRules) -> list[OpScratch]:
     sg = model.subgraphs[subgraph]
-    return [rules.for_op(sg, op) for op in sg.operators]
+    return [rules.for_op(sg, op, model) for op in sg.operators]
