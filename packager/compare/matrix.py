@@ -23,7 +23,7 @@ from packager.kernels.tflite_scratch import rules_for
 from packager.model import Model
 from packager.reader import read_model
 from packager.runtimes.batch import measure_many
-from packager.runtimes.child import MEASURED, ProbeResult
+from packager.runtimes.child import MEASURED, ProbeResult, Unavailable
 from packager.runtimes.tflite_versions import choice
 
 EXACT, NAMED, UNNAMED, REFUSED, FAILED = "exact", "named", "unnamed", "refused", "failed"
@@ -99,3 +99,82 @@ def registered_builtins(paths: list[Path], runtime: str) -> set[str]:
     results = measure_many([(p, "") for p in paths], which.package, which.python)
     return {p.stem.rsplit("__", 1)[0] for p, r in zip(paths, results)
             if not any(text in r.reason for text in NOT_REGISTERED)}
+
+
+# -- TFLite Micro (host build, reference kernels) ----------------------------------------------
+
+TFLM_BATCH = 40  # models per child process (a crash costs the rest of its batch one retry)
+
+
+def _tflm_row(path: Path, model: Model, tries, version: str) -> Row:
+    """Three tries per model: a generous arena (the head as recorded), the predicted whole
+    arena (it must run) and 16 bytes less (it must fail): the prediction is then the smallest."""
+    from packager.kernels.tflm_head import predict_tflm
+    from packager.kernels.tflm_whole_arena import predict_whole_arena
+
+    label = f"tflite-micro {version}".strip()
+    if not tries or not tries[0].ok:
+        reason = tries[0].reason if tries else "the runtime crashed"
+        crashed = not tries or reason.startswith("the runtime crashed")
+        return Row(path.stem, label, FAILED if crashed else REFUSED, why=reason)
+    head = predict_tflm(model)
+    whole = predict_whole_arena(model, head=head.head)
+    named = "; ".join([f"{op}: no rule for its scratch" for op in head.uncovered_ops]
+                      + [whole.why_inexact] * bool(whole.why_inexact))
+    measured = tries[0].head
+    smallest = len(tries) == 3 and tries[1].ok and not tries[2].ok
+    bad = []
+    if measured != head.head:
+        bad.append(f"head {measured:,} B measured, {head.head:,} B predicted")
+    if not smallest:
+        bad.append(f"the predicted whole arena {whole.arena:,} B is not the smallest it runs in")
+    if named:
+        return Row(path.stem, label, NAMED, measured, head.head, why=named)
+    if bad:
+        return Row(path.stem, label, UNNAMED, measured, head.head, why="; ".join(bad))
+    return Row(path.stem, label, EXACT, measured, head.head)
+
+
+def measure_tflm_matrix(paths: list[Path]) -> list[Row]:
+    """Every model in TFLite Micro's host interpreter (tflite-micro's Python package)."""
+    from packager.kernels.tflm_head import predict_tflm
+    from packager.kernels.tflm_whole_arena import predict_whole_arena
+    from packager.runtimes.probe import package_version
+    from packager.runtimes.tflm import first_arena_size, try_arenas_each
+
+    models = [read_model(p) for p in paths]
+    sizes = []
+    for m in models:
+        try:
+            whole = predict_whole_arena(m).arena
+        except Exception:  # a model the prediction cannot read: the first try still runs
+            whole = 0
+        sizes.append([first_arena_size(m)] + ([whole, whole - 16] if whole > 16 else []))
+    tries: list[list] = []
+    while len(tries) < len(paths):
+        start = len(tries)
+        batch = list(zip(paths, sizes))[start:start + TFLM_BATCH]
+        got = try_arenas_each(batch, timeout=600.0)
+        if isinstance(got, Unavailable):
+            raise RuntimeError(got.reason)
+        # A crash leaves the models after it untried: go on from the first one not reached.
+        reached = [k for k, t in enumerate(got) if t]
+        last = reached[-1] if reached else 0
+        tries += got[:last + 1] if last + 1 < len(batch) else got
+    version = package_version("tflite-micro")
+    return [_tflm_row(p, m, t, version) for p, m, t in zip(paths, models, tries)]
+
+
+def tflm_registered_builtins(paths: list[Path]) -> set[str]:
+    """registered_builtins for TFLite Micro's host interpreter (its op resolver)."""
+    from packager.runtimes.tflm import try_arenas_each
+
+    tries: list[list] = []
+    while len(tries) < len(paths):
+        got = try_arenas_each([(p, [1 << 16]) for p in paths[len(tries):]], timeout=600.0)
+        if isinstance(got, Unavailable):
+            raise RuntimeError(got.reason)
+        reached = [k for k, t in enumerate(got) if t]
+        tries += got[:reached[-1] + 1] if reached and reached[-1] + 1 < len(got) else got
+    return {p.stem.rsplit("__", 1)[0] for p, t in zip(paths, tries)
+            if not (t and not t[0].ok and any(text in t[0].reason for text in NOT_REGISTERED))}
