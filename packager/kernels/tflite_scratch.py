@@ -269,25 +269,82 @@ def _batch_matmul(o: _Op) -> OpScratch:
 
 # -- fused LSTM ------------------------------------------------------------------------------------
 
+def _hybrid_lstm_temporaries(x, n_batch: int, n_cell: int, n_gates: int) -> list[Temporary]:
+    """The hybrid kernel's buffers after the float scratch (slot 0), measured on the coverage
+    matrix (both versions): the quantized input (the whole input), output state and cell state
+    (int8); float scaling factors for the input, the output state and their products, one per
+    batch; the recovered cell weights (float, one per cell); an int32 accumulator of
+    cells x batch; int32 zero points of the input and the output state, one per batch; and the
+    row sums (int32, one row of cells per input and recurrent weight matrix), persistent."""
+    sizes = [("input_quantized", math.prod(x.shape), ARENA),
+             ("output_state_quantized", n_batch * n_cell, ARENA),
+             ("cell_state_quantized", n_batch * n_cell, ARENA),
+             ("input_scaling_factors", 4 * n_batch, ARENA),
+             ("output_state_scaling_factors", 4 * n_batch, ARENA),
+             ("product_scaling_factors", 4 * n_batch, ARENA),
+             ("recovered_cell_weights", 4 * n_cell, ARENA),
+             ("accum_scratch", 4 * n_cell * n_batch, ARENA),
+             ("input_zero_points", 4 * n_batch, ARENA),
+             ("output_state_zero_points", 4 * n_batch, ARENA),
+             ("row_sums", 4 * 2 * (n_gates - 1) * n_cell, PERSISTENT)]
+    return [Temporary(k, n, kind, what) for k, (what, n, kind) in enumerate(sizes, 1)]
+
+
+def _lstm_shape(o: _Op, sequence: bool) -> tuple[int, int, int] | str:
+    """(batch, cells, gates), or why the kernel's form is not modelled."""
+    x, w_out = o.input(0), o.input(4)  # input, input_to_output weights
+    if x is None or w_out is None or len(x.shape) != (3 if sequence else 2):
+        return "an LSTM input of another rank"
+    if o.input(16) is not None or any(o.input(k) is not None for k in range(20, 24)):
+        return "projection or layer normalisation"
+    if any(o.input(k) is not None for k in (9, 10, 11)):
+        return "peephole weights"
+    n_batch = x.shape[1] if sequence and o.option("time_major", 0) else x.shape[0]
+    return n_batch, w_out.shape[0], 4 if o.input(1) is None else 5
+
+
 def _sequence_lstm(o: _Op) -> OpScratch:
     """unidirectional_sequence_lstm.cc: Init reserves twelve indices; Prepare uses one float
-    scratch buffer of [batch, cells x 5 + 16] (x 4 + 16 without an input gate, CIFG) for float,
-    and six [batch, cells] buffers (four int16, one int8, one int32) for the 8x8->16 integer
-    kernel. The hybrid kernel (float input, integer weights) is not modelled."""
-    x, w_out = o.input(0), o.input(4)  # input, input_to_output weights
-    if x is None or w_out is None or len(x.shape) < 3:
-        return missing("an LSTM without a [batch, time, features] input")
-    n_batch = x.shape[1] if o.option("time_major", 0) else x.shape[0]
-    n_cell = w_out.shape[0]
-    if x.type == "FLOAT32" and w_out.type == "FLOAT32":
-        gates = 4 if o.input(1) is None else 5
-        return OpScratch(12, (Temporary(0, _bytes("FLOAT32", n_batch * (n_cell * gates + 16)),
-                                        ARENA, "scratch_buffer"),))
-    if x.type == "INT8" and w_out.type == "INT8":
+    scratch buffer of [batch, cells x 5 + 16] (x 4 + 16 without an input gate, CIFG) for float
+    and hybrid, then the hybrid kernel's buffers (_hybrid_lstm_temporaries), and six
+    [batch, cells] buffers (four int16, one int8, one int32) for the 8x8->16 integer kernel."""
+    x, w_out = o.input(0), o.input(4)
+    if x is not None and w_out is not None and x.type == "INT8" and w_out.type == "INT8" \
+            and len(x.shape) == 3:
+        n_batch = x.shape[1] if o.option("time_major", 0) else x.shape[0]
         kinds = ("INT16",) * 4 + ("INT8", "INT32")
-        return OpScratch(12, tuple(Temporary(k, _bytes(t, n_batch * n_cell), ARENA,
+        return OpScratch(12, tuple(Temporary(k, _bytes(t, n_batch * w_out.shape[0]), ARENA,
                                              f"scratch_{k}") for k, t in enumerate(kinds)))
-    return missing("the hybrid kernel's temporaries (quantized input, scaling factors, accumulators)") if x.type == "FLOAT32" else missing(f"{x.type} x {w_out.type} LSTM")
+    shape = _lstm_shape(o, sequence=True)
+    if isinstance(shape, str):
+        return missing(shape)
+    n_batch, n_cell, gates = shape
+    scratch = Temporary(0, _bytes("FLOAT32", n_batch * (n_cell * gates + 16)), ARENA,
+                        "scratch_buffer")
+    if x.type == "FLOAT32" and w_out.type == "FLOAT32":
+        return OpScratch(12, (scratch,))
+    if x.type == "FLOAT32" and w_out.type == "INT8" and gates == 5:
+        return OpScratch(12, (scratch, *_hybrid_lstm_temporaries(x, n_batch, n_cell, gates)))
+    return missing(f"{x.type} x {w_out.type} LSTM")
+
+
+def _lstm(o: _Op) -> OpScratch:
+    """lstm.cc (one step, full kernel): 21 indices reserved; a float scratch buffer of
+    [batch, cells x 5] (no +16, unlike the sequence kernel), then the hybrid kernel's buffers
+    as the sequence kernel's (measured on the coverage matrix, both versions)."""
+    x, w_out = o.input(0), o.input(4)
+    shape = _lstm_shape(o, sequence=False)
+    if isinstance(shape, str):
+        return missing(shape)
+    n_batch, n_cell, gates = shape
+    if gates != 5:
+        return missing("an LSTM without an input gate (CIFG)")
+    scratch = Temporary(0, _bytes("FLOAT32", n_batch * n_cell * gates), ARENA, "scratch_buffer")
+    if x.type == "FLOAT32" and w_out.type == "FLOAT32":
+        return OpScratch(21, (scratch,))
+    if x.type == "FLOAT32" and w_out.type == "INT8":
+        return OpScratch(21, (scratch, *_hybrid_lstm_temporaries(x, n_batch, n_cell, gates)))
+    return missing(f"{x.type} x {w_out.type} LSTM")
 
 
 # -- SVDF ------------------------------------------------------------------------------------------
@@ -380,7 +437,7 @@ _SHARED_RULES = {
         "the hybrid kernel's temporaries (quantized input, scaling factors, accumulators)")
     if o.input(2).type == "FLOAT32" and o.input(1).type in ("INT8", "UINT8") else missing(
         "where its col2im, transposed-weights and scratch buffers lie (outside the arena)"),
-    "LSTM": lambda o: missing("its scratch buffers (float and hybrid) are not modelled"),
+    "LSTM": _lstm,
     "BIDIRECTIONAL_SEQUENCE_LSTM": lambda o: missing(
         "its scratch buffers (float and hybrid) are not modelled"),
     "RANK": lambda o: missing("its 0-d output, filled at Prepare, is not placed as modelled"),
