@@ -75,7 +75,9 @@ def counts(rows: dict[str, list[Row]], registered: dict[str, set[str]]) -> list[
 
 def _cell(r: Row) -> str:
     if r.verdict == EXACT:
-        return "exact" + ("" if r.after_invoke in ("exact", "") else " (after Invoke: not exact)")
+        runners = " (each signature runner's arena too)" if r.signature_runners == "exact" else ""
+        return "exact" + runners + ("" if r.after_invoke in ("exact", "") else
+                                    " (after Invoke: not exact)")
     if r.verdict == REFUSED:
         return "refused"
     return f"{r.verdict}: {r.why}".replace("|", "/")

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packager.compare.comparison import check_arena
-from packager.compare.predict_tflite import predict_after_invoke, predict_tflite
-from packager.compare.tflite_runtime import TfliteMeasurement, _to_locate, measurement_from_probe
+from packager.compare.predict_tflite import (predict_after_invoke, predict_signature_runners,
+                                             predict_tflite)
+from packager.compare.tflite_runtime import (TfliteMeasurement, _to_locate, classify_subgraph,
+                                             measurement_from_probe)
 from packager.kernels.tflite_scratch import rules_for
 from packager.model import Model
 from packager.reader import read_model
@@ -37,6 +39,7 @@ class Row:
     measured: int | None = None  # arenas after allocate_tensors(), summed
     predicted: int | None = None
     after_invoke: str = ""  # "exact", "not exact: why", or why it was not measured
+    signature_runners: str = ""  # other signatures' arenas, allocated: "exact" or why not
     why: str = ""  # named: the kernels and rules missing; refused/failed: the runtime's reason
 
 
@@ -65,8 +68,11 @@ def row_of(path: Path, model: Model, result: ProbeResult, runtime_name: str) -> 
         bad = [f"subgraph {c.subgraph}: {c.why_not_exact}" for c in later if not c.exact]
         after = "exact" if not bad and not inexact else "not exact: " + "; ".join(
             [inexact] * bool(inexact) + bad)
+    runners = _signature_runners(model, result.data.get("signature_runners") or {}, rules)
+    exact = exact and runners in ("", "exact")
     named = _uncovered(model, predictions)
-    why = "; ".join(f"subgraph {c.subgraph}: {c.why_not_exact}" for c in checks if not c.exact)
+    why = "; ".join([f"subgraph {c.subgraph}: {c.why_not_exact}" for c in checks if not c.exact]
+                    + [f"signature runners: {runners}"] * (runners not in ("", "exact")))
     if named:
         # A figure that matches although a rule is missing is not called exact: it was luck.
         verdict, why = NAMED, named
@@ -74,7 +80,29 @@ def row_of(path: Path, model: Model, result: ProbeResult, runtime_name: str) -> 
         verdict, why = EXACT, ""
     else:
         verdict = UNNAMED
-    return Row(name, label, verdict, measured.total, sum(p.arena for p in predictions), after, why)
+    return Row(name, label, verdict, measured.total, sum(p.arena for p in predictions), after,
+               signature_runners=runners, why=why)
+
+
+def _signature_runners(model: Model, measured: dict, rules) -> str:
+    """"exact" when every other signature's arena, allocated, is the predicted one; "" when the
+    model has none."""
+    if not measured:
+        return ""
+    predicted = predict_signature_runners(model, rules)
+    bad = []
+    for s, data in sorted(measured.items(), key=lambda kv: int(kv[0])):
+        if "rows" not in data:
+            bad.append(f"subgraph {s}: {data.get('error', 'not measured')}")
+            continue
+        check = check_arena(classify_subgraph(model, int(s), data["rows"]), predicted[int(s)])
+        if not check.exact:
+            bad.append(f"subgraph {s}: {check.why_not_exact}")
+    return "; ".join(bad) or "exact"
+
+
+def _runner_subgraphs(model: Model) -> str:
+    return ",".join(str(s) for s in sorted({d.subgraph for d in model.signature_defs} - {0}))
 
 
 def measure_matrix(paths: list[Path], runtime: str) -> list[Row]:
@@ -83,7 +111,7 @@ def measure_matrix(paths: list[Path], runtime: str) -> list[Row]:
     if not which.installed:
         raise RuntimeError(which.missing_reason)
     models = [read_model(p) for p in paths]
-    results = measure_many([(p, _to_locate(m)) for p, m in zip(paths, models)],
+    results = measure_many([(p, _to_locate(m), _runner_subgraphs(m)) for p, m in zip(paths, models)],
                            which.package, which.python)
     return [row_of(p, m, r, which.package) for p, m, r in zip(paths, models, results)]
 

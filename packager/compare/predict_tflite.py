@@ -329,3 +329,13 @@ def predict_after_invoke(model: Model, predictions: list[PredictedArena],
     branches = any(op.name == "IF" for sg in model.subgraphs for op in sg.operators)
     return after, ("an IF releases the arena of the branch that ran, and which branch runs "
                    "depends on the input data" if branches else "")
+
+
+def predict_signature_runners(model: Model, rules: ScratchRules) -> dict[int, PredictedArena]:
+    """The arenas of other signatures' entry points as their signature runners allocate them
+    (each subgraph prepared and planned on its own, as subgraph 0 is by allocate_tensors())."""
+    model = with_prepared_shapes(model)
+    entries = {d.subgraph for d in model.signature_defs} - {0}
+    lifetimes = model_lifetimes(model, TFLITE)
+    return {s: predict_subgraph(model, lifetimes[s], rules) for s in sorted(entries)
+            if s < len(lifetimes)}

@@ -56,16 +56,17 @@ def _stop(child: subprocess.Popen) -> int:
     return child.wait()
 
 
-def measure_many(jobs: list[tuple[Path, str]], package: str = "-", python: str | None = None,
+def measure_many(jobs: list[tuple], package: str = "-", python: str | None = None,
                  limit: float = PER_MODEL_LIMIT) -> list[ProbeResult]:
-    """`jobs`: (model path, the 0-d tensors to locate as "S.I,S.I"). One result per job, in order."""
+    """`jobs`: (model path, the 0-d tensors to locate as "S.I,S.I"[, the signature runners'
+    subgraphs to allocate last as "S,S"]). One result per job, in order."""
     results: list[ProbeResult] = []
     while len(results) < len(jobs):
         todo = jobs[len(results):]
         child = _start(package, python)
         lines = _lines(child)
         try:
-            child.stdin.write("".join(f"{p}\t{loc}\n" for p, loc in todo))
+            child.stdin.write("".join("\t".join(map(str, job)) + "\n" for job in todo))
             child.stdin.close()
         except BrokenPipeError:
             pass

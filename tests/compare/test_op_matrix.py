@@ -113,6 +113,8 @@ def test_the_issue_rules_hold(measured_tflite):
                  "UNIDIRECTIONAL_SEQUENCE_LSTM__hybrid", "LSTM__hybrid_asymmetric", "LSTM__float32",
                  "WHILE__float32_two_loops"):
         assert verdict[name] == EXACT, name
+    runners = {r.model: r.signature_runners for r in rows}
+    assert runners["signatures__float32_3_signatures"] == "exact"  # as get_signature_runner allocates
 
 
 @pytest.mark.skipif(LITERT not in INSTALLED, reason="ai-edge-litert is not installed")
