@@ -69,7 +69,8 @@ def counts(rows: dict[str, list[Row]], registered: dict[str, set[str]]) -> list[
             f"{label}: {len(ops)} builtin operators registered, {len(ops & built)} with models; "
             f"{accepted} rows the kernels accept, {verdicts[EXACT]} exact, {verdicts[NAMED]} "
             f"not exact with the kernel and missing rule named, {verdicts['unnamed']} unnamed; "
-            f"{verdicts[REFUSED]} modes refused by the kernel, {verdicts['failed']} crashed")
+            f"{verdicts[REFUSED]} modes refused by the kernel, {verdicts['failed']} crashed"
+            + (f", {verdicts['hidden']} with a 0-d tensor not located" if verdicts["hidden"] else ""))
     return lines
 
 

@@ -258,12 +258,26 @@ def _fully_connected(o: _Op) -> OpScratch:
 
 
 def _batch_matmul(o: _Op) -> OpScratch:
+    """batch_matmul.cc: seven indices reserved; the transposed operands, and for the hybrid
+    kernel (float lhs, constant int8 rhs) the quantized lhs, a float scaling factor and an int32
+    offset per lhs row, an int32 accumulator of lhs rows x rhs columns, and the rhs's row sums
+    (persistent; measured on the coverage matrix, both versions)."""
     lhs, rhs = o.input(0), o.input(1)
-    if lhs.type == "FLOAT32" and rhs.type == "INT8":
-        return missing("the hybrid kernel's temporaries (quantized input, scaling factors, accumulators)")
     lhs_t = Temporary(0, lhs.nbytes or 0, ARENA, "transposed_lhs")
     rhs_t = Temporary(1, rhs.nbytes or 0, PERSISTENT if rhs.is_constant else ARENA,
                       "transposed_rhs")
+    if lhs.type == "FLOAT32" and rhs.type == "INT8":
+        if not rhs.is_constant or len(rhs.shape) != 2 or o.option("adj_x", 0) \
+                or o.option("adj_y", 0):
+            return missing("the hybrid kernel's temporaries (quantized input, scaling factors, accumulators)")
+        rows = math.prod(lhs.shape[:-1])
+        cols = rhs.shape[1]
+        return OpScratch(7, (lhs_t, rhs_t,
+                             Temporary(2, math.prod(lhs.shape), ARENA, "input_quantized"),
+                             Temporary(3, 4 * rows, ARENA, "scaling_factors"),
+                             Temporary(4, 4 * lhs.shape[-2] * cols, ARENA, "accum_scratch"),
+                             Temporary(5, 4 * rows, ARENA, "input_offsets"),
+                             Temporary(6, 4 * cols, PERSISTENT, "row_sums")))
     return OpScratch(7, (lhs_t, rhs_t))
 
 
@@ -363,17 +377,42 @@ def _svdf(o: _Op) -> OpScratch:
     if x.type == "INT8" and w.type == "INT8":
         return OpScratch(6, (Temporary(0, 4 * batch * filters, ARENA, "scratch"),
                              Temporary(1, 4 * (filters // rank) * batch, ARENA, "output_temp")))
-    return missing("the hybrid kernel's temporaries (quantized input, scaling factors, accumulators)") if x.type == "FLOAT32" else missing(f"{x.type} x {w.type} SVDF")
+    if x.type == "FLOAT32" and w.type == "INT8":
+        # The hybrid kernel (measured on the coverage matrix, both versions): the float
+        # scratch, the quantized input, a scaling factor per batch, the time weights dequantized
+        # (persistent), an int32 zero point per batch and the feature weights' row sums
+        # (persistent).
+        return OpScratch(6, (Temporary(0, 4 * batch * filters, ARENA, "scratch"),
+                             Temporary(1, math.prod(x.shape), ARENA, "input_quantized"),
+                             Temporary(2, 4 * batch, ARENA, "scaling_factors"),
+                             Temporary(3, 4 * math.prod(o.input(2).shape), PERSISTENT,
+                                       "float_weights_time"),
+                             Temporary(4, 4 * batch, ARENA, "zero_points"),
+                             Temporary(5, 4 * filters, PERSISTENT, "row_sums")))
+    return missing(f"{x.type} x {w.type} SVDF")
 
 
-def _float_or_hybrid(o: _Op, weights: int = 1) -> OpScratch:
-    """Kernels with no temporaries in float (measured on the coverage matrix), whose hybrid form
-    (float input, int8 weights) adds quantization temporaries that are not modelled."""
-    if o.input(0).type == "FLOAT32" and o.input(weights) is not None \
-            and o.input(weights).type in ("INT8", "UINT8"):
-        return missing("the hybrid kernel's temporaries (quantized input, scaling factors, "
-                       "accumulators)")
-    return NONE
+def _rnn(o: _Op, directions: int = 1) -> OpScratch:
+    """RNN, UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN: no temporaries in float.
+    The hybrid kernel (float input, int8 weights; measured on the coverage matrix, both
+    versions) adds the quantized input (the whole input), each direction's quantized hidden
+    state, a float scaling factor per batch, an int32 accumulator of units x batch, an int32
+    zero point per batch, and per direction the row sums of its two weight matrices
+    (persistent)."""
+    x, w = o.input(0), o.input(1)
+    if x.type != "FLOAT32" or w is None or w.type not in ("INT8", "UINT8"):
+        return NONE
+    if len(w.shape) != 2 or directions == 2 and o.input(9) is not None:
+        return missing("an RNN of another form (an auxiliary input)")
+    units = w.shape[0]
+    batch = x.shape[1] if o.option("time_major", 0) and len(x.shape) == 3 else x.shape[0]
+    temps = [("input_quantized", math.prod(x.shape), ARENA)]
+    temps += [(f"hidden_state_quantized_{d}", batch * units, ARENA) for d in range(directions)]
+    temps += [("scaling_factors", 4 * batch, ARENA), ("accum_scratch", 4 * units * batch, ARENA),
+              ("zero_points", 4 * batch, ARENA)]
+    temps += [(f"row_sums_{d}", 4 * 2 * units, PERSISTENT) for d in range(directions)]
+    return OpScratch(len(temps), tuple(Temporary(k, n, kind, what)
+                                       for k, (what, n, kind) in enumerate(temps)))
 
 
 def has_dynamic_tensors(model: Model, subgraph: int) -> bool:
@@ -428,8 +467,8 @@ _SHARED_RULES = {
     "REDUCE_MAX": lambda o: _reduce(o, False), "REDUCE_MIN": lambda o: _reduce(o, False),
     "REDUCE_ANY": lambda o: _reduce(o, False), "REDUCE_ALL": lambda o: _reduce(o, False),
     "FULLY_CONNECTED": _fully_connected, "ADD_N": _add_n,
-    "RNN": _float_or_hybrid, "UNIDIRECTIONAL_SEQUENCE_RNN": _float_or_hybrid,
-    "BIDIRECTIONAL_SEQUENCE_RNN": _float_or_hybrid,
+    "RNN": _rnn, "UNIDIRECTIONAL_SEQUENCE_RNN": _rnn,
+    "BIDIRECTIONAL_SEQUENCE_RNN": lambda o: _rnn(o, directions=2),
     # Measured: col2im, the transposed weights and the integer kernels' scratch get buffers
     # outside the working arena, but where they land beside it varies from run to run, so the
     # measurement cannot always tell them apart from the arena's own.
