@@ -77,8 +77,10 @@ def counts(rows: dict[str, list[Row]], registered: dict[str, set[str]]) -> list[
 def _cell(r: Row) -> str:
     if r.verdict == EXACT:
         runners = " (each signature runner's arena too)" if r.signature_runners == "exact" else ""
-        return "exact" + runners + ("" if r.after_invoke in ("exact", "") else
-                                    " (after Invoke: not exact)")
+        after = ("" if r.after_invoke in ("exact", "") else
+                 " (one Invoke on zeros failed)" if r.after_invoke.startswith("not measured")
+                 else f" (after Invoke {r.after_invoke})")
+        return "exact" + runners + after
     if r.verdict == REFUSED:
         return "refused"
     return f"{r.verdict}: {r.why}".replace("|", "/")
@@ -117,7 +119,8 @@ def page(rows, registered) -> str:
         "the predicted whole arena is the smallest it runs in (it runs there, and fails 16 bytes",
         "below). *named*: not exact, and `compare` itself names the kernel and the missing rule (it",
         "then claims neither exactness nor a saving); *refused*: the kernel does not accept the mode",
-        "(the runtime says so when it sets the model up).",
+        "(the runtime says so when it sets the model up). TFLite's arenas are measured a second",
+        "time after one Invoke with zeroed inputs, and set beside the prediction of that state.",
         "",
         *[f"- {line}" for line in counts(rows, registered)],
         "",
