@@ -97,6 +97,11 @@ _TFLITE_DYNAMIC_OUTPUTS = {
     "BROADCAST_TO": (1,), "TILE": (1,), "SLICE": (1, 2), "STRIDED_SLICE": (1, 2, 3),
     "PAD": (1,), "PADV2": (1,), "MIRROR_PAD": (1,), "RESIZE_BILINEAR": (1,),
     "RESIZE_NEAREST_NEIGHBOR": (1,), "TRANSPOSE": (1,), "SPLIT_V": (1, 2),
+    # Sized by index values (measured on the coverage matrix, fixtures/op_matrix.py).
+    # SEGMENT_SUM's Prepare always leaves its output dynamic: listed on both inputs, it is so
+    # whenever either is computed.
+    "SCATTER_ND": (2,), "SEGMENT_SUM": (0, 1), "UNSORTED_SEGMENT_SUM": (1, 2),
+    "UNSORTED_SEGMENT_PROD": (1, 2), "UNSORTED_SEGMENT_MAX": (1, 2), "UNSORTED_SEGMENT_MIN": (1, 2),
 }
 
 TFLITE = Semantics(

@@ -186,14 +186,30 @@ class RuntimeComparison:
         return self.measured == self.predicted and self.whole_exact is not False
 
     @property
+    def saving_withheld_because(self) -> str:
+        """Why no saving is claimed against the measurement ("" when one is): the best plan
+        holds the runtime's scratch as predicted, so where that prediction is not the runtime's
+        (a kernel not modelled, or temporaries that differ) the plan may simply leave out
+        memory the runtime needs."""
+        if self.measured is None:
+            return ""
+        if self.partial:
+            return "the measured arena is a lower bound"
+        if self.uncovered_ops and not self.exact:
+            return f"scratch not modelled for {', '.join(self.uncovered_ops)}"
+        if any(not c.scratch_equal for c in self.checks):
+            return "the runtime's temporaries differ from the prediction"
+        return ""
+
+    @property
     def saving(self) -> int | None:
-        if self.measured is None or self.partial:
+        if self.measured is None or self.saving_withheld_because:
             return None
         return self.measured - self.planned.best
 
     @property
     def saving_pct(self) -> float | None:
-        if not self.measured or self.partial:
+        if not self.measured or self.saving_withheld_because:
             return None
         return round(100.0 * (self.measured - self.planned.best) / self.measured, 1)
 

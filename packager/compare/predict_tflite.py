@@ -75,6 +75,10 @@ class PredictedArena:
     prepared_ops: int  # ops prepared by allocate_tensors (all, unless a dynamic output stops it)
     uncovered_ops: tuple[str, ...] = field(default=())  # ops whose scratch rule is unknown
     sizes: dict[int, int] = field(default_factory=dict)  # model tensor -> bytes, as placed
+    uncovered_why: tuple[str, ...] = field(default=())  # "OP: the rule that is missing"
+    # False: a subgraph allocate_tensors() leaves alone (another signature's entry point, which
+    # get_signature_runner allocates on demand): no tensor of it has a buffer yet.
+    allocated: bool = True
 
 
 def _less(a: Candidate, b: Candidate) -> bool:
@@ -87,12 +91,23 @@ def _less(a: Candidate, b: Candidate) -> bool:
     return a.alloc < b.alloc
 
 
+def dynamic_while_outputs(model: Model, subgraph: int) -> set[int]:
+    """Outputs of the WHILEs whose body holds a dynamic tensor: while.cc's Prepare then makes
+    every output dynamic (sized at each iteration), so the caller stops preparing at that WHILE
+    and everything after it, a second loop's subgraphs included, waits for Invoke (measured on
+    the coverage matrix's two-loop model, both versions)."""
+    sg = model.subgraphs[subgraph]
+    return {o for op in sg.operators if op.name == "WHILE" and len(op.subgraphs) >= 2
+            and tflite_scratch.has_dynamic_tensors(model, op.subgraphs[1]) for o in op.outputs if o >= 0}
+
+
 def _prepared_ops(model: Model, arena: ArenaLifetimes, start: int = 0) -> int:
     """Ops prepared from `start` up to the first one with a dynamic output (that one included):
     Subgraph::PrepareOpsStartingAt stops there, and the rest is allocated while running."""
     sg = model.subgraphs[arena.subgraph]
+    looped = dynamic_while_outputs(model, arena.subgraph)
     for i, op in enumerate(sg.operators[start:], start):
-        if any(o >= 0 and arena.category.get(o) == DYNAMIC
+        if any(o >= 0 and (arena.category.get(o) == DYNAMIC or o in looped)
                and sg.tensors[o].type not in _HANDLES for o in op.outputs):
             return i + 1
     return len(sg.operators)
@@ -194,6 +209,8 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules,
             next_index += s.added
 
     candidates = _model_candidates(model, arena)
+    for t in dynamic_while_outputs(model, arena.subgraph):  # sized while running: no place
+        candidates.pop(t, None)
     temps: dict[int, tuple[int, object]] = {}
     for i in range(prepared):
         for tmp in scratch[i].temporaries:
@@ -253,18 +270,41 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules,
         for index, (op, tmp) in sorted(temps.items()))
     uncovered = tuple(sorted({sg.operators[i].name for i in range(prepared)
                               if not scratch[i].covered}))
+    uncovered_why = tuple(sorted({f"{sg.operators[i].name}: {scratch[i].why}"
+                                  for i in range(prepared) if not scratch[i].covered}))
     return PredictedArena(
         subgraph=arena.subgraph,
         arena=max((end for _, end, _, _ in placed), default=0),
         model_arena=max((model_offsets[t] + sizes[t] for t in model_offsets), default=0),
         offsets=model_offsets, scratch=predicted_scratch, prepared_ops=prepared,
-        uncovered_ops=uncovered, sizes=sizes)
+        uncovered_ops=uncovered, sizes=sizes, uncovered_why=uncovered_why)
+
+
+def not_yet_allocated(model: Model, predictions: list[PredictedArena]) -> set[int]:
+    """Subgraphs allocate_tensors() leaves alone: other signatures' entry points, and the
+    subgraphs only ops it did not prepare would call (past a dynamic output)."""
+    prepared = {p.subgraph: p.prepared_ops for p in predictions}
+    reached, todo = {0}, [0]
+    while todo:
+        sg = model.subgraphs[todo.pop()]
+        for op in sg.operators[:prepared.get(sg.index, len(sg.operators))]:
+            for child in op.subgraphs:
+                if child not in reached and 0 <= child < len(model.subgraphs):
+                    reached.add(child)
+                    todo.append(child)
+    return {sg.index for sg in model.subgraphs if sg.index not in reached}
+
+
+def _not_allocated(p: PredictedArena) -> PredictedArena:
+    return PredictedArena(p.subgraph, 0, 0, {}, (), 0, allocated=False)
 
 
 def predict_tflite(model: Model, rules: ScratchRules) -> list[PredictedArena]:
     """One prediction per subgraph arena, at the shapes Prepare gives the tensors."""
     model = with_prepared_shapes(model)
-    return [predict_subgraph(model, a, rules) for a in model_lifetimes(model, TFLITE)]
+    predictions = [predict_subgraph(model, a, rules) for a in model_lifetimes(model, TFLITE)]
+    apart = not_yet_allocated(model, predictions)
+    return [_not_allocated(p) if p.subgraph in apart else p for p in predictions]
 
 
 def predict_after_invoke(model: Model, predictions: list[PredictedArena],
@@ -283,9 +323,19 @@ def predict_after_invoke(model: Model, predictions: list[PredictedArena],
     lifetimes = model_lifetimes(model, TFLITE)
     after = [PredictedArena(p.subgraph, 0, 0, {}, (), p.prepared_ops, p.uncovered_ops, {})
              if p.subgraph in released else
-             p if p.prepared_ops == len(model.subgraphs[p.subgraph].operators) else
+             p if not p.allocated or p.prepared_ops == len(model.subgraphs[p.subgraph].operators) else
              predict_subgraph(model, lifetimes[p.subgraph], rules, invoked=True)
              for p in predictions]
     branches = any(op.name == "IF" for sg in model.subgraphs for op in sg.operators)
     return after, ("an IF releases the arena of the branch that ran, and which branch runs "
                    "depends on the input data" if branches else "")
+
+
+def predict_signature_runners(model: Model, rules: ScratchRules) -> dict[int, PredictedArena]:
+    """The arenas of other signatures' entry points as their signature runners allocate them
+    (each subgraph prepared and planned on its own, as subgraph 0 is by allocate_tensors())."""
+    model = with_prepared_shapes(model)
+    entries = {d.subgraph for d in model.signature_defs} - {0}
+    lifetimes = model_lifetimes(model, TFLITE)
+    return {s: predict_subgraph(model, lifetimes[s], rules) for s in sorted(entries)
+            if s < len(lifetimes)}

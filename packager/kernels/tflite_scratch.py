@@ -23,7 +23,9 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from packager.lifetimes import DYNAMIC as DYNAMIC_TENSOR, _classify
 from packager.model import ELEMENT_BITS, Model, Operator, Subgraph
+from packager.semantics import TFLITE
 
 ARENA = "arena"  # kTfLiteArenaRw: planned with the model's tensors, alive for its node only
 PERSISTENT = "persistent"  # kTfLiteArenaRwPersistent: the persistent arena
@@ -43,10 +45,16 @@ class OpScratch:
     added: int  # tensor indices the kernel adds in Prepare
     temporaries: tuple[Temporary, ...]  # node->temporaries, in order
     covered: bool = True  # False: this op's rule is not modelled; its scratch may be missing
+    why: str = ""  # not covered: the rule that is missing
 
 
 NONE = OpScratch(0, ())
-UNKNOWN = OpScratch(0, (), covered=False)
+UNKNOWN = OpScratch(0, (), covered=False, why="no rule for its temporaries")
+
+
+def missing(why: str) -> OpScratch:
+    """Not modelled, with the rule that is missing named."""
+    return OpScratch(0, (), covered=False, why=why)
 
 # Ops whose kernels add no tensors in Prepare (read in the kernels, confirmed on the fixtures).
 _NO_TEMPORARIES = frozenset({
@@ -61,6 +69,18 @@ _NO_TEMPORARIES = frozenset({
     "NEG", "EXP", "SQRT", "RSQRT", "SQUARE", "SQUARED_DIFFERENCE", "SELECT_V2", "FLOOR",
     "SHAPE", "FLOOR_DIV",  # measured on fixtures/runtime_cases.py
     "DENSIFY", "DEPTH_TO_SPACE",  # measured on MediaPipe's pose and sparse face detectors
+    # Measured on the coverage matrix (fixtures/op_matrix.py), in every mode the kernel accepts,
+    # ai-edge-litert 2.3 and tflite-runtime 2.14:
+    "ARG_MAX", "ARG_MIN", "ATAN2", "BATCH_TO_SPACE_ND", "BITCAST", "BITWISE_XOR",
+    "BROADCAST_ARGS", "BROADCAST_TO", "CEIL", "CONV_3D_TRANSPOSE", "COS", "CUMSUM",
+    "DYNAMIC_UPDATE_SLICE", "EMBEDDING_LOOKUP", "FAKE_QUANT", "FILL", "FLOOR_MOD", "GELU",
+    "L2_NORMALIZATION", "L2_POOL_2D", "LOCAL_RESPONSE_NORMALIZATION", "LOG", "LOGICAL_AND",
+    "LOGICAL_NOT", "LOGICAL_OR", "MATRIX_DIAG", "MATRIX_SET_DIAG", "MIRROR_PAD", "ONE_HOT", "POW",
+    "RANGE", "REVERSE_SEQUENCE", "REVERSE_V2", "RIGHT_SHIFT", "ROUND", "SCATTER_ND", "SEGMENT_SUM",
+    "SELECT", "SIGN", "SIN", "SPACE_TO_BATCH_ND", "SPACE_TO_DEPTH", "SPARSE_TO_DENSE",
+    "STABLEHLO_ADD", "STABLEHLO_AND", "STABLEHLO_MAXIMUM", "STABLEHLO_MINIMUM",
+    "STABLEHLO_MULTIPLY", "TILE", "TOPK_V2", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_MIN",
+    "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_SUM", "ZEROS_LIKE",
 })
 
 
@@ -71,8 +91,8 @@ def _bytes(type_name: str, elements: int) -> int:
 class _Op:
     """The tensors of one op, as the kernel sees them at Prepare."""
 
-    def __init__(self, sg: Subgraph, op: Operator) -> None:
-        self.sg, self.op = sg, op
+    def __init__(self, sg: Subgraph, op: Operator, model: Model | None = None) -> None:
+        self.sg, self.op, self.model = sg, op, model
 
     def input(self, k: int):
         i = self.op.inputs[k] if k < len(self.op.inputs) else -1
@@ -106,29 +126,90 @@ def _conv_hybrid(o: _Op) -> bool:
     return o.input(0).type == "FLOAT32" and o.input(1).type in ("UINT8", "INT8", "INT4")
 
 
+def _per_channel(t) -> bool:
+    return t.quant_channels > 1
+
+
+def _conv_hybrid_scratch(o: _Op) -> OpScratch:
+    """conv.cc, float input and per-channel int8 filter: the kernel adds only what it uses, in
+    this order: im2col of the quantized input (int8, when im2col is needed), the quantized
+    input, one scaling factor and one offset per input row (batch x height x width), an int32
+    accumulator of the output's size, and int32 row sums (persistent, one per output channel).
+    Measured the same in ai-edge-litert 2.3 and tflite-runtime 2.14 (the coverage matrix)."""
+    x, w, y = o.input(0), o.input(1), o.output()
+    if not _per_channel(w):
+        return missing("hybrid CONV_2D with a per-tensor filter (its scaling factors per batch)")
+    rows = math.prod(x.shape) // w.shape[3]
+    temps = []
+    if _conv_needs_im2col(o):
+        temps.append(("im2col", _im2col(o, "INT8").nbytes, ARENA))
+    temps += [("input_quantized", math.prod(x.shape), ARENA),
+              ("scaling_factors", 4 * rows, ARENA),
+              ("accum_scratch", 4 * math.prod(y.shape), ARENA),
+              ("input_offsets", 4 * rows, ARENA),
+              ("row_sums", 4 * w.shape[0], PERSISTENT)]
+    return OpScratch(len(temps), tuple(Temporary(k, n, kind, what)
+                                       for k, (what, n, kind) in enumerate(temps)))
+
+
 def _conv_litert(o: _Op) -> OpScratch:
     if _conv_hybrid(o):
-        return UNKNOWN  # hybrid kernels add four to six more temporaries: not modelled
+        return _conv_hybrid_scratch(o)
     if not _conv_needs_im2col(o):
         return NONE
     return OpScratch(1, (_im2col(o, o.input(0).type),))
 
 
+def _dilated(o: _Op) -> bool:
+    return o.option("dilation_w_factor") != 1 or o.option("dilation_h_factor") != 1
+
+
 def _conv_eigen(o: _Op) -> OpScratch:
     if _conv_hybrid(o):
-        return UNKNOWN
+        return _conv_hybrid_scratch(o)
     x, w = o.input(0), o.input(1)
-    if x.type == "FLOAT32":
+    if x.type == "FLOAT32" and not _dilated(o):
         # Multithreaded Eigen kernel: no im2col, weights transposed once into the persistent arena.
         hwcn = Temporary(0, _bytes("FLOAT32", math.prod(w.shape)), PERSISTENT, "hwcn_weights")
         return OpScratch(1, (hwcn,))
+    # Quantized, or dilated float (the Eigen kernel has no dilation: the optimized one runs,
+    # with im2col; measured on the coverage matrix).
     if not _conv_needs_im2col(o):
         return NONE
     return OpScratch(1, (_im2col(o, x.type),))
 
 
 def _depthwise(o: _Op) -> OpScratch:
-    return UNKNOWN if _conv_hybrid(o) else NONE  # hybrid depthwise adds quantization temporaries
+    """depthwise_conv.cc: hybrid (float input, int8 filter) adds the quantized input (int8, the
+    input's size), then one float scaling factor and one int32 offset per batch."""
+    if not _conv_hybrid(o):
+        return NONE
+    x = o.input(0)
+    batches = x.shape[0]
+    return OpScratch(3, (Temporary(0, math.prod(x.shape), ARENA, "input_quantized"),
+                         Temporary(1, 4 * batches, ARENA, "scaling_factors"),
+                         Temporary(2, 4 * batches, ARENA, "input_offsets")))
+
+
+def _conv_3d(o: _Op, transposed_filter: bool) -> OpScratch:
+    """conv3d.cc (float only): an im2col buffer of [batch x out_d x out_h x out_w,
+    filter_d x filter_h x filter_w x in_channels] floats unless the filter is 1x1x1 with unit
+    strides; tflite-runtime 2.14 also keeps the filter transposed, in the working
+    arena for the node's time (`transposed_filter`). Indices are added only for what is used."""
+    x, w, y = o.input(0), o.input(1), o.output()
+    if x.type != "FLOAT32" or w.type != "FLOAT32" or len(w.shape) != 5 or len(y.shape) != 5:
+        return missing("CONV_3D other than float32")
+    # The schema subset does not read Conv3DOptions: unit strides show as an output as large as
+    # the input (dilation does nothing to a 1x1x1 filter).
+    same_size = tuple(x.shape[1:4]) == tuple(y.shape[1:4])
+    temps = []
+    if not (same_size and w.shape[0] == w.shape[1] == w.shape[2] == 1):
+        positions = y.shape[0] * y.shape[1] * y.shape[2] * y.shape[3]
+        temps.append(("im2col", 4 * positions * math.prod(w.shape[:4])))
+    if transposed_filter:
+        temps.append(("transposed_filter", 4 * math.prod(w.shape)))
+    return OpScratch(len(temps), tuple(Temporary(k, n, ARENA, what)
+                                       for k, (what, n) in enumerate(temps)))
 
 
 # -- reductions ------------------------------------------------------------------------------------
@@ -140,7 +221,7 @@ _ACCUMULATOR = {"FLOAT32": "FLOAT32", "INT32": "INT64", "INT64": "INT64", "UINT8
 def _reduce(o: _Op, accumulates: bool) -> OpScratch:
     x, axis, y = o.input(0), o.input(1), o.output()
     if x.type not in _ACCUMULATOR:
-        return UNKNOWN
+        return missing(f"{x.type} reduction")
     rank = len(x.shape)
     axis_known = axis.is_constant
     index = Temporary(0, 4 * rank, ARENA, "temp_index")
@@ -156,45 +237,128 @@ def _reduce(o: _Op, accumulates: bool) -> OpScratch:
 # -- matrix products -------------------------------------------------------------------------------
 
 def _fully_connected(o: _Op) -> OpScratch:
-    w = o.input(1)
-    if o.input(0).type == "FLOAT32" and w.type != "FLOAT32":
-        return UNKNOWN  # hybrid: quantized-input temporaries not modelled
+    """fully_connected.cc reserves six indices. Float and integer kernels use none; the hybrid
+    kernel (float input, int8 weights) uses five: the quantized input (int8, the input's size),
+    one float scaling factor and one int32 offset per batch row, an int32 accumulator of
+    units x batch rows, and int32 row sums (persistent, one per unit)."""
+    x, w = o.input(0), o.input(1)
     if o.option("weights_format", 0) != 0 or w.sparse:
-        return UNKNOWN
+        return missing("shuffled or sparse FULLY_CONNECTED weights")
+    if x.type == "FLOAT32" and w.type != "FLOAT32":
+        if w.type != "INT8" or len(w.shape) != 2:
+            return missing(f"hybrid FULLY_CONNECTED with {w.type} weights")
+        units, depth = w.shape
+        rows = math.prod(x.shape) // depth
+        return OpScratch(6, (Temporary(0, math.prod(x.shape), ARENA, "input_quantized"),
+                             Temporary(1, 4 * rows, ARENA, "scaling_factors"),
+                             Temporary(2, 4 * units * rows, ARENA, "accum_scratch"),
+                             Temporary(3, 4 * rows, ARENA, "input_offsets"),
+                             Temporary(4, 4 * units, PERSISTENT, "row_sums")))
     return OpScratch(6, ())  # six indices reserved, none used by float or integer kernels
 
 
 def _batch_matmul(o: _Op) -> OpScratch:
+    """batch_matmul.cc: seven indices reserved; the transposed operands, and for the hybrid
+    kernel (float lhs, constant int8 rhs) the quantized lhs, a float scaling factor and an int32
+    offset per lhs row, an int32 accumulator of lhs rows x rhs columns, and the rhs's row sums
+    (persistent; measured on the coverage matrix, both versions)."""
     lhs, rhs = o.input(0), o.input(1)
-    if lhs.type == "FLOAT32" and rhs.type == "INT8":
-        return UNKNOWN
     lhs_t = Temporary(0, lhs.nbytes or 0, ARENA, "transposed_lhs")
     rhs_t = Temporary(1, rhs.nbytes or 0, PERSISTENT if rhs.is_constant else ARENA,
                       "transposed_rhs")
+    if lhs.type == "FLOAT32" and rhs.type == "INT8":
+        if not rhs.is_constant or len(rhs.shape) != 2 or o.option("adj_x", 0) \
+                or o.option("adj_y", 0):
+            return missing("the hybrid kernel's temporaries (quantized input, scaling factors, accumulators)")
+        rows = math.prod(lhs.shape[:-1])
+        cols = rhs.shape[1]
+        return OpScratch(7, (lhs_t, rhs_t,
+                             Temporary(2, math.prod(lhs.shape), ARENA, "input_quantized"),
+                             Temporary(3, 4 * rows, ARENA, "scaling_factors"),
+                             Temporary(4, 4 * lhs.shape[-2] * cols, ARENA, "accum_scratch"),
+                             Temporary(5, 4 * rows, ARENA, "input_offsets"),
+                             Temporary(6, 4 * cols, PERSISTENT, "row_sums")))
     return OpScratch(7, (lhs_t, rhs_t))
 
 
 # -- fused LSTM ------------------------------------------------------------------------------------
 
+def _hybrid_lstm_temporaries(x, n_batch: int, n_cell: int, n_gates: int) -> list[Temporary]:
+    """The hybrid kernel's buffers after the float scratch (slot 0), measured on the coverage
+    matrix (both versions): the quantized input (the whole input), output state and cell state
+    (int8); float scaling factors for the input, the output state and their products, one per
+    batch; the recovered cell weights (float, one per cell); an int32 accumulator of
+    cells x batch; int32 zero points of the input and the output state, one per batch; and the
+    row sums (int32, one row of cells per input and recurrent weight matrix), persistent."""
+    sizes = [("input_quantized", math.prod(x.shape), ARENA),
+             ("output_state_quantized", n_batch * n_cell, ARENA),
+             ("cell_state_quantized", n_batch * n_cell, ARENA),
+             ("input_scaling_factors", 4 * n_batch, ARENA),
+             ("output_state_scaling_factors", 4 * n_batch, ARENA),
+             ("product_scaling_factors", 4 * n_batch, ARENA),
+             ("recovered_cell_weights", 4 * n_cell, ARENA),
+             ("accum_scratch", 4 * n_cell * n_batch, ARENA),
+             ("input_zero_points", 4 * n_batch, ARENA),
+             ("output_state_zero_points", 4 * n_batch, ARENA),
+             ("row_sums", 4 * 2 * (n_gates - 1) * n_cell, PERSISTENT)]
+    return [Temporary(k, n, kind, what) for k, (what, n, kind) in enumerate(sizes, 1)]
+
+
+def _lstm_shape(o: _Op, sequence: bool) -> tuple[int, int, int] | str:
+    """(batch, cells, gates), or why the kernel's form is not modelled."""
+    x, w_out = o.input(0), o.input(4)  # input, input_to_output weights
+    if x is None or w_out is None or len(x.shape) != (3 if sequence else 2):
+        return "an LSTM input of another rank"
+    if o.input(16) is not None or any(o.input(k) is not None for k in range(20, 24)):
+        return "projection or layer normalisation"
+    if any(o.input(k) is not None for k in (9, 10, 11)):
+        return "peephole weights"
+    n_batch = x.shape[1] if sequence and o.option("time_major", 0) else x.shape[0]
+    return n_batch, w_out.shape[0], 4 if o.input(1) is None else 5
+
+
 def _sequence_lstm(o: _Op) -> OpScratch:
     """unidirectional_sequence_lstm.cc: Init reserves twelve indices; Prepare uses one float
-    scratch buffer of [batch, cells x 5 + 16] (x 4 + 16 without an input gate, CIFG) for float,
-    and six [batch, cells] buffers (four int16, one int8, one int32) for the 8x8->16 integer
-    kernel. The hybrid kernel (float input, integer weights) is not modelled."""
-    x, w_out = o.input(0), o.input(4)  # input, input_to_output weights
-    if x is None or w_out is None or len(x.shape) < 3:
-        return UNKNOWN
-    n_batch = x.shape[1] if o.option("time_major", 0) else x.shape[0]
-    n_cell = w_out.shape[0]
-    if x.type == "FLOAT32" and w_out.type == "FLOAT32":
-        gates = 4 if o.input(1) is None else 5
-        return OpScratch(12, (Temporary(0, _bytes("FLOAT32", n_batch * (n_cell * gates + 16)),
-                                        ARENA, "scratch_buffer"),))
-    if x.type == "INT8" and w_out.type == "INT8":
+    scratch buffer of [batch, cells x 5 + 16] (x 4 + 16 without an input gate, CIFG) for float
+    and hybrid, then the hybrid kernel's buffers (_hybrid_lstm_temporaries), and six
+    [batch, cells] buffers (four int16, one int8, one int32) for the 8x8->16 integer kernel."""
+    x, w_out = o.input(0), o.input(4)
+    if x is not None and w_out is not None and x.type == "INT8" and w_out.type == "INT8" \
+            and len(x.shape) == 3:
+        n_batch = x.shape[1] if o.option("time_major", 0) else x.shape[0]
         kinds = ("INT16",) * 4 + ("INT8", "INT32")
-        return OpScratch(12, tuple(Temporary(k, _bytes(t, n_batch * n_cell), ARENA,
+        return OpScratch(12, tuple(Temporary(k, _bytes(t, n_batch * w_out.shape[0]), ARENA,
                                              f"scratch_{k}") for k, t in enumerate(kinds)))
-    return UNKNOWN
+    shape = _lstm_shape(o, sequence=True)
+    if isinstance(shape, str):
+        return missing(shape)
+    n_batch, n_cell, gates = shape
+    scratch = Temporary(0, _bytes("FLOAT32", n_batch * (n_cell * gates + 16)), ARENA,
+                        "scratch_buffer")
+    if x.type == "FLOAT32" and w_out.type == "FLOAT32":
+        return OpScratch(12, (scratch,))
+    if x.type == "FLOAT32" and w_out.type == "INT8" and gates == 5:
+        return OpScratch(12, (scratch, *_hybrid_lstm_temporaries(x, n_batch, n_cell, gates)))
+    return missing(f"{x.type} x {w_out.type} LSTM")
+
+
+def _lstm(o: _Op) -> OpScratch:
+    """lstm.cc (one step, full kernel): 21 indices reserved; a float scratch buffer of
+    [batch, cells x 5] (no +16, unlike the sequence kernel), then the hybrid kernel's buffers
+    as the sequence kernel's (measured on the coverage matrix, both versions)."""
+    x, w_out = o.input(0), o.input(4)
+    shape = _lstm_shape(o, sequence=False)
+    if isinstance(shape, str):
+        return missing(shape)
+    n_batch, n_cell, gates = shape
+    if gates != 5:
+        return missing("an LSTM without an input gate (CIFG)")
+    scratch = Temporary(0, _bytes("FLOAT32", n_batch * n_cell * gates), ARENA, "scratch_buffer")
+    if x.type == "FLOAT32" and w_out.type == "FLOAT32":
+        return OpScratch(21, (scratch,))
+    if x.type == "FLOAT32" and w_out.type == "INT8":
+        return OpScratch(21, (scratch, *_hybrid_lstm_temporaries(x, n_batch, n_cell, gates)))
+    return missing(f"{x.type} x {w_out.type} LSTM")
 
 
 # -- SVDF ------------------------------------------------------------------------------------------
@@ -205,7 +369,7 @@ def _svdf(o: _Op) -> OpScratch:
     keyword_scrambled_8bit). The hybrid kernel (float input, int8 weights) is not modelled."""
     x, w = o.input(0), o.input(1)  # input [batch, input], weights_feature [filters, input]
     if x is None or w is None or len(x.shape) != 2 or len(w.shape) != 2:
-        return UNKNOWN
+        return missing("an SVDF without 2-d input and weights")
     batch, filters = x.shape[0], w.shape[0]
     rank = max(o.option("rank", 1), 1)
     if x.type == "FLOAT32" and w.type == "FLOAT32":
@@ -213,7 +377,67 @@ def _svdf(o: _Op) -> OpScratch:
     if x.type == "INT8" and w.type == "INT8":
         return OpScratch(6, (Temporary(0, 4 * batch * filters, ARENA, "scratch"),
                              Temporary(1, 4 * (filters // rank) * batch, ARENA, "output_temp")))
-    return UNKNOWN
+    if x.type == "FLOAT32" and w.type == "INT8":
+        # The hybrid kernel (measured on the coverage matrix, both versions): the float
+        # scratch, the quantized input, a scaling factor per batch, the time weights dequantized
+        # (persistent), an int32 zero point per batch and the feature weights' row sums
+        # (persistent).
+        return OpScratch(6, (Temporary(0, 4 * batch * filters, ARENA, "scratch"),
+                             Temporary(1, math.prod(x.shape), ARENA, "input_quantized"),
+                             Temporary(2, 4 * batch, ARENA, "scaling_factors"),
+                             Temporary(3, 4 * math.prod(o.input(2).shape), PERSISTENT,
+                                       "float_weights_time"),
+                             Temporary(4, 4 * batch, ARENA, "zero_points"),
+                             Temporary(5, 4 * filters, PERSISTENT, "row_sums")))
+    return missing(f"{x.type} x {w.type} SVDF")
+
+
+def _rnn(o: _Op, directions: int = 1) -> OpScratch:
+    """RNN, UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN: no temporaries in float.
+    The hybrid kernel (float input, int8 weights; measured on the coverage matrix, both
+    versions) adds the quantized input (the whole input), each direction's quantized hidden
+    state, a float scaling factor per batch, an int32 accumulator of units x batch, an int32
+    zero point per batch, and per direction the row sums of its two weight matrices
+    (persistent)."""
+    x, w = o.input(0), o.input(1)
+    if x.type != "FLOAT32" or w is None or w.type not in ("INT8", "UINT8"):
+        return NONE
+    if len(w.shape) != 2 or directions == 2 and o.input(9) is not None:
+        return missing("an RNN of another form (an auxiliary input)")
+    units = w.shape[0]
+    batch = x.shape[1] if o.option("time_major", 0) and len(x.shape) == 3 else x.shape[0]
+    temps = [("input_quantized", math.prod(x.shape), ARENA)]
+    temps += [(f"hidden_state_quantized_{d}", batch * units, ARENA) for d in range(directions)]
+    temps += [("scaling_factors", 4 * batch, ARENA), ("accum_scratch", 4 * units * batch, ARENA),
+              ("zero_points", 4 * batch, ARENA)]
+    temps += [(f"row_sums_{d}", 4 * 2 * units, PERSISTENT) for d in range(directions)]
+    return OpScratch(len(temps), tuple(Temporary(k, n, kind, what)
+                                       for k, (what, n, kind) in enumerate(temps)))
+
+
+def has_dynamic_tensors(model: Model, subgraph: int) -> bool:
+    """A tensor of the subgraph TFLite sizes while running (kTfLiteDynamic), handles aside."""
+    sg = model.subgraphs[subgraph]
+    category = _classify(model, sg, TFLITE)
+    return any(c == DYNAMIC_TENSOR and sg.tensors[t].type not in ("RESOURCE", "VARIANT")
+               for t, c in category.items())
+
+
+def _while_litert(o: _Op) -> OpScratch:
+    """WHILE adds nothing. With a body holding a dynamic tensor, ai-edge-litert places the
+    body's small shape tensors otherwise than its planner order says (measured on the coverage
+    matrix; tflite-runtime 2.14 follows it): named, not modelled."""
+    body = o.op.subgraphs[1] if len(o.op.subgraphs) >= 2 else None
+    if o.model is not None and body is not None:
+        if has_dynamic_tensors(o.model, body):
+            return missing("the placement inside a body that holds a dynamic tensor")
+    return NONE
+
+
+def _add_n(o: _Op) -> OpScratch:
+    """add_n.cc: one scratch buffer of the output's size per thread (one: the interpreter's
+    default)."""
+    return OpScratch(1, (Temporary(0, o.output().nbytes or 0, ARENA, "scratch"),))
 
 
 Rule = Callable[[_Op], OpScratch]
@@ -229,10 +453,10 @@ class ScratchRules:
     # buffer when prepared (ai-edge-litert); tflite-runtime 2.14 leaves it unallocated.
     dynamic_views_share_input: bool = False
 
-    def for_op(self, sg: Subgraph, op: Operator) -> OpScratch:
+    def for_op(self, sg: Subgraph, op: Operator, model: Model | None = None) -> OpScratch:
         rule = self.rules.get(op.name)
         if rule is not None:
-            return rule(_Op(sg, op))
+            return rule(_Op(sg, op, model))
         return NONE if op.name in self.no_temporaries else UNKNOWN
 
 
@@ -241,14 +465,30 @@ _SHARED_RULES = {
     "DEPTHWISE_CONV_2D": _depthwise, "MEAN": lambda o: _reduce(o, True),
     "SUM": lambda o: _reduce(o, True), "REDUCE_PROD": lambda o: _reduce(o, True),
     "REDUCE_MAX": lambda o: _reduce(o, False), "REDUCE_MIN": lambda o: _reduce(o, False),
-    "REDUCE_ANY": lambda o: _reduce(o, False), "FULLY_CONNECTED": _fully_connected,
+    "REDUCE_ANY": lambda o: _reduce(o, False), "REDUCE_ALL": lambda o: _reduce(o, False),
+    "FULLY_CONNECTED": _fully_connected, "ADD_N": _add_n,
+    "RNN": _rnn, "UNIDIRECTIONAL_SEQUENCE_RNN": _rnn,
+    "BIDIRECTIONAL_SEQUENCE_RNN": lambda o: _rnn(o, directions=2),
+    # Measured: col2im, the transposed weights and the integer kernels' scratch get buffers
+    # outside the working arena, but where they land beside it varies from run to run, so the
+    # measurement cannot always tell them apart from the arena's own.
+    "TRANSPOSE_CONV": lambda o: missing(
+        "the hybrid kernel's temporaries (quantized input, scaling factors, accumulators)")
+    if o.input(2).type == "FLOAT32" and o.input(1).type in ("INT8", "UINT8") else missing(
+        "where its col2im, transposed-weights and scratch buffers lie (outside the arena)"),
+    "LSTM": _lstm,
+    "BIDIRECTIONAL_SEQUENCE_LSTM": lambda o: missing(
+        "its scratch buffers (float and hybrid) are not modelled"),
+    "RANK": lambda o: missing("its 0-d output, filled at Prepare, is not placed as modelled"),
+    "UNIQUE": lambda o: missing("where its index output is placed beside the dynamic values"),
     "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm, "SVDF": _svdf,
 }
 
 LITERT = ScratchRules(
     name="litert",
     description="ai-edge-litert 2.x kernels (ruy build: generic optimized CONV_2D)",
-    rules={**_SHARED_RULES, "CONV_2D": _conv_litert},
+    rules={**_SHARED_RULES, "CONV_2D": _conv_litert, "CONV_3D": lambda o: _conv_3d(o, False),
+           "WHILE": _while_litert},
     no_temporaries=_NO_TEMPORARIES,
     dynamic_views_share_input=True,
 )
@@ -258,7 +498,7 @@ TFLITE_EIGEN = ScratchRules(
     description="tflite-runtime <= 2.14 kernels (multithreaded Eigen CONV_2D)",
     # Reductions and matrix products are the same kernel code in both builds (checked against
     # tflite-runtime 2.14.0 on the fixtures, tests/compare/test_compare_tflite214.py).
-    rules={**_SHARED_RULES, "CONV_2D": _conv_eigen},
+    rules={**_SHARED_RULES, "CONV_2D": _conv_eigen, "CONV_3D": lambda o: _conv_3d(o, True)},
     no_temporaries=_NO_TEMPORARIES - {"FULLY_CONNECTED", "MEAN", "SUM", "BATCH_MATMUL"},
 )
 
@@ -270,4 +510,4 @@ def rules_for(runtime: str, version: str) -> ScratchRules:
 
 def subgraph_scratch(model: Model, subgraph: int, rules: ScratchRules) -> list[OpScratch]:
     sg = model.subgraphs[subgraph]
-    return [rules.for_op(sg, op) for op in sg.operators]
+    return [rules.for_op(sg, op, model) for op in sg.operators]

@@ -41,8 +41,8 @@ def comparison_row(c: ModelComparison) -> dict:
     t, m = c.tflite, c.tflm
     model_diff, scratch_diff = _diffs(t)
     reasons = [f"{r.runtime}: {r.reason}" for r in (t, m) if r.reason]
-    reasons += [f"{r.runtime}: scratch not modelled for {', '.join(r.uncovered_ops)}"
-                for r in (t, m) if r.uncovered_ops and r.measured is not None and not r.exact]
+    reasons += [f"{r.runtime}: {r.saving_withheld_because}, so no saving is claimed"
+                for r in (t, m) if r.saving_withheld_because and not r.partial]
     if m.whole_inexact_reason:
         reasons.append(f"tflm whole arena: {m.whole_inexact_reason}")
     return {
