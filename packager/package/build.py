@@ -20,7 +20,7 @@ from typing import Iterator, Sequence
 
 from packager.arenas import Bindings, PlannedArena, bindings_for, plan_arenas
 from packager.emit import model_array
-from packager.package import c_header
+from packager.package import c_header, op_resolver
 from packager.package import plan_flatbuffer, plan_json
 from packager.emit.c_text import identifier, is_identifier
 from packager.package.offline_plan import with_offline_plan
@@ -123,7 +123,8 @@ def checked_plan_file(data: bytes | str, plan: PackagePlan) -> bytes | str:
 def file_names(prefix: str, semantics: str, report: bool) -> list[str]:
     """Every file a run writes, known before it plans."""
     names = [f"{prefix}{end}" for end in ("_plan.json", "_plan.tplan", "_plan.h", "_model.h", "_model.c")]
-    return (names + [f"{prefix}.tflite"] * SEMANTICS[semantics].offline_plan
+    tflm = SEMANTICS[semantics].offline_plan  # the files only TFLite Micro reads
+    return (names + [f"{prefix}.tflite", f"{prefix}_op_resolver.h"] * tflm
             + [f"{prefix}_report.html"] * report)
 
 
@@ -166,7 +167,12 @@ def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[s
     yield (f"{prefix}_model.c", model_array.source_chunks(prefix, embedded),  # written as formatted
            f"C array of the model bytes ({embedded_note})")
     del embedded
+    if SEMANTICS[plan.semantics].offline_plan:
+        yield (f"{prefix}_op_resolver.h", op_resolver.render(model, prefix, source_name),
+               "C++ op resolver: MicroMutableOpResolver<N> with exactly the model's operators")
     notes += model_notes(plan, model, unmodelled_ops)
+    if SEMANTICS[plan.semantics].offline_plan and op_resolver.resolver_note(model):
+        notes.append(op_resolver.resolver_note(model))
 
 
 def write_files(folder: StagedFolder, plan: PackagePlan, model: Model, prefix: str, notes: list[str],
