@@ -202,6 +202,44 @@ def report_html(planned: PlannedModel, model: Model, strategy: str) -> Iterator[
 
 # -- the whole job -----------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Prepared:
+    """A model planned as `package` plans it, before any file is made."""
+    plan: PackagePlan  # checked, with TFLite Micro's whole arena for tflm
+    planned: PlannedModel
+    model: Model  # as planned (stored -1 sizes given by --dim)
+    stored: object  # package/stored_shapes.py's StoredSizes: the model and --dim as planned, and its note
+    existing: object | None  # the model's own OfflineMemoryAllocation, when it has one (tflm)
+    keep: bool  # the model's own plan is kept
+    why_not: str | None  # why the model's own plan cannot be kept, when it cannot
+    batch_note: str
+
+
+def prepare(model: Model, source_name: str, semantics: str = TFLM.name, strategy: str = "best",
+            dims: Sequence[str] = (), target: str = "host", keep_offline_plan: bool = False) -> Prepared:
+    """Plan a model and state TFLite Micro's whole arena for it, exactly as `package` does, without
+    writing anything (`package`, the library API and the batch all plan through here)."""
+    stored = with_stored_sizes(model, semantics, dims)  # a stored -1 gets the size --dim gives
+    model, dims = stored.model, stored.dims
+    check_tensor_sizes(model, source_name)  # a tensor no plan can address, named before planning
+    source = SourceModel(source_name, hashlib.sha256(model.raw).hexdigest(), len(model.raw),
+                         tuple(len(sg.tensors) for sg in model.subgraphs))
+    batch_note = stored_batch_note(model, semantics, dims)
+    planned = make_plan(model, semantics, strategy, source,
+                        None if batch_note else bindings_for(model, dims))
+    existing = existing_plan(model) if SEMANTICS[semantics].offline_plan else None
+    # Never worse than the original: a smaller plan the model already has is kept, if the
+    # validator proves it (every plan passes it before it is written).
+    why_not = unproven(model, existing) if existing is not None else None
+    if keep_offline_plan and existing is not None and why_not:
+        raise refuse_to_keep(existing, why_not)
+    keep = existing is not None and not why_not and (keep_offline_plan or existing.head < planned.plan.arena_bytes)
+    plan = with_runtime_arena(planned.plan, model, check_target(target),
+                              head=existing.head if keep else None,
+                              head_plan=head_plan_name(existing) if keep else "")
+    return Prepared(plan, planned, model, stored, existing, keep, why_not, batch_note)
+
+
 def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.name,
             strategy: str = "best", budget: int | None = None, name: str | None = None,
             dims: Sequence[str] = (), report: bool = True, target: str = "host",
@@ -222,24 +260,9 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
     model = read_model(model_path)
     # Refused before planning when a file of this run would overwrite a user's file.
     earlier = survey(out_dir, names, model_path)
-    stored = with_stored_sizes(model, semantics, dims)  # a stored -1 gets the size --dim gives
-    model, dims = stored.model, stored.dims
-    check_tensor_sizes(model, model_path.name)  # a tensor no plan can address, named before planning
-    source = SourceModel(model_path.name, hashlib.sha256(model.raw).hexdigest(), len(model.raw),
-                         tuple(len(sg.tensors) for sg in model.subgraphs))
-    batch_note = stored_batch_note(model, semantics, dims)
-    planned = make_plan(model, semantics, strategy, source,
-                        None if batch_note else bindings_for(model, dims))
-    existing = existing_plan(model) if SEMANTICS[semantics].offline_plan else None
-    # Never worse than the original: a smaller plan the model already has is kept, if the
-    # validator proves it (every plan passes it before it is written).
-    why_not = unproven(model, existing) if existing is not None else None
-    if keep_offline_plan and existing is not None and why_not:
-        raise refuse_to_keep(existing, why_not)
-    keep = existing is not None and not why_not and (keep_offline_plan or existing.head < planned.plan.arena_bytes)
-    plan = with_runtime_arena(planned.plan, model, check_target(target),
-                              head=existing.head if keep else None,
-                              head_plan=head_plan_name(existing) if keep else "")
+    prepared = prepare(model, model_path.name, semantics, strategy, dims, target, keep_offline_plan)
+    plan, planned, stored, existing = prepared.plan, prepared.planned, prepared.stored, prepared.existing
+    keep, why_not, batch_note, model = prepared.keep, prepared.why_not, prepared.batch_note, prepared.model
     needed, bound, what = needed_bytes(plan)
     if budget is not None and needed > budget:
         why = ("no plan can fit: the lower bound is over the budget" if bound > budget
@@ -266,7 +289,7 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
             whats[name] = "report: the plan as pictures (open in a browser)"
         # The plan JSON and its read-back (the run's peak) need only `plan`: every strategy's
         # plans and the model itself are let go first.
-        del planned, model, stored, existing
+        del prepared, planned, model, stored, existing
         name = f"{prefix}_plan.json"
         folder.add(name, plan_json_file(plan, folder))
         whats[name] = PLAN_JSON_WHAT

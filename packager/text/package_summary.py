@@ -78,6 +78,7 @@ def summary_json(result) -> dict:
         "arena_bytes": plan.arena_bytes,
         "lower_bound": plan.lower_bound,
         "objects_bytes": plan.objects_bytes,
+        "runtime_arena": runtime_arena_json(plan.runtime_arena),  # TFLite Micro's whole arena (tflm)
         "symbols": [{"name": s.name, "min": s.min, "max": s.max} for s in plan.symbols] if plan.is_dynamic else [],
         "arenas": [{
             "subgraph": a.subgraph, "inline": a.inline,
@@ -93,6 +94,14 @@ def summary_json(result) -> dict:
         "removed": list(result.removed),  # an earlier run's files of ours that this run removed
         "notes": list(result.notes),
     }
+
+
+def runtime_arena_json(arena: RuntimeArena | None) -> dict | None:
+    if arena is None:
+        return None
+    return {"arena_bytes": arena.arena_bytes, "head_bytes": arena.head_bytes, "tail_bytes": arena.tail_bytes,
+            "setup_bytes": arena.setup_bytes, "exact": arena.exact, "modelled": arena.modelled,
+            "target": arena.target, "head_plan": arena.head_plan}
 
 
 def declare_lines(arena: RuntimeArena, first_line: str) -> list[str]:
