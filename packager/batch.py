@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -24,6 +25,8 @@ from packager.errors import PackagerError
 FIELDS = ("model", "status", "error", "semantics", "target", "tflm_arena_bytes", "standing", "head_bytes",
           "tail_bytes", "setup_bytes", "plan_bytes", "lower_bound", "strategy")
 OK, FAILED = "ok", "error"
+# How the pool's processes start: a fork where the system has it (no second import of the packager).
+START_METHOD = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
 
 
 def models_in(folder: Path) -> list[Path]:
@@ -71,9 +74,9 @@ def rows(folder: Path, jobs: int, semantics: str = "tflm", target: str = "host",
     if jobs <= 1 or len(work) <= 1:
         yield from map(_row_of, work)
         return
-    # Child processes start fresh ("spawn"): no copy of this process's threads or locks.
-    import multiprocessing
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=multiprocessing.get_context("spawn")) as pool:
+    # Child processes are forks of this one (Linux): the packager is imported once, not per worker; this
+    # process has started no threads by then (OpenBLAS is held to one, the planners have not run).
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=multiprocessing.get_context(START_METHOD)) as pool:
         yield from pool.map(_row_of, work, chunksize=1)  # results in the order of `work`
 
 
