@@ -432,3 +432,9 @@ def main() -> None:
     # them anyway; open files are closed and flushed as before.
     atexit.register(gc.freeze)
     app()
+
+
+# Commands of their own modules (packager/commands/).
+from packager.commands import batch as _batch_command, gate as _gate_command  # noqa: E402
+_batch_command.register(app)
+_gate_command.register(app)

@@ -27,7 +27,8 @@ STAGES = (
     ("package", ("packager.package",)),
     ("compare", ("packager.compare",)),  # after package: the packager never needs a comparison
     ("text", ("packager.text",)),
-    ("cli", ("packager.cli",)),
+    ("api", ("packager.api", "packager.batch", "packager.gate")),  # the library API, and what runs on it
+    ("cli", ("packager.cli", "packager.commands")),
 )
 # Emitters render finished data: no runtimes, no lifetimes, no planning.
 EMITTERS_MAY_NOT_IMPORT = ("packager.lifetimes", "packager.arenas", "packager.dynamic", "packager.pictures",

@@ -23,7 +23,7 @@ from typing import Callable, Iterator, Sequence
 from packager.arenas import Bindings, PlannedArena, bindings_for, plan_arenas
 from packager.dynamic.stored_batch import stored_batch
 from packager.emit import model_array
-from packager.package import c_header
+from packager.package import c_header, op_resolver
 from packager.package import plan_flatbuffer, plan_json
 from packager.emit.c_text import identifier, is_identifier
 from packager.package.offline_plan import with_offline_plan
@@ -128,7 +128,8 @@ def checked_plan_file(data: bytes | str, plan: PackagePlan) -> bytes | str:
 def file_names(prefix: str, semantics: str, report: bool) -> list[str]:
     """Every file a run writes, known before it plans."""
     names = [f"{prefix}{end}" for end in ("_plan.json", "_plan.tplan", "_plan.h", "_model.h", "_model.c")]
-    return (names + [f"{prefix}.tflite"] * SEMANTICS[semantics].offline_plan
+    tflm = SEMANTICS[semantics].offline_plan  # the files only TFLite Micro reads
+    return (names + [f"{prefix}.tflite", f"{prefix}_op_resolver.h"] * tflm
             + [f"{prefix}_report.html"] * report)
 
 
@@ -180,7 +181,12 @@ def files_one_by_one(plan: PackagePlan, model: Model, prefix: str, notes: list[s
     yield (f"{prefix}_model.c", model_array.source_chunks(prefix, data),  # written as formatted
            f"C array of the model bytes ({embedded_note})")
     del data
+    if SEMANTICS[plan.semantics].offline_plan:
+        yield (f"{prefix}_op_resolver.h", op_resolver.render(model, prefix, source_name),
+               "C++ op resolver: MicroMutableOpResolver<N> with exactly the model's operators")
     notes += model_notes(plan, model, unmodelled_ops)
+    if SEMANTICS[plan.semantics].offline_plan and op_resolver.resolver_note(model):
+        notes.append(op_resolver.resolver_note(model))
 
 
 def write_files(folder: StagedFolder, plan: PackagePlan, model: Model, prefix: str, notes: list[str],
@@ -214,6 +220,44 @@ def report_html(planned: PlannedModel, model: Model, strategy: str,
 
 # -- the whole job -----------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Prepared:
+    """A model planned as `package` plans it, before any file is made."""
+    plan: PackagePlan  # checked, with TFLite Micro's whole arena for tflm
+    planned: PlannedModel
+    model: Model  # as planned (stored -1 sizes given by --dim)
+    stored: object  # package/stored_shapes.py's StoredSizes: the model and --dim as planned, and its note
+    existing: object | None  # the model's own OfflineMemoryAllocation, when it has one (tflm)
+    keep: bool  # the model's own plan is kept
+    why_not: str | None  # why the model's own plan cannot be kept, when it cannot
+    batch_note: str
+
+
+def prepare(model: Model, source_name: str, semantics: str = TFLM.name, strategy: str = "best",
+            dims: Sequence[str] = (), target: str = "host", keep_offline_plan: bool = False) -> Prepared:
+    """Plan a model and state TFLite Micro's whole arena for it, exactly as `package` does, without
+    writing anything (`package`, the library API and the batch all plan through here)."""
+    stored = with_stored_sizes(model, semantics, dims)  # a stored -1 gets the size --dim gives
+    model, dims = stored.model, stored.dims
+    check_tensor_sizes(model, source_name)  # a tensor no plan can address, named before planning
+    source = SourceModel(source_name, hashlib.sha256(model.raw).hexdigest(), len(model.raw),
+                         tuple(len(sg.tensors) for sg in model.subgraphs))
+    batch = stored_batch(model, dims)  # a batch -1 only in shape_signature: the stored shape
+    batch_note = batch.note(semantics) if batch is not None else None
+    planned = make_plan(model, semantics, strategy, source, bindings_for(model, dims))
+    existing = existing_plan(model) if SEMANTICS[semantics].offline_plan else None
+    # Never worse than the original: a smaller plan the model already has is kept, if the
+    # validator proves it (every plan passes it before it is written).
+    why_not = unproven(model, existing) if existing is not None else None
+    if keep_offline_plan and existing is not None and why_not:
+        raise refuse_to_keep(existing, why_not)
+    keep = existing is not None and not why_not and (keep_offline_plan or existing.head < planned.plan.arena_bytes)
+    plan = with_runtime_arena(planned.plan, model, check_target(target),
+                              head=existing.head if keep else None,
+                              head_plan=head_plan_name(existing) if keep else "")
+    return Prepared(plan, planned, model, stored, existing, keep, why_not, batch_note)
+
+
 def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.name,
             strategy: str = "best", budget: int | None = None, name: str | None = None,
             dims: Sequence[str] = (), report: bool = True, target: str = "host",
@@ -234,24 +278,9 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
     model = read_model(model_path)
     # Refused before planning when a file of this run would overwrite a user's file.
     earlier = survey(out_dir, names, model_path)
-    stored = with_stored_sizes(model, semantics, dims)  # a stored -1 gets the size --dim gives
-    model, dims = stored.model, stored.dims
-    check_tensor_sizes(model, model_path.name)  # a tensor no plan can address, named before planning
-    source = SourceModel(model_path.name, hashlib.sha256(model.raw).hexdigest(), len(model.raw),
-                         tuple(len(sg.tensors) for sg in model.subgraphs))
-    batch = stored_batch(model, dims)  # a batch -1 only in shape_signature: the stored shape
-    batch_note = batch.note(semantics) if batch is not None else None
-    planned = make_plan(model, semantics, strategy, source, bindings_for(model, dims))
-    existing = existing_plan(model) if SEMANTICS[semantics].offline_plan else None
-    # Never worse than the original: a smaller plan the model already has is kept, if the
-    # validator proves it (every plan passes it before it is written).
-    why_not = unproven(model, existing) if existing is not None else None
-    if keep_offline_plan and existing is not None and why_not:
-        raise refuse_to_keep(existing, why_not)
-    keep = existing is not None and not why_not and (keep_offline_plan or existing.head < planned.plan.arena_bytes)
-    plan = with_runtime_arena(planned.plan, model, check_target(target),
-                              head=existing.head if keep else None,
-                              head_plan=head_plan_name(existing) if keep else "")
+    prepared = prepare(model, model_path.name, semantics, strategy, dims, target, keep_offline_plan)
+    plan, planned, stored, existing = prepared.plan, prepared.planned, prepared.stored, prepared.existing
+    keep, why_not, batch_note, model = prepared.keep, prepared.why_not, prepared.batch_note, prepared.model
     needed, bound, what = needed_bytes(plan)
     if budget is not None and needed > budget:
         why = ("no plan can fit: the lower bound is over the budget" if bound > budget
@@ -262,8 +291,8 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
     target_note, target_shown = None, None
     if verify and plan.runtime_arena is not None:  # the target's own TFLite Micro, when built
         plan, target_note, target_shown = verify_on_target(
-            plan, model, lambda: model.raw if keep else with_offline_plan(model.raw, offline_offsets(plan),
-                                                                          len(model.subgraphs)))
+            plan, model, lambda m=model, p=plan: m.raw if keep else with_offline_plan(m.raw, offline_offsets(p),
+                                                                                       len(m.subgraphs)))
     with staged_folder(out_dir) as folder:
         whats: dict[str, str] = {}
         runnable = runtime_model(plan, model, prefix, keep_offline_plan=keep)
@@ -295,7 +324,7 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
             whats[name] = "report: the plan as pictures (open in a browser)"
         # The plan JSON and its read-back (the run's peak) need only `plan`: every strategy's
         # plans and the model itself are let go first.
-        del planned, model, stored, existing, batch
+        del prepared, planned, model, stored, existing
         name = f"{prefix}_plan.json"
         folder.add(name, plan_json_file(plan, folder))
         whats[name] = PLAN_JSON_WHAT

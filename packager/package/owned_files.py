@@ -27,9 +27,9 @@ from packager.package.plan_json import written_files
 from packager.package.sidecar import FORMAT_NAME, READABLE_VERSIONS
 
 PLAN_JSON = "{}_plan.json"
-# What a run of this tool writes for one prefix; `{}.tflite` only for tflm plans.
+# What a run of this tool writes for one prefix; `{}.tflite` and the op resolver only for tflm plans.
 PREFIX_FILES = (PLAN_JSON, "{}_plan.tplan", "{}_plan.h", "{}_model.h", "{}_model.c",
-                "{}_report.html", "{}.tflite")
+                "{}_report.html", "{}.tflite", "{}_op_resolver.h")
 _LARGEST_PLAN_FILE = 1 << 30
 
 

@@ -15,7 +15,7 @@ from packager.package.output_dir import OutputError, staged_folder, write_all
 from tests.package.support import model_file
 
 runner = CliRunner()
-EXPECTED = ["mobile_block.tflite", "mobile_block_model.c", "mobile_block_model.h",
+EXPECTED = ["mobile_block.tflite", "mobile_block_model.c", "mobile_block_model.h", "mobile_block_op_resolver.h",
             "mobile_block_plan.h", "mobile_block_plan.json", "mobile_block_plan.tplan",
             "mobile_block_report.html"]
 

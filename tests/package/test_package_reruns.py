@@ -46,9 +46,9 @@ def test_repackaging_leaves_exactly_the_new_runs_files(tmp_path):
     (out / "mine_plan.h").write_text("mine too")
     first = package(model, "-o", out)
     assert "chain.tflite" in first and "chain_report.html" in first
-    # Another semantics: no offline-planned .tflite any more.
+    # Another semantics: no offline-planned .tflite and no TFLite Micro op resolver any more.
     second = package_json(model, "-o", out, "-s", "tflite")
-    assert second["removed"] == ["chain.tflite"]
+    assert second["removed"] == ["chain.tflite", "chain_op_resolver.h"]
     assert listing(out) == sorted([*(f["name"] for f in second["files"]), "notes.txt", "mine_plan.json", "mine_plan.h"])
     # --no-report: the old report goes too, and the summary names it.
     r = runner.invoke(app, ["package", str(model), "-o", str(out), "--no-report", "-s", "tflite"])

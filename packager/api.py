@@ -1,0 +1,150 @@
+"""The library API: plan, package and compare a model from Python, the figures as plain dataclasses.
+
+    from packager import api
+    figures = api.plan("model.tflite")              # or the model's bytes
+    figures.tflm.arena_bytes, figures.tflm.standing  # TFLite Micro's whole arena, and how sure it is
+    api.package("model.tflite", "build/model")       # the files `tflpack package` writes
+    api.compare("model.tflite")                      # the real runtimes' arenas beside ours
+
+Every figure is the one `tflpack package` states for the same model and options (`plan` plans
+through the same code, packager/package/build.py's `prepare`, and writes nothing). Errors are
+`packager.errors.PackagerError` with the one-line message the command line prints. docs/api.md.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence, Union
+
+from packager.package.sidecar import PackagePlan, RuntimeArena
+from packager.semantics import SEMANTICS, TFLM
+
+ModelInput = Union[str, Path, bytes]
+
+EXACT, LOWER, MODELLED = "exact", "lower", "modelled"
+
+
+@dataclass(frozen=True)
+class ArenaFigures:
+    """One planned arena (the whole model for tflm; each subgraph for tflite)."""
+    subgraph: int
+    inline: bool  # control-flow subgraphs planned in the caller's arena
+    arena_bytes: int  # the best plan's
+    lower_bound: int  # no plan of these tensors is smaller
+    strategy: str  # the planner that made the best plan
+    objects_bytes: int  # the shared-object plan's total
+    persistent_bytes: int  # kept apart from the arena
+
+
+@dataclass(frozen=True)
+class TflmArena:
+    """TFLite Micro's whole arena: the number to give MicroInterpreter."""
+    arena_bytes: int
+    head_bytes: int  # the plan (non-persistent tensors and scratch buffers)
+    tail_bytes: int  # persistent: TFLite Micro's structs and the kernels' buffers
+    setup_bytes: int  # what TFLite Micro's set-up needs
+    standing: str  # "exact"; "lower": a kernel's memory is not modelled, the truth is at least this;
+    # "modelled": a target no runtime here checks (cortex-m), made by a rule
+    target: str  # "host" or "cortex-m"
+    head_plan: str  # "" when the head is this plan; else whose plan is kept (the model's own)
+
+
+@dataclass(frozen=True)
+class Figures:
+    source: str  # the model's file name
+    sha256: str
+    semantics: str
+    alignment: int
+    arena_bytes: int  # the best plan, every arena end to end
+    lower_bound: int
+    objects_bytes: int
+    arenas: tuple[ArenaFigures, ...]
+    tflm: TflmArena | None  # tflm semantics only
+
+
+@dataclass(frozen=True)
+class Packaged:
+    figures: Figures
+    files: tuple[Path, ...]  # every file written
+    notes: tuple[str, ...]  # the lines `package` prints after `note:`
+    removed: tuple[str, ...]  # an earlier run's files of ours this run removed
+
+
+def standing(arena: RuntimeArena) -> str:
+    if not arena.exact:
+        return LOWER  # unmodelled memory only ever adds
+    return MODELLED if arena.modelled else EXACT
+
+
+def figures_of(plan: PackagePlan) -> Figures:
+    r = plan.runtime_arena
+    return Figures(
+        source=plan.source.file, sha256=plan.source.sha256, semantics=plan.semantics, alignment=plan.alignment,
+        arena_bytes=plan.arena_bytes, lower_bound=plan.lower_bound, objects_bytes=plan.objects_bytes,
+        arenas=tuple(ArenaFigures(a.subgraph, a.inline, a.offsets.arena_bytes, a.offsets.lower_bound,
+                                  a.offsets.strategy, a.objects.total_bytes, a.persistent_bytes)
+                     for a in plan.arenas),
+        tflm=None if r is None else TflmArena(r.arena_bytes, r.head_bytes, r.tail_bytes, r.setup_bytes,
+                                              standing(r), r.target, r.head_plan))
+
+
+def _read(model: ModelInput, name: str | None):
+    """(the model, its file name) from a path or the model's bytes."""
+    from packager.errors import PackagerError
+    from packager.reader import parse_model, read_model
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return parse_model(bytes(model)), name or "model.tflite"
+    if not isinstance(model, (str, Path)):
+        raise PackagerError(f"a model is a path or its bytes, not {type(model).__name__}")
+    return read_model(model), name or Path(model).name
+
+
+def _check_semantics(semantics: str) -> None:
+    from packager.errors import PackagerError
+    if semantics not in SEMANTICS:
+        raise PackagerError(f"unknown semantics '{semantics}' (choose from {', '.join(SEMANTICS)})")
+
+
+def plan(model: ModelInput, *, semantics: str = TFLM.name, strategy: str = "best", dims: Sequence[str] = (),
+         target: str = "host", name: str | None = None) -> Figures:
+    """The figures `tflpack package` would state (default semantics tflm, as package's), validated,
+    without writing anything. `dims`: --dim specs ("batch=1..8"); `name`: the file name to report
+    when `model` is bytes."""
+    from packager.package.build import prepare
+    _check_semantics(semantics)
+    m, source = _read(model, name)
+    return figures_of(prepare(m, source, semantics, strategy, tuple(dims), target).plan)
+
+
+def package(model: ModelInput, out_dir: str | Path, *, semantics: str = TFLM.name, strategy: str = "best",
+            budget: int | None = None, name: str | None = None, dims: Sequence[str] = (),
+            report: bool = True, target: str = "host", verify: bool = False,
+            keep_offline_plan: bool = False) -> Packaged:
+    """`tflpack package`: writes the files into `out_dir` (all or none) and returns their figures.
+    `verify=True` runs the packaged model on tflite-micro first, as the command does by default.
+    Over `budget`: packager.package.build.BudgetExceeded (a PackagerError)."""
+    from packager.package.build import package as package_model
+    if isinstance(model, (bytes, bytearray, memoryview)):  # the packager reads a file: a private copy
+        with tempfile.TemporaryDirectory(prefix="tflpack-api-") as tmp:
+            path = Path(tmp) / f"{name or 'model'}.tflite"
+            path.write_bytes(bytes(model))
+            return package(path, out_dir, semantics=semantics, strategy=strategy, budget=budget, name=name,
+                           dims=dims, report=report, target=target, verify=verify,
+                           keep_offline_plan=keep_offline_plan)
+    result = package_model(model, out_dir, semantics=semantics, strategy=strategy, budget=budget, name=name,
+                           dims=tuple(dims), report=report, target=target, verify=verify,
+                           keep_offline_plan=keep_offline_plan)
+    return Packaged(figures_of(result.plan), tuple(f.path for f in result.files), result.notes, result.removed)
+
+
+def compare(model: str | Path, *, measure: bool = True):
+    """`tflpack compare` on one model file: TFLite's and TFLite Micro's measured arenas (each in a
+    child process) beside our predictions and the best plans; a
+    packager.compare.comparison.ModelComparison (dataclasses all the way down)."""
+    from packager.compare.comparison import compare_model
+    from packager.errors import PackagerError
+    if not isinstance(model, (str, Path)):
+        raise PackagerError("compare runs the real runtimes on a file: give its path")
+    return compare_model(Path(model), measure=measure)
