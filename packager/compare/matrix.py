@@ -176,7 +176,6 @@ def _tflm_row(path: Path, model: Model, tries, version: str) -> Row:
 
 def measure_tflm_matrix(paths: list[Path]) -> list[Row]:
     """Every model in TFLite Micro's host interpreter (tflite-micro's Python package)."""
-    from packager.kernels.tflm_head import predict_tflm
     from packager.kernels.tflm_whole_arena import predict_whole_arena
     from packager.runtimes.probe import package_version
     from packager.runtimes.tflm import first_arena_size, try_arenas_each

@@ -24,7 +24,6 @@ into a mean): tensors it removes take no memory there, so its figures can be low
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from math import prod
 
 from packager.lifetimes import model_lifetimes
 from packager.model import Model

@@ -13,7 +13,6 @@ import queue
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 from packager.runtimes.child import FAILED, MEASURED, MISSING, REFUSED, ProbeResult, _REPO_ROOT
 from packager.runtimes.probe import EXIT_MISSING

@@ -5,7 +5,6 @@ is needed: the figures are the prediction's."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
