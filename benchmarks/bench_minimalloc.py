@@ -13,7 +13,8 @@ same instance is given to it minimising capacity (`--capacity=<the file's number
 Without CSV files it reads ../shared/benchmarks/minimalloc/*.csv. Perfect packings come from
 `benchmarks.perfect_packing` (cut from a 2^20 x T strip: the optimum is the bound, 2^20), written
 to a scratch folder. "open" in a row: no plan within the timeout (wall-clock seconds, a safety net:
-a run stopped by it has no CPU figure of its own).
+a run stopped by it has no CPU or memory figure of its own). --timeout applies to ours,
+--minimalloc-timeout to MiniMalloc's.
 """
 
 from __future__ import annotations
@@ -147,14 +148,16 @@ def seconds(run: Run) -> str:
 
 
 def mb(run: Run) -> str:
-    return "-" if run.rss is None else f"{run.rss / 1e6:.0f}"
+    return "-" if run.rss is None or run.note == "open" else f"{run.rss / 1e6:.0f}"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv", nargs="*", type=Path)
     parser.add_argument("--minimalloc", type=Path, help="MiniMalloc's command-line binary")
-    parser.add_argument("--timeout", type=float, default=120.0, help="wall-clock seconds per run")
+    parser.add_argument("--timeout", type=float, default=300.0, help="wall-clock seconds per run of ours")
+    parser.add_argument("--minimalloc-timeout", type=float, default=60.0,
+                        help="wall-clock seconds per run of MiniMalloc")
     parser.add_argument("--command", choices=sorted(COMMANDS), default="offsets-only")
     parser.add_argument("--sizes", default="100,250,500,1000")
     parser.add_argument("--seeds", default="1,2,3")
@@ -174,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             run = ours(path, args.command, args.timeout)
             row += [kib(run.peak), "yes" if run.proven else "no" if run.peak else "-", seconds(run), mb(run)]
             if args.minimalloc:
-                theirs = minimalloc(args.minimalloc, path, capacity_of(path), args.timeout)
+                theirs = minimalloc(args.minimalloc, path, capacity_of(path), args.minimalloc_timeout)
                 row += [kib(theirs.peak), seconds(theirs), mb(theirs)]
             rows.append(row)
             print(" | ".join(row), file=sys.stderr, flush=True)
