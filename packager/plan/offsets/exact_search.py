@@ -130,6 +130,7 @@ class SearchResult:
     # with the machine, so they are no part of the result's identity
     improvement_cpu: tuple[float, ...] = field(default=(), compare=False)
     steps: int = 0  # the probes' steps (kernels.exact_probe.S_WORK): what a step budget counts
+    tiling_nodes: int = 0  # the tiling probe's nodes, apart from `nodes` (TILING_NODES_PER_RECORD)
 
 
 def granule(records: Sequence[UsageRecord], alignment: int) -> int:
@@ -444,10 +445,9 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
                    else f"step budget of {step_budget:,} spent" if state.out_of_steps
                    else f"node budget of {node_budget:,} spent")
     return SearchResult(tuple(state.best_offsets), state.best, state.best <= state.lo,
-                        min(state.lo, state.best), state.spent + state.tiling_nodes,
-                        state.timed_out, stopped,
+                        min(state.lo, state.best), state.spent, state.timed_out, stopped,
                         state.nodes_to_best, tuple(state.improvements), tuple(state.improvement_cpu),
-                        state.steps)
+                        state.steps, state.tiling_nodes)
 
 
 class _Gap:
@@ -513,7 +513,7 @@ class _Gap:
         for k, i in enumerate(self.inst.ids):
             offsets[i] = found[k]
         self.best_offsets, self.best = offsets, arena_of(self.records, offsets)
-        self.nodes_to_best = self.spent + self.tiling_nodes
+        self.nodes_to_best = self.spent
         self.improvements.append((self.nodes_to_best, self.best))
         self.improvement_cpu.append(process_time() - self.cpu_start)
 
