@@ -28,7 +28,7 @@ from packager.lifetimes import ArenaLifetimes, model_lifetimes
 from packager.model import Model, derived
 from packager.plan.offsets import greedy_by_size_tflm
 from packager.plan.offsets._stop import StopRule
-from packager.plan.portfolio import Outcome, PortfolioResult, run_portfolio, validate
+from packager.plan.portfolio import Outcome, PortfolioResult, run_offsets_only, run_portfolio, validate
 from packager.plan.problem import Problem
 from packager.plan.records import UsageRecord
 from packager.plan.registry import strategy_names
@@ -306,8 +306,12 @@ def plan_model(model: Model, semantics: str, strategy: str = "best",
     return plan_arenas(model, semantics, bindings_for(model, dims), strategy, kernel_scratch=False)
 
 
-def plan_records(records: Sequence[UsageRecord], strategy: str = "best", alignment: int = 1) -> PortfolioResult:
-    """`plan --records`: the same portfolio on usage records from a file."""
+def plan_records(records: Sequence[UsageRecord], strategy: str = "best", alignment: int = 1,
+                 offsets_only: bool = False) -> PortfolioResult:
+    """`plan --records`: the same portfolio on usage records from a file (`offsets_only`: the best
+    offset plan, soonest: portfolio.run_offsets_only)."""
+    if offsets_only:
+        return run_offsets_only(Problem(records=tuple(records), alignment=alignment))
     choice = choose(strategy)
     return run_portfolio(Problem(records=tuple(records), alignment=alignment), offset_names=choice.offsets,
                          object_names=choice.objects, baselines=choice.baselines)

@@ -195,12 +195,18 @@ def plan(model: Optional[Path] = typer.Argument(None, metavar="[MODEL]", help="A
          dims: list[str] = DimOption,
          gpu: bool = typer.Option(False, "--gpu", help="What the TFLite GPU delegate's OpenCL, Metal and "
                                   "OpenGL backends would allocate, beside our best plan."),
-         json_out: bool = JsonOption) -> None:
+         json_out: bool = JsonOption,
+         offsets_only: bool = typer.Option(False, "--offsets-only",
+                                           help="With --records: the best offsets soonest (planners "
+                                                "until one meets the bound, then the exact search; "
+                                                "no shared objects).")) -> None:
     """Plan every arena with the chosen strategies; print each result beside the lower bound."""
     said, batch = "", None
     with user_errors():
         if (model is None) == (records is None):
             raise PackagerError("give a MODEL or --records FILE.csv (one of the two)")
+        if offsets_only and (records is None or strategy != "best"):
+            raise PackagerError("--offsets-only goes with --records FILE.csv and no --strategy")
         if gpu:
             if model is None:
                 raise PackagerError("--gpu plans a MODEL's tensors, not --records")
@@ -219,7 +225,7 @@ def plan(model: Optional[Path] = typer.Argument(None, metavar="[MODEL]", help="A
         if records is not None:
             from packager.plan.csv_records import read_records_csv
             with working(f"planning {records.name}"):
-                result = plan_records(read_records_csv(records), strategy)
+                result = plan_records(read_records_csv(records), strategy, offsets_only=offsets_only)
             arenas = [(None, False, result, None)]  # (subgraph, inline, result, passes)
             title = f"{records.name}: {len(result.problem.records)} records"
         else:

@@ -14,6 +14,7 @@ from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan
 from packager.plan.registry import (BASELINES, DELEGATE_OBJECTS, DELEGATE_OFFSETS, OBJECT_STRATEGIES, OFFSET_STRATEGIES,
                                     SEARCH_STRATEGIES, SEARCHES, Strategy, offset_strategy)
+from packager.plan.offsets.exact_search import NAME as EXACT_SEARCH
 from packager.plan.stoppable import STOPPABLE
 from packager.plan.validate import Proven, check_object_plan, check_offset_plan
 
@@ -239,6 +240,21 @@ def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,
     return PortfolioResult(problem, tuple(offsets), tuple(objects), tuple(base),
                            tuple(skipped + objects_skipped), tuple(not_needed + objects_not_needed),
                            stopped_above)
+
+
+def run_offsets_only(problem: Problem) -> PortfolioResult:
+    """The best offset plan, soonest (`plan --records X.csv --offsets-only`): the planners in the
+    registry's order, stopping at the first plan that meets the lower bound (none can beat it),
+    then the exact search straight from the best of them (its first probe is at the bound).
+    The two searches before it in `best` (local search, skyline tree search) are left out: on
+    MiniMalloc's instances they cost seconds and the exact search, which proves, does not need
+    their plan. No shared-object plan, no baseline."""
+    n = len(problem.records)
+    names = [s.name for s in OFFSET_STRATEGIES if s.max_records is None or n <= s.max_records]
+    names.append(EXACT_SEARCH)
+    bound = problem.offset_lower_bound
+    return run_portfolio(problem, offset_names=names, object_names=(), baselines=False,
+                         stop_at=lambda o: o.total <= bound, stop_above=StopRule(bound))
 
 
 def _wanted(n: int, skipped: list[str], name: str, limit: int | None, names: Sequence[str] | None) -> bool:

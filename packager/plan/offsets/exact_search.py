@@ -58,6 +58,7 @@ import numpy as np
 
 from packager.plan import kernels
 from packager.plan.kernels import exact_probe
+from packager.plan.offsets._tiling import TilingRounds
 from packager.plan.offsets.local_search import OrderDecoder, aligned_lower_bound, greedy_by_size_order
 from packager.plan.records import OffsetPlan, UsageRecord, arena_of, offset_lower_bound
 
@@ -95,6 +96,16 @@ BOUND_FIRST_NODES_PER_RECORD = 30
 BOUND_SHARE_NODES = 200_000
 
 
+# After the bound's first probe, if it packed nothing: the tiling probe (`_tiling`, filling the
+# lowest point of the skyline) at the bound, over its orders round robin, for at most this many
+# nodes per record. It packs at the bound where the first probe explores the orders of
+# independent sections: most perfect packings of benchmarks/perfect_packing.py in about one
+# node per record (measured by benchmarks/bench_minimalloc.py). Its nodes are counted apart from
+# the node budget (the schedule after it is the same as without it) and its steps within the
+# step budget.
+TILING_NODES_PER_RECORD = 50
+
+
 def default_scout_nodes(node_budget: int, records: int) -> int:
     return min(node_budget // 2, SCOUT_NODES_PER_RECORD * records)
 
@@ -119,6 +130,7 @@ class SearchResult:
     # with the machine, so they are no part of the result's identity
     improvement_cpu: tuple[float, ...] = field(default=(), compare=False)
     steps: int = 0  # the probes' steps (kernels.exact_probe.S_WORK): what a step budget counts
+    tiling_nodes: int = 0  # the tiling probe's nodes, apart from `nodes` (TILING_NODES_PER_RECORD)
 
 
 def granule(records: Sequence[UsageRecord], alignment: int) -> int:
@@ -419,6 +431,8 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
         # the bound's probe first, briefly: most of MiniMalloc's instances pack at the
         # bound within it, and pay nothing for the scout (the probe resumes later)
         state.probe(state.lo, min(node_budget, BOUND_FIRST_NODES_PER_RECORD * max(1, len(inst.ids))))
+        if state.lo < state.best and not state.halted and inst.granule % inst.alignment == 0:
+            state.tile(state.lo, TILING_NODES_PER_RECORD * max(1, len(inst.ids)))
         state.unanswered = state.lo - inst.granule
         if scout_nodes is None:
             scout_nodes = default_scout_nodes(node_budget, len(inst.ids))
@@ -433,7 +447,7 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     return SearchResult(tuple(state.best_offsets), state.best, state.best <= state.lo,
                         min(state.lo, state.best), state.spent, state.timed_out, stopped,
                         state.nodes_to_best, tuple(state.improvements), tuple(state.improvement_cpu),
-                        state.steps)
+                        state.steps, state.tiling_nodes)
 
 
 class _Gap:
@@ -451,6 +465,7 @@ class _Gap:
         self.improvement_cpu: list[float] = []
         self.cpu_start = process_time()
         self.open: dict[int, _CapacityProbe] = {}  # unanswered probes by capacity, resumed when met again
+        self.tiling_nodes = 0  # the tiling probe's, apart from `spent` (see TILING_NODES_PER_RECORD)
 
     @property
     def halted(self) -> bool:
@@ -470,19 +485,37 @@ class _Gap:
         if not complete:
             self.open[capacity] = probe
         if found is not None:
-            offsets = [0] * len(self.records)
-            for k, i in enumerate(self.inst.ids):
-                offsets[i] = found[k]
-            self.best_offsets, self.best = offsets, arena_of(self.records, offsets)
-            self.nodes_to_best = self.spent
-            self.improvements.append((self.spent, self.best))
-            self.improvement_cpu.append(process_time() - self.cpu_start)
+            self._improved(found)
             return True
         if complete:  # every capacity up to the probed one's granule is infeasible
             self.lo = capacity + self.inst.granule
             return True
         self.unanswered = max(self.unanswered, capacity)
         return False
+
+    def tile(self, capacity: int, share: int) -> None:
+        """The tiling probe at `capacity` for at most `share` nodes: a packing becomes the best
+        plan, an exhausted search raises `lo`."""
+        capacity -= capacity % self.inst.granule
+        rounds = TilingRounds(self.inst, capacity)
+        used, steps, out = rounds.run(share, self.step_budget - self.steps, PLAIN_STEPS)
+        self.tiling_nodes += used
+        self.steps += steps
+        self.out_of_steps = out
+        if rounds.found is not None:
+            self._improved(rounds.found)
+        elif rounds.complete:
+            self.lo = capacity + self.inst.granule
+
+    def _improved(self, found: list[int]) -> None:
+        """A packing (by the instance's records) becomes the best plan."""
+        offsets = [0] * len(self.records)
+        for k, i in enumerate(self.inst.ids):
+            offsets[i] = found[k]
+        self.best_offsets, self.best = offsets, arena_of(self.records, offsets)
+        self.nodes_to_best = self.spent
+        self.improvements.append((self.nodes_to_best, self.best))
+        self.improvement_cpu.append(process_time() - self.cpu_start)
 
     def scout(self, ladder: str, scout_budget: int, share: int) -> None:
         """Small probes over a ladder of open capacities, each given `share` nodes; when the

@@ -1,0 +1,277 @@
+"""The exact search's second probe: fill the lowest point of the skyline (a kernel: see `kernels`).
+
+The first probe (`exact_probe`, MiniMalloc's rules) branches on which record is placed next at
+the lowest offset anywhere. This one branches on a *point*: every section (span of time between
+interval ends) has a floor, the top of what is placed or wasted there; the lowest floor h is
+found, and among the sections at h the one with the fewest records that could cover the point
+(section, h) is taken (the fewest choices first, as exact-cover searches do). Either a record
+alive there sits on h (its whole span has its floor at h: h is the lowest floor, so nothing can
+sit lower), or the point stays empty: that section's floor rises to the lowest offset any record
+alive there could still take, at most as far as the section's slack (the capacity minus its floor
+and the bytes still to place there) allows. So a section without slack must be covered at once,
+and a point no record can cover in a section without slack fails the node at once: on packings
+with little waste (a perfect packing has none: every section is full) the branching is small
+where the first probe, choosing among every record at the lowest offset, explores the orders of
+independent sections.
+
+Complete: a packing pushed down into canonical form (every record rests on another or on 0,
+offsets multiples of the granule) is reached. Twins (records with the same span and size) are
+placed in record order only. The search is an explicit stack of frames, resumable like the first
+probe's; every node and every step (sections, records, spans scanned) is counted, so its budget
+is work, never time.
+"""
+
+from __future__ import annotations
+
+# What `run_tiling` returns (the same codes as exact_probe's).
+FOUND = 1
+INFEASIBLE = 2
+NODE_LIMIT = 3
+WORK_LIMIT = 5
+GROW = 10  # GROW + b: buffer b is full: grow it, then resume
+FRAME_BUFFER, CANDIDATE_BUFFER, PART_BUFFER = 0, 1, 2
+
+# Scalars of the state, by index.
+T_NODES, T_DEPTH, T_CANDIDATES, T_WORK, T_ANSWER, T_PARTS = 0, 1, 2, 3, 4, 5
+TILING_SCALARS = 6
+
+# A frame: a search over the sections [lo, hi), or a split of them into parts no unplaced record
+# connects (solved one after another: a part that fails fails them all, a part solved is never
+# revisited, since nothing it does reaches another).
+SEARCH, SPLIT = 0, 1
+ENTER, TRY, AFTER = 0, 1, 2
+G_KIND, G_PHASE, G_LO, G_HI = 0, 1, 2, 3
+# a search: the point (section, floor) it fills, its candidates (in the candidate buffer), the
+# next one to try, the raise of its floor if left empty (0: none), what it did last (a record
+# placed; -1: the floor raised; -2: nothing)
+G_SECTION, G_FLOOR, G_FROM, G_COUNT, G_NEXT, G_RAISE, G_DONE = 4, 5, 6, 7, 8, 9, 10
+# a split: its parts (pairs in the part buffer), how many, the next one
+G_PARTS, G_PART_COUNT, G_PART = 4, 5, 6
+FRAME_WIDTH = 11
+
+
+def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr, alive_idx,
+            capacity, granule, top, stamp, node):
+    """The point to fill among the sections [lo, hi): (section, floor, how far its floor may rise
+    if left empty (0: not at all), candidates, steps). section -1: everything there is placed;
+    -2: a dead end: a record that can no longer fit under the capacity, or a section without
+    slack whose floor no record can cover (every record left there reaches over a higher floor:
+    the point would stay empty for ever)."""
+    steps = hi - lo
+    h = -1
+    for c in range(lo, hi):
+        if remaining[c] > 0 and (h < 0 or floor[c] < h):
+            h = floor[c]
+    if h < 0:
+        return -1, 0, 0, 0, steps
+    # every unplaced record's lowest offset: the highest floor over its span
+    for c in range(lo, hi):
+        if remaining[c] == 0:
+            continue
+        f = floor[c]
+        for a in range(alive_ptr[c], alive_ptr[c + 1]):
+            j = alive_idx[a]
+            if offset[j] >= 0:
+                continue
+            if stamp[j] != node:
+                stamp[j] = node
+                top[j] = f
+            elif f > top[j]:
+                top[j] = f
+        steps += alive_ptr[c + 1] - alive_ptr[c]
+    best, best_count, best_raise = -2, -1, 0
+    for c in range(lo, hi):
+        if remaining[c] == 0:
+            continue
+        f = floor[c]
+        count = 0
+        covered = False
+        rise = -1  # (lowest sections) the lowest offset above h a record alive here could take
+        for a in range(alive_ptr[c], alive_ptr[c + 1]):
+            j = alive_idx[a]
+            if offset[j] >= 0:
+                continue
+            if top[j] + size[j] > capacity:
+                return -2, h, 0, 0, steps
+            if top[j] == f:
+                covered = True
+                if f == h and (twin[j] < 0 or offset[twin[j]] >= 0):
+                    count += 1
+            if f == h:
+                above = max(top[j], h + granule)
+                if rise < 0 or above < rise:
+                    rise = above
+        steps += alive_ptr[c + 1] - alive_ptr[c]
+        slack = capacity - f - remaining[c]
+        if not covered and slack < granule:
+            return -2, h, 0, 0, steps
+        if f != h:
+            continue
+        raise_to = 0
+        if rise > h and rise - h <= slack:
+            raise_to = rise
+        if count == 0 and raise_to == 0:
+            return -2, h, 0, 0, steps
+        # the fewest choices first (a raise counts as one)
+        choices = count + (1 if raise_to > 0 else 0)
+        if best_count < 0 or choices < best_count:
+            best, best_count, best_raise = c, choices, raise_to
+    return best, h, best_raise, best_count, steps
+
+
+def _place(k, at, first, last, size, floor, remaining, cuts, offset, solution):
+    offset[k] = at
+    solution[k] = at
+    s = size[k]
+    for d in range(first[k], last[k] + 1):
+        floor[d] += s
+        remaining[d] -= s
+    for d in range(first[k], last[k]):
+        cuts[d] -= 1
+
+
+def _unplace(k, first, last, size, floor, remaining, cuts, offset):
+    offset[k] = -1
+    s = size[k]
+    for d in range(first[k], last[k] + 1):
+        floor[d] -= s
+        remaining[d] += s
+    for d in range(first[k], last[k]):
+        cuts[d] += 1
+
+
+def run_tiling(first, last, size, order_rank, twin, alive_ptr, alive_idx, capacity, granule,
+               node_limit, work_limit, floor, remaining, cuts, offset, solution, state, frames,
+               candidates, parts, top, stamp):
+    """Run (or resume) the search until it answers, reaches `node_limit` nodes or `work_limit`
+    steps, or needs a bigger buffer; returns one of the codes above (FOUND: `solution` holds the
+    packing). The caller sets floor to 0, remaining to the bytes alive per section, cuts to the
+    records crossing each boundary, offset to -1, and the root frame: a search of every section."""
+    while state[T_DEPTH] > 0:
+        f = state[T_DEPTH] - 1
+        frame = frames[f]
+        lo, hi = frame[G_LO], frame[G_HI]
+        if frame[G_KIND] == SEARCH and frame[G_PHASE] == ENTER:
+            if state[T_NODES] + 1 > node_limit:
+                return NODE_LIMIT
+            if state[T_WORK] > work_limit:
+                return WORK_LIMIT
+            if state[T_CANDIDATES] + len(size) > len(candidates):
+                return GROW + CANDIDATE_BUFFER
+            if state[T_PARTS] + 2 * (hi - lo) > len(parts):
+                return GROW + PART_BUFFER
+            state[T_NODES] += 1
+            # parts no unplaced record connects: split
+            p0 = state[T_PARTS]
+            n_parts = 0
+            begin = lo
+            busy = False
+            for c in range(lo, hi):
+                busy = busy or remaining[c] > 0
+                if c == hi - 1 or cuts[c] == 0:
+                    if busy:
+                        parts[p0 + 2 * n_parts] = begin
+                        parts[p0 + 2 * n_parts + 1] = c + 1
+                        n_parts += 1
+                    begin = c + 1
+                    busy = False
+            state[T_WORK] += hi - lo
+            if n_parts == 0:  # everything here placed
+                state[T_ANSWER] = 1
+                state[T_DEPTH] = f
+                continue
+            if n_parts > 1 or parts[p0] != lo or parts[p0 + 1] != hi:
+                if n_parts > 1:
+                    state[T_PARTS] = p0 + 2 * n_parts
+                    frame[G_KIND], frame[G_PHASE] = SPLIT, AFTER
+                    frame[G_PARTS], frame[G_PART_COUNT], frame[G_PART] = p0, n_parts, 0
+                    state[T_ANSWER] = 1
+                    continue
+                lo, hi = parts[p0], parts[p0 + 1]  # one part: narrow the search to it
+                frame[G_LO], frame[G_HI] = lo, hi
+            c, h, raise_to, count, steps = _choice(lo, hi, floor, remaining, first, last, size,
+                                                   offset, twin, alive_ptr, alive_idx, capacity,
+                                                   granule, top, stamp, state[T_NODES])
+            state[T_WORK] += steps
+            if c == -1:
+                state[T_ANSWER] = 1
+                state[T_DEPTH] = f
+                continue
+            if c == -2:  # a dead end: back up
+                state[T_ANSWER] = 0
+                state[T_DEPTH] = f
+                continue
+            # the candidates of the chosen point, in the static order
+            start = state[T_CANDIDATES]
+            n = 0
+            for a in range(alive_ptr[c], alive_ptr[c + 1]):
+                j = alive_idx[a]
+                if offset[j] >= 0 or h + size[j] > capacity or (twin[j] >= 0 and offset[twin[j]] < 0):
+                    continue
+                flat = True
+                for d in range(first[j], last[j] + 1):
+                    if floor[d] != h:
+                        flat = False
+                        break
+                if flat:
+                    p = start + n  # insertion by rank (few candidates)
+                    while p > start and order_rank[candidates[p - 1]] > order_rank[j]:
+                        candidates[p] = candidates[p - 1]
+                        p -= 1
+                    candidates[p] = j
+                    n += 1
+            state[T_WORK] += alive_ptr[c + 1] - alive_ptr[c] + n
+            state[T_CANDIDATES] = start + n
+            frame[G_SECTION], frame[G_FLOOR], frame[G_FROM], frame[G_COUNT] = c, h, start, n
+            frame[G_NEXT], frame[G_RAISE], frame[G_DONE] = 0, raise_to, -2
+            frame[G_PHASE] = TRY
+            continue
+        if f + 2 > len(frames):
+            return GROW + FRAME_BUFFER
+        if frame[G_KIND] == SPLIT:
+            # AFTER a part (or at the start): the next part, or the answer
+            q = frame[G_PART]
+            if state[T_ANSWER] == 0 or q == frame[G_PART_COUNT]:
+                state[T_PARTS] = frame[G_PARTS]
+                state[T_DEPTH] = f
+                continue
+            frame[G_PART] = q + 1
+            child = frames[f + 1]
+            child[G_KIND], child[G_PHASE] = SEARCH, ENTER
+            child[G_LO], child[G_HI] = parts[frame[G_PARTS] + 2 * q], parts[frame[G_PARTS] + 2 * q + 1]
+            state[T_DEPTH] = f + 2
+            continue
+        # a search's TRY: take back what it did last; answered, pass the answer up
+        c, h = frame[G_SECTION], frame[G_FLOOR]
+        done = frame[G_DONE]
+        if done >= 0:
+            _unplace(done, first, last, size, floor, remaining, cuts, offset)
+            state[T_WORK] += 1 + last[done] - first[done]
+        elif done == -1:
+            floor[c] = h
+        frame[G_DONE] = -2
+        if done != -2 and state[T_ANSWER] == 1:
+            state[T_CANDIDATES] = frame[G_FROM]
+            state[T_DEPTH] = f
+            continue
+        nxt = frame[G_NEXT]
+        if nxt < frame[G_COUNT]:
+            k = candidates[frame[G_FROM] + nxt]
+            frame[G_NEXT] = nxt + 1
+            _place(k, h, first, last, size, floor, remaining, cuts, offset, solution)
+            state[T_WORK] += 1 + last[k] - first[k]
+            frame[G_DONE] = k
+        elif nxt == frame[G_COUNT] and frame[G_RAISE] > 0:
+            frame[G_NEXT] = nxt + 1
+            floor[c] = frame[G_RAISE]
+            frame[G_DONE] = -1
+        else:  # every choice tried: back up
+            state[T_ANSWER] = 0
+            state[T_CANDIDATES] = frame[G_FROM]
+            state[T_DEPTH] = f
+            continue
+        child = frames[f + 1]
+        child[G_KIND], child[G_PHASE] = SEARCH, ENTER
+        child[G_LO], child[G_HI] = lo, hi
+        state[T_DEPTH] = f + 2
+    return FOUND if state[T_ANSWER] == 1 else INFEASIBLE

@@ -1,0 +1,153 @@
+"""The exact search's second probe, driven from Python: `kernels.tiling_probe` on the exact
+search's instance (its sections and records alive per section), resumable, its buffers grown here.
+
+It answers the same question as the first probe ("do the records fit under this capacity?"),
+complete as well, by filling the lowest point of the skyline (see the kernel). It runs compiled
+like the first probe once the search's steps pass `exact_search.PLAIN_STEPS` or the input has
+`kernels.COMPILE_FROM` records."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from packager.plan import kernels
+from packager.plan.kernels import tiling_probe as tk
+
+
+def twins(first: np.ndarray, last: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """For every record, the previous one with the same span and size (-1: none): the probe
+    places twins in record order only (any packing can swap them)."""
+    out = np.full(len(size), -1, np.int64)
+    seen: dict[tuple[int, int, int], int] = {}
+    for k, key in enumerate(zip(first.tolist(), last.tolist(), size.tolist())):
+        out[k] = seen.get(key, -1)
+        seen[key] = k
+    return out
+
+
+# The orders a point's candidates are tried in, round robin (as the first probe's preorders):
+# larger areas first, larger sizes first, smaller sizes first (each then longer spans first, then
+# record number). On the perfect packings of benchmarks/perfect_packing.py no one order is best:
+# each leaves some instances open that another packs in about one node per record.
+ORDERS = ("area", "size", "small")
+
+
+def static_rank(first: np.ndarray, last: np.ndarray, size: np.ndarray, order: str) -> np.ndarray:
+    """Every record's place in the order `order` (one of ORDERS)."""
+    span = last - first + 1
+    keys = {"area": (-span, -size * span), "size": (-span, -size), "small": (-span, size)}[order]
+    ranked = np.lexsort((np.arange(len(size)),) + keys)
+    rank = np.empty(len(size), np.int64)
+    rank[ranked] = np.arange(len(size), dtype=np.int64)
+    return rank
+
+
+class TilingProbe:
+    """One capacity's tiling search: `run(nodes, steps)` goes on where the last run stopped."""
+
+    def __init__(self, inst, capacity: int, order: str) -> None:
+        self.inst, self.capacity = inst, capacity - capacity % inst.granule
+        n, sections = len(inst.ids), inst.sections
+        if "_twins" not in inst.__dict__:  # per instance, shared by its probes
+            inst._twins = twins(inst.first, inst.last, inst.size)
+        self.twin = inst._twins
+        self.rank = static_rank(inst.first, inst.last, inst.size, order)
+        self.floor = np.zeros(sections, np.int64)
+        self.remaining = inst.total0.copy()
+        self.cuts = inst.cuts0.copy()
+        self.offset = np.full(n, -1, np.int64)
+        self.solution = np.full(n, -1, np.int64)
+        self.state = np.zeros(tk.TILING_SCALARS, np.int64)
+        self.frames = np.zeros((max(16, 2 * n), tk.FRAME_WIDTH), np.int64)
+        self.parts = np.zeros(max(16, 4 * sections), np.int64)
+        # the root: a search of every section
+        self.frames[0, tk.G_KIND], self.frames[0, tk.G_PHASE] = tk.SEARCH, tk.ENTER
+        self.frames[0, tk.G_LO], self.frames[0, tk.G_HI] = 0, sections
+        self.state[tk.T_DEPTH] = 1
+        self.candidates = np.zeros(max(16, 4 * n), np.int64)
+        self.top = np.zeros(n, np.int64)  # the kernel's scratch: each record's lowest offset
+        self.stamp = np.zeros(n, np.int64)
+        self.complete = False
+        self.found: list[int] | None = None
+        self.nodes = 0  # so far, every run
+        self.steps = 0
+
+    def run(self, node_share: int, step_share: int, compiled: bool) -> tuple[int, int, bool]:
+        """Up to `node_share` more nodes and about `step_share` more steps, compiled or not (the
+        same nodes either way): (nodes, steps, out of steps). `complete` and `found` say whether
+        it answered and how."""
+        kernel = kernels.compiled(tk) if compiled else tk
+        if self.complete:
+            return 0, 0, False
+        if len(self.remaining) and int(self.remaining.max()) > self.capacity:
+            self.complete = True  # a section holds more than the capacity
+            return 0, 0, False
+        nodes0, steps0 = int(self.state[tk.T_NODES]), int(self.state[tk.T_WORK])
+        while True:
+            code = kernel.run_tiling(
+                self.inst.first, self.inst.last, self.inst.size, self.rank, self.twin,
+                self.inst.alive_ptr, self.inst.alive_idx, self.capacity, self.inst.granule,
+                nodes0 + node_share, steps0 + step_share, self.floor, self.remaining, self.cuts,
+                self.offset, self.solution, self.state, self.frames, self.candidates, self.parts,
+                self.top, self.stamp)
+            if code == tk.GROW + tk.FRAME_BUFFER:
+                self.frames = np.concatenate([self.frames, np.zeros_like(self.frames)])
+            elif code == tk.GROW + tk.CANDIDATE_BUFFER:
+                self.candidates = np.concatenate([self.candidates, np.zeros_like(self.candidates)])
+            elif code == tk.GROW + tk.PART_BUFFER:
+                self.parts = np.concatenate([self.parts, np.zeros_like(self.parts)])
+            else:
+                break
+        nodes, steps = int(self.state[tk.T_NODES]) - nodes0, int(self.state[tk.T_WORK]) - steps0
+        self.inst.steps_taken += steps  # the search's steps, which decide when to compile
+        self.nodes += nodes
+        self.steps += steps
+        if code == tk.FOUND:
+            self.complete, self.found = True, [int(x) for x in self.solution]
+        elif code == tk.INFEASIBLE:
+            self.complete = True
+        return nodes, steps, code == tk.WORK_LIMIT
+
+
+class TilingRounds:
+    """The tiling probe of one capacity over ORDERS round robin, under a node limit that doubles
+    every round (from FIRST_ROUND_NODES_PER_RECORD per record), each order's search resumed where
+    it stopped: complete as soon as one order's search is."""
+
+    FIRST_ROUND_NODES_PER_RECORD = 2
+
+    def __init__(self, inst, capacity: int) -> None:
+        self.probes = [TilingProbe(inst, capacity, order) for order in ORDERS]
+        self.limit = self.FIRST_ROUND_NODES_PER_RECORD * max(1, len(inst.ids))
+        self.turn = 0
+        self.complete = False
+        self.found: list[int] | None = None
+
+    def run(self, node_share: int, step_share: int, plain_steps: int) -> tuple[int, int, bool]:
+        """Up to `node_share` more nodes and `step_share` more steps, uncompiled until the
+        search's steps (the instance's `steps_taken`) reach `plain_steps`, compiled from then on
+        (`exact_search.PLAIN_STEPS`). Returns (nodes, steps, out of steps)."""
+        nodes = steps = 0
+        inst = self.probes[0].inst
+        always = kernels.use_kernel(len(inst.ids))
+        while not self.complete and nodes < node_share:
+            probe = self.probes[self.turn]
+            room = self.limit - probe.nodes  # what is left of this order's round
+            if room <= 0:
+                self.turn = (self.turn + 1) % len(self.probes)
+                if self.turn == 0:
+                    self.limit *= 2
+                continue
+            compiled = always or inst.steps_taken >= plain_steps
+            allowed = step_share - steps
+            if not compiled:
+                allowed = min(allowed, plain_steps - inst.steps_taken)
+            used, took, out = probe.run(min(room, node_share - nodes), allowed, compiled)
+            nodes, steps = nodes + used, steps + took
+            if out and not compiled and steps < step_share:
+                out = False  # only the uncompiled share is spent: go on compiled
+            if probe.complete:
+                self.complete, self.found = True, probe.found
+            if out:
+                return nodes, steps, True
+        return nodes, steps, False
