@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence, Union
 
-from packager.package.sidecar import PackagePlan, RuntimeArena
+from packager.package.sidecar import PackagePlan
 from packager.semantics import SEMANTICS, TFLM
 
 ModelInput = Union[str, Path, bytes]
 
-EXACT, LOWER, MODELLED = "exact", "lower", "modelled"
+NOT_RUN = "planned only: nothing was run (package verifies)"
 
 
 @dataclass(frozen=True)
@@ -45,9 +45,9 @@ class TflmArena:
     head_bytes: int  # the plan (non-persistent tensors and scratch buffers)
     tail_bytes: int  # persistent: TFLite Micro's structs and the kernels' buffers
     setup_bytes: int  # what TFLite Micro's set-up needs
-    standing: str  # "exact"; "lower": a kernel's memory is not modelled, the truth is at least this;
-    # "modelled": a target no runtime here checks (cortex-m), made by a rule
-    target: str  # "host" or "cortex-m"
+    standing: str  # "exact" | "upper" | "lower" | "unknown": which side of the runtime's need (package/standing.py)
+    reason: str  # one line: how it was shown exact, or why it lies on that side
+    target: str  # "host", "cortex-m4", "armhf-linux", ...
     head_plan: str  # "" when the head is this plan; else whose plan is kept (the model's own)
 
 
@@ -72,12 +72,6 @@ class Packaged:
     removed: tuple[str, ...]  # an earlier run's files of ours this run removed
 
 
-def standing(arena: RuntimeArena) -> str:
-    if not arena.exact:
-        return LOWER  # unmodelled memory only ever adds
-    return MODELLED if arena.modelled else EXACT
-
-
 def figures_of(plan: PackagePlan) -> Figures:
     r = plan.runtime_arena
     return Figures(
@@ -87,7 +81,7 @@ def figures_of(plan: PackagePlan) -> Figures:
                                   a.offsets.strategy, a.objects.total_bytes, a.persistent_bytes)
                      for a in plan.arenas),
         tflm=None if r is None else TflmArena(r.arena_bytes, r.head_bytes, r.tail_bytes, r.setup_bytes,
-                                              standing(r), r.target, r.head_plan))
+                                              r.bound, r.reason, r.target, r.head_plan))
 
 
 def _read(model: ModelInput, name: str | None):
@@ -113,9 +107,11 @@ def plan(model: ModelInput, *, semantics: str = TFLM.name, strategy: str = "best
     without writing anything. `dims`: --dim specs ("batch=1..8"); `name`: the file name to report
     when `model` is bytes."""
     from packager.package.build import prepare
+    from packager.package.runtime_arena import with_standing
     _check_semantics(semantics)
     m, source = _read(model, name)
-    return figures_of(prepare(m, source, semantics, strategy, tuple(dims), target).plan)
+    planned = prepare(m, source, semantics, strategy, tuple(dims), target).plan
+    return figures_of(with_standing(planned, None, NOT_RUN))
 
 
 def package(model: ModelInput, out_dir: str | Path, *, semantics: str = TFLM.name, strategy: str = "best",
