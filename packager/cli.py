@@ -18,13 +18,14 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import typer
 from rich.console import Console
 
-from packager.errors import PackagerError
+from packager.errors import PackagerError, shown
 from packager.text.plan_text import print_dynamic, print_result
 from packager.text.plan_view import arena_view, passes_view, result_view
 from packager.arenas import plan_model, plan_records
 from packager.reader import read_model
 from packager.semantics import SEMANTICS, TFLITE, TFLM
-from packager.package.output_dir import interruption_announced, stop_signals_interrupt
+from packager import stop_signals
+from packager.package.output_dir import stop_signals_interrupt
 # What one command alone needs is imported where that command runs (a command pays only for its
 # own modules): inspect's views, the records CSV reader, the JSON writer, the version lookup.
 from packager.size_limits import check_tensor_sizes
@@ -32,7 +33,8 @@ from packager.size_limits import check_tensor_sizes
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_OVER_BUDGET, EXIT_INTERRUPTED = 0, 2, 3, 130
 EXIT_CODES = ("Exit codes: 0 done; 2 bad input or bad usage (one line on stderr); "
-              "3 the plan is over --budget (package); 130 interrupted (Ctrl-C, SIGTERM, SIGHUP).")
+              "3 the plan is over --budget (package); 130 interrupted by Ctrl-C (143 by SIGTERM, "
+              "129 by SIGHUP).")
 # The default semantics of each command, and why it is the default (every output names the one used).
 DEFAULT_SEMANTICS = {"inspect": TFLITE.name, "plan": TFLITE.name, "report": TFLITE.name, "package": TFLM.name}
 
@@ -106,17 +108,25 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except PackagerError as e:
-        typer.echo(f"error: {e}", err=True)
+        typer.echo(f"error: {error_line(e)}", err=True)
         raise typer.Exit(EXIT_BAD_INPUT)
     except KeyboardInterrupt:
-        if not interruption_announced():  # SIGTERM and SIGHUP say it themselves
-            typer.echo("interrupted", err=True)
-        raise typer.Exit(EXIT_INTERRUPTED)
+        raise typer.Exit(stop_signals.interrupted_exit_code())  # (said once, here or at the signal)
     except ImportError:
         # A stop signal inside a compiled module's initialisation surfaces as an ImportError.
-        if interruption_announced():
-            raise typer.Exit(EXIT_INTERRUPTED)
+        if stop_signals.announced():
+            raise typer.Exit(stop_signals.exit_code())
         raise
+
+
+# The longest error line printed: the messages name what is wrong in a sentence or two; anything
+# longer quotes too much of a file.
+ERROR_LINE_LIMIT = 1000
+
+
+def error_line(e: BaseException) -> str:
+    """An error as one line: whatever it quotes (names and text from a file) escaped and capped."""
+    return shown(str(e), ERROR_LINE_LIMIT)
 
 
 def _version(value: bool) -> None:
@@ -138,6 +148,7 @@ def _commands(ctx: typer.Context,
               version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
                                            help="Print the version and exit.")) -> None:
     """Plan, prove and package the tensor memory of TensorFlow Lite models."""
+    stop_signals.reset()  # a new run (tests run several in one process)
     stop_signals_interrupt()  # SIGTERM and SIGHUP stop a run the way Ctrl-C does: nothing half-written
     if ctx.invoked_subcommand is None:  # the bare command: help, and success
         typer.echo(ctx.get_help())
@@ -311,7 +322,7 @@ def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
                                        dims=dims, report=not no_report, target=target,
                                        verify=not no_verify, keep_offline_plan=keep_offline_plan)
         except BudgetExceeded as e:
-            typer.echo(f"error: {e}", err=True)
+            typer.echo(f"error: {error_line(e)}", err=True)
             raise typer.Exit(EXIT_OVER_BUDGET)
     if json_out:
         print_json(summary_json(result))
@@ -393,11 +404,37 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
 COLLECTOR_THRESHOLDS = (100_000, 50, 100)
 
 
-def main() -> None:
+def run(args: list[str]) -> int:
+    """Run one command line; its exit code. Usage errors are one line `error: ...` (exit 2), as
+    bad input is; a stop signal anywhere gives the signal's exit code (packager/stop_signals.py)."""
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
     # At exit the interpreter would run the collector over everything still held (every
     # strategy's plan, the model's columns, numba's modules): 0.1-0.3 s of CPU after `plan` at
     # 10,000 operators has printed. Frozen, they are left to reference counting, which frees
     # them anyway; open files are closed and flushed as before.
     atexit.register(gc.freeze)
-    app()
+    try:
+        code = app(args=args, standalone_mode=False)
+    except typer.Abort:  # end of input where the command line reads none: an interrupt
+        code = EXIT_INTERRUPTED
+    except typer.TyperException as e:  # click's usage errors: no such option, missing argument...
+        typer.echo(f"error: {usage_line(e)}", err=True)
+        return EXIT_BAD_INPUT
+    if code == EXIT_INTERRUPTED or stop_signals.announced():  # typer turns an interrupt into 130
+        return stop_signals.interrupted_exit_code()
+    return code if isinstance(code, int) else EXIT_OK
+
+
+def usage_line(e: BaseException) -> str:
+    """A usage error in one line, with where to look: `no such option: --bogus (see cli.py plan
+    --help)`."""
+    message = (e.format_message() if hasattr(e, "format_message") else str(e)).rstrip(".")
+    ctx = getattr(e, "ctx", None)
+    where = f" (see {ctx.command_path} --help)" if ctx is not None else " (see --help)"
+    return error_line(message[:1].lower() + message[1:] + where)
+
+
+def main() -> None:
+    """The command line as a function (the `tflpack` command runs packager.entry.main, which
+    handles stop signals before this module loads)."""
+    sys.exit(run(sys.argv[1:]))

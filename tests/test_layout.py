@@ -27,7 +27,7 @@ STAGES = (
     ("package", ("packager.package",)),
     ("compare", ("packager.compare",)),  # after package: the packager never needs a comparison
     ("text", ("packager.text",)),
-    ("cli", ("packager.cli",)),
+    ("cli", ("packager.cli", "packager.entry")),  # entry.py: the command, signals handled first
 )
 # Emitters render finished data: no runtimes, no lifetimes, no planning.
 EMITTERS_MAY_NOT_IMPORT = ("packager.lifetimes", "packager.arenas", "packager.dynamic", "packager.pictures",
