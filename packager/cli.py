@@ -348,7 +348,10 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
                 None, "--runtime", metavar="litert|tflite-runtime|all",
                 help="TFLite version: litert (ai-edge-litert), tflite-runtime (2.14, in its own "
                      "environment), or all (the default): every one installed, a row each."),
-            quiet: bool = QuietOption) -> None:
+            timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", min=1,
+                                          help="Stop a runtime's try after this long; the row then says it did "
+                                               "not finish (a model that never ends)."),
+                        quiet: bool = QuietOption) -> None:
     """Measure TFLite's and TFLite Micro's arenas, check our prediction of them byte for byte, and
     show what the best plan saves. Each model runs under tflite, tflm and ideal semantics, and
     every column names the one it uses."""
@@ -358,7 +361,7 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
         from packager.compare.comparison import compare_model, expand_models, notes
         from packager.runtimes.tflite_versions import ALL, CHOICES, chosen
         from packager.text.compare_view import (comparison_json, comparison_rows, comparison_table,
-                                                csv_text, markdown_table)
+                                                csv_text, error_json, error_rows, markdown_table)
         from packager.emit.atomic_write import write_atomically
         from packager.text.tables import print_table
         if runtime is not None and runtime not in (*CHOICES, ALL):
@@ -367,8 +370,12 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
         paths = expand_models(models)
         if not paths:
             raise PackagerError("no .tflite files in " + ", ".join(map(str, models)))
+        bad: dict[Path, str] = {}  # a file that cannot be compared: its row says why, the rest go on
         for path in paths:  # a size no plan can hold is named before minutes of measuring
-            read_checked(path)
+            try:
+                read_checked(path)
+            except PackagerError as e:
+                bad[path] = error_line(e)
         results = []
         err = Console(stderr=True)
         # Progress on stderr, only for a person watching a terminal.
@@ -376,23 +383,32 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
             task = progress.add_task("measuring", total=len(paths))
             for path in paths:
                 progress.update(task, description=path.name)
-                results.append(compare_model(path, measure=not no_runtimes,
-                                             tflite_runtimes=tflite_runtimes))
+                if path not in bad:
+                    try:
+                        results.append(compare_model(path, measure=not no_runtimes,
+                                                     tflite_runtimes=tflite_runtimes, timeout=timeout))
+                    except PackagerError as e:
+                        bad[path] = error_line(e)
                 progress.advance(task)
-        rows = [row for r in results for row in comparison_rows(r)]
+        done = {Path(r.path): r for r in results}
+        rows = [row for path in paths
+                for row in (error_rows(path, bad[path]) if path in bad else comparison_rows(done[path]))]
         if csv_file is not None:
             write_atomically(csv_file, csv_text(rows).encode())
     if json_out:
-        print_json([comparison_json(r) for r in results])
-        return
-    if quiet:
-        return
-    if markdown:
-        sys.stdout.write(markdown_table(rows))
-    else:
-        print_table(out, comparison_table(rows))
-    for line in notes(results, rows):
-        out.print(line, markup=False)  # runtime messages and pip extras contain [brackets]
+        print_json([error_json(path, bad[path]) if path in bad else comparison_json(done[path])
+                    for path in paths])
+    elif not quiet:
+        if markdown:
+            sys.stdout.write(markdown_table(rows))
+        else:
+            print_table(out, comparison_table(rows))
+        for line in notes(results, rows):
+            out.print(line, markup=False)  # runtime messages and pip extras contain [brackets]
+    if bad:  # after every other model: each bad file in one line, and a failing exit code
+        for message in bad.values():
+            typer.echo(f"error: {message}", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
 
 
 # Python's cyclic collector runs after every 700 new objects, and each tenth and hundredth run
