@@ -18,7 +18,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import typer
 from rich.console import Console
 
-from packager.errors import PackagerError, shown
+from packager.errors import InternalError, PackagerError, shown
 from packager.text.plan_text import print_dynamic, print_result
 from packager.text.plan_view import arena_view, passes_view, result_view
 from packager.arenas import plan_model, plan_records
@@ -31,8 +31,9 @@ from packager.package.output_dir import stop_signals_interrupt
 from packager.size_limits import check_tensor_sizes
 
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_OVER_BUDGET, EXIT_INTERRUPTED = 0, 2, 3, 130
-EXIT_CODES = ("Exit codes: 0 done; 2 bad input or bad usage (one line on stderr); "
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_OVER_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_CODES = ("Exit codes: 0 done; 1 a bug of tflpack's (one line; please report it); "
+              "2 bad input or bad usage (one line on stderr); "
               "3 the plan is over --budget (package); 130 interrupted by Ctrl-C (143 by SIGTERM, "
               "129 by SIGHUP).")
 # The default semantics of each command, and why it is the default (every output names the one used).
@@ -110,6 +111,9 @@ def user_errors() -> Iterator[None]:
     except PackagerError as e:
         typer.echo(f"error: {error_line(e)}", err=True)
         raise typer.Exit(EXIT_BAD_INPUT)
+    except InternalError as e:  # ours, not the input's: said as such, with its own exit code
+        typer.echo(f"internal error: {error_line(e)}", err=True)
+        raise typer.Exit(EXIT_INTERNAL)
     except KeyboardInterrupt:
         raise typer.Exit(stop_signals.interrupted_exit_code())  # (said once, here or at the signal)
     except ImportError:

@@ -27,3 +27,8 @@ def shown(text: str, limit: int = 60) -> str:
     hundreds of them would bury the message)."""
     escaped = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
     return escaped if len(escaped) <= limit else escaped[:limit - 3] + "..."
+
+
+class InternalError(Exception):
+    """Something of ours broke its own rules (a plan we made failed the independent check): a bug
+    in tflpack, never the user's input. Not a PackagerError, so never reported as bad input."""

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from fixtures.endless import endless_while
+from fixtures.edge_cases import endless_while, view_after_dynamic_reshape
 from tests.conftest import REPO
 
 MODELS = REPO / "fixtures" / "models"
@@ -63,3 +63,34 @@ def test_a_bad_file_gets_its_row_and_the_others_are_compared(tmp_path, as_json):
         rows = [line for line in r.stdout.splitlines() if "│" in line]
         assert [row.split("│")[1].strip() for row in rows] == ["broken", "chain", "residual"], r.stdout
         assert "bad file" in rows[0] and "16,384" in rows[1]
+
+
+def test_an_alias_of_a_tensor_allocated_while_running_is_compared(tmp_path):
+    """The plan compared with TFLite's arena holds only what that arena holds: a view of a tensor
+    TFLite allocates after a dynamic op goes with it, rather than pointing at nothing (which
+    refused the whole model as an invalid plan)."""
+    path = tmp_path / "view.tflite"
+    path.write_bytes(view_after_dynamic_reshape().build())
+    r = compare(str(path), "--no-runtimes", "--json")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    tflite = json.loads(r.stdout)[0]["tflite"]
+    assert tflite["planned"]["best"] >= tflite["planned"]["bound"] > 0
+
+
+def test_a_plan_of_ours_that_fails_the_check_is_a_bug_not_bad_input(monkeypatch):
+    """Internal errors are never reported as bad input: their own line and exit code 1."""
+    from typer.testing import CliRunner
+
+    from packager.cli import app
+    from packager.plan import portfolio
+    from packager.plan.validate import check_offset_plan
+
+    def broken(records, plan, *rest):
+        return check_offset_plan(records, type(plan)(plan.strategy, (0,) * len(plan.offsets), plan.arena,
+                                                     plan.alignment), *rest)
+
+    monkeypatch.setattr(portfolio, "check_offset_plan", broken)
+    r = CliRunner().invoke(app, ["plan", str(MODELS / "chain.tflite")])
+    assert r.exit_code == 1, r.output
+    assert r.output.startswith("internal error: invalid plan") and "a bug" in r.output
+    assert len(r.output.splitlines()) == 1 and "Traceback" not in r.output
