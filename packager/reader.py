@@ -486,34 +486,53 @@ class _Parser:
                         operators=tuple(ops))
 
     def _check_options(self, index: int, ops: list[Operator], op_tables: np.ndarray) -> None:
-        """Every operator's options readable, checked now: options are decoded only when a command
-        reads them, and a table that cannot be read must fail every command alike, not only the
-        one that happens to read it. All-scalar tables (most) are bounds-checked a column at a
-        time; the others, and any the columns doubt, are decoded here."""
-        by_table: dict[str, list[int]] = {}
-        for i, op in enumerate(ops):
-            if isinstance(op.options, _LazyOptions):
-                by_table.setdefault(op.options._table_name, []).append(i)
-            if op.opcode.is_custom and self.tables.ref(int(op_tables[i]), _OP_CUSTOM_OPTIONS):
-                at = self.tables.ref(int(op_tables[i]), _OP_CUSTOM_OPTIONS)
-                if at + 4 + _U32(self.data, at)[0] > len(self.data):
-                    raise ModelError(f"corrupt or truncated model: the custom options of subgraph {index} "
-                                     f"operator {i} ({_shown(op.name)}) run past the end of the file "
-                                     f"(byte {len(self.data):,})")
-        for table_name, which in by_table.items():
+        """Every operator's options and custom options readable, checked now: options are decoded
+        only when a command reads them, and a table that cannot be read must fail every command
+        alike, not only the one that happens to read it. All-scalar tables (most) are
+        bounds-checked a column at a time; the others, and any the columns doubt, are decoded."""
+        kinds, tables, custom = self._option_columns(op_tables)
+        size = len(self.data)
+        at = np.flatnonzero(custom)  # custom options: a byte vector inside the file
+        if len(at):
+            fits = custom[at] <= size - 4
+            ends = np.full(len(at), size + 1, dtype=np.int64)
+            ends[fits] = custom[at][fits] + 4 + self.columns.gather(custom[at][fits], "<u4")
+            bad = at[ends > size]
+            if len(bad):
+                i = int(bad[0])
+                raise ModelError(f"corrupt or truncated model: the custom options of subgraph {index} "
+                                 f"operator {i} ({_shown(ops[i].name)}) run past the end of the file "
+                                 f"(byte {size:,})")
+        for kind in np.unique(kinds[tables != 0]).tolist():
+            table_name = _OPTION_TABLES.get(kind)
+            if table_name is None:
+                continue  # an options type this reader does not know: read as none, by anyone
+            which = np.flatnonzero((kinds == kind) & (tables != 0))
             layout = _scalar_layout(_option_class(table_name))
-            doubtful = which if layout is None else [
-                which[k] for k in np.flatnonzero(~_scalars_inside(
-                    self.columns, np.array([ops[i].options._table for i in which], dtype=np.int64), layout)).tolist()]
-            for i in doubtful:
+            doubtful = which if layout is None else which[~_scalars_inside(self.columns, tables[which], layout)]
+            for i in doubtful.tolist():
                 try:
-                    self.decode_options(table_name, ops[i].options._table)
+                    self.decode_options(table_name, int(tables[i]))
                 except ModelError:
                     raise
                 except _CORRUPT as e:
                     raise ModelError(f"corrupt or truncated model: the {table_name} of subgraph {index} "
                                      f"operator {i} ({_shown(ops[i].name)}): "
-                                     f"{plain_words(e, len(self.data))}") from None
+                                     f"{plain_words(e, size)}") from None
+
+    def _option_columns(self, op_tables: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per operator: its options type, its options table, its custom options vector (0: none)."""
+        cols = self.columns
+        try:
+            vts = cols.vtables(op_tables)
+            return (cols.scalars(cols.fields(op_tables, vts, _OP_OPTIONS_TYPE), "<u1"),
+                    cols.refs(cols.fields(op_tables, vts, _OP_OPTIONS)),
+                    cols.refs(cols.fields(op_tables, vts, _OP_CUSTOM_OPTIONS)))
+        except Unusual:  # the operators were read one by one: so are these
+            tables = op_tables.tolist()
+            return (np.array([self.tables.u8(t, _OP_OPTIONS_TYPE) for t in tables], dtype=np.int64),
+                    np.array([self.tables.ref(t, _OP_OPTIONS) for t in tables], dtype=np.int64),
+                    np.array([self.tables.ref(t, _OP_CUSTOM_OPTIONS) for t in tables], dtype=np.int64))
 
     def _plain_operators(self, tables: list[int], opcodes: tuple[OperatorCode, ...],
                          n_tensors: int) -> list[Operator] | None:
