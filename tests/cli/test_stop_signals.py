@@ -24,7 +24,11 @@ def stopped_at(moment: str, sig: int, out_dir) -> tuple[int, str]:
     child = subprocess.Popen([sys.executable, "-X", "importtime", str(REPO / "cli.py"), "package",
                               str(REPO / "fixtures" / "models" / "mobile_block.tflite"), "-o", str(out_dir),
                               "--no-verify"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+                             text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+                             # A shell starts background jobs with Ctrl-C ignored, and a child
+                             # keeps that (rightly: the command then ignores it too); the child
+                             # here starts as from a terminal.
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
     for line in child.stderr:
         lines.append(line)
