@@ -215,7 +215,7 @@ def plan_arenas(model: Model, semantics: str, bindings: Bindings | None = None, 
     for i, arena in enumerate(arenas_to_plan(model, semantics, bindings, kernel_scratch)):
         problem = problem_of(arena.lifetimes)
         if only_tensors is not None:
-            problem = replace(problem, records=tuple(r for r in problem.records if r.tensor in only_tensors[i]))
+            problem = _restricted(problem, only_tensors[i])
         if extra_records is not None:
             problem = replace(problem, records=problem.records + tuple(extra_records[i]))
         memo: dict[int, Outcome] = {}  # id(outcome) -> its plan with the scratch placed, once
@@ -231,6 +231,22 @@ def plan_arenas(model: Model, semantics: str, bindings: Bindings | None = None, 
         passes = None if arena.sizes is None else _multi_pass_plan(arena, bindings)
         planned.append(PlannedArena(arena, result, offsets, passes))
     return planned
+
+
+def _restricted(problem: Problem, keep: set[int]) -> Problem:
+    """The problem over the kept tensors' records only, still one whole: the positions TFLite
+    places first and the fixed offsets renumbered to the records that remain, and an alias whose
+    buffer's owner is left out dropped with it (a view of a tensor TFLite allocates only while
+    running, after a dynamic op, is not in the arena it measures either)."""
+    kept = [k for k, r in enumerate(problem.records) if r.tensor in keep]
+    position = {old: new for new, old in enumerate(kept)}
+    owners = {problem.records[k].tensor for k in kept}
+    aliases = {a: t for a, t in problem.aliases.items() if t in owners}
+    return replace(problem, records=tuple(problem.records[k] for k in kept),
+                   whole_run=frozenset(position[k] for k in problem.whole_run if k in position),
+                   fixed={position[k]: o for k, o in problem.fixed.items() if k in position},
+                   aliases=aliases,
+                   alias_intervals={a: i for a, i in problem.alias_intervals.items() if a in aliases})
 
 
 def _optimal_to_ship(problem: Problem, scratch: Mapping[int, str], memo: dict[int, Outcome]):

@@ -18,22 +18,25 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import typer
 from rich.console import Console
 
-from packager.errors import PackagerError
+from packager.errors import InternalError, PackagerError, shown
 from packager.text.plan_text import print_dynamic, print_result
 from packager.text.plan_view import arena_view, passes_view, result_view
 from packager.arenas import plan_model, plan_records
 from packager.dynamic.stored_batch import stored_batch
 from packager.reader import read_model
 from packager.semantics import SEMANTICS, TFLITE, TFLM
-from packager.package.output_dir import interruption_announced, stop_signals_interrupt
+from packager import stop_signals
+from packager.package.output_dir import stop_signals_interrupt
 # What one command alone needs is imported where that command runs (a command pays only for its
 # own modules): inspect's views, the records CSV reader, the JSON writer, the version lookup.
 from packager.size_limits import check_tensor_sizes
 
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_OVER_BUDGET, EXIT_INTERRUPTED = 0, 2, 3, 130
-EXIT_CODES = ("Exit codes: 0 done; 2 bad input or bad usage (one line on stderr); "
-              "3 the plan is over --budget (package); 130 interrupted (Ctrl-C, SIGTERM, SIGHUP).")
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_OVER_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_CODES = ("Exit codes: 0 done; 1 a bug of tflpack's (one line; please report it); "
+              "2 bad input or bad usage (one line on stderr); "
+              "3 the plan is over --budget (package); 130 interrupted by Ctrl-C (143 by SIGTERM, "
+              "129 by SIGHUP).")
 # The default semantics of each command, and why it is the default (every output names the one used).
 DEFAULT_SEMANTICS = {"inspect": TFLITE.name, "plan": TFLITE.name, "report": TFLITE.name, "package": TFLM.name}
 
@@ -107,17 +110,28 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except PackagerError as e:
-        typer.echo(f"error: {e}", err=True)
+        typer.echo(f"error: {error_line(e)}", err=True)
         raise typer.Exit(EXIT_BAD_INPUT)
+    except InternalError as e:  # ours, not the input's: said as such, with its own exit code
+        typer.echo(f"internal error: {error_line(e)}", err=True)
+        raise typer.Exit(EXIT_INTERNAL)
     except KeyboardInterrupt:
-        if not interruption_announced():  # SIGTERM and SIGHUP say it themselves
-            typer.echo("interrupted", err=True)
-        raise typer.Exit(EXIT_INTERRUPTED)
+        raise typer.Exit(stop_signals.interrupted_exit_code())  # (said once, here or at the signal)
     except ImportError:
         # A stop signal inside a compiled module's initialisation surfaces as an ImportError.
-        if interruption_announced():
-            raise typer.Exit(EXIT_INTERRUPTED)
+        if stop_signals.announced():
+            raise typer.Exit(stop_signals.exit_code())
         raise
+
+
+# The longest error line printed: the messages name what is wrong in a sentence or two; anything
+# longer quotes too much of a file.
+ERROR_LINE_LIMIT = 1000
+
+
+def error_line(e: BaseException) -> str:
+    """An error as one line: whatever it quotes (names and text from a file) escaped and capped."""
+    return shown(str(e), ERROR_LINE_LIMIT)
 
 
 def _version(value: bool) -> None:
@@ -139,6 +153,7 @@ def _commands(ctx: typer.Context,
               version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
                                            help="Print the version and exit.")) -> None:
     """Plan, prove and package the tensor memory of TensorFlow Lite models."""
+    stop_signals.reset()  # a new run (tests run several in one process)
     stop_signals_interrupt()  # SIGTERM and SIGHUP stop a run the way Ctrl-C does: nothing half-written
     if ctx.invoked_subcommand is None:  # the bare command: help, and success
         typer.echo(ctx.get_help())
@@ -348,7 +363,7 @@ def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
                                        dims=dims, report=not no_report, target=target,
                                        verify=not no_verify, keep_offline_plan=keep_offline_plan)
         except BudgetExceeded as e:
-            typer.echo(f"error: {e}", err=True)
+            typer.echo(f"error: {error_line(e)}", err=True)
             raise typer.Exit(EXIT_OVER_BUDGET)
     if json_out:
         print_json(summary_json(result))
@@ -374,7 +389,10 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
                 None, "--runtime", metavar="litert|tflite-runtime|all",
                 help="TFLite version: litert (ai-edge-litert), tflite-runtime (2.14, in its own "
                      "environment), or all (the default): every one installed, a row each."),
-            quiet: bool = QuietOption) -> None:
+            timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", min=1,
+                                          help="Stop a runtime's try after this long; the row then says it did "
+                                               "not finish (a model that never ends)."),
+                        quiet: bool = QuietOption) -> None:
     """Measure TFLite's and TFLite Micro's arenas, check our prediction of them byte for byte, and
     show what the best plan saves. Each model runs under tflite, tflm and ideal semantics, and
     every column names the one it uses."""
@@ -384,7 +402,7 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
         from packager.compare.comparison import compare_model, expand_models, notes
         from packager.runtimes.tflite_versions import ALL, CHOICES, chosen
         from packager.text.compare_view import (comparison_json, comparison_rows, comparison_table,
-                                                csv_text, markdown_table)
+                                                csv_text, error_json, error_rows, markdown_table)
         from packager.emit.atomic_write import write_atomically
         from packager.text.tables import print_table
         if runtime is not None and runtime not in (*CHOICES, ALL):
@@ -393,8 +411,12 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
         paths = expand_models(models)
         if not paths:
             raise PackagerError("no .tflite files in " + ", ".join(map(str, models)))
+        bad: dict[Path, str] = {}  # a file that cannot be compared: its row says why, the rest go on
         for path in paths:  # a size no plan can hold is named before minutes of measuring
-            read_checked(path)
+            try:
+                read_checked(path)
+            except PackagerError as e:
+                bad[path] = error_line(e)
         results = []
         err = Console(stderr=True)
         # Progress on stderr, only for a person watching a terminal.
@@ -402,23 +424,32 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
             task = progress.add_task("measuring", total=len(paths))
             for path in paths:
                 progress.update(task, description=path.name)
-                results.append(compare_model(path, measure=not no_runtimes,
-                                             tflite_runtimes=tflite_runtimes))
+                if path not in bad:
+                    try:
+                        results.append(compare_model(path, measure=not no_runtimes,
+                                                     tflite_runtimes=tflite_runtimes, timeout=timeout))
+                    except PackagerError as e:
+                        bad[path] = error_line(e)
                 progress.advance(task)
-        rows = [row for r in results for row in comparison_rows(r)]
+        done = {Path(r.path): r for r in results}
+        rows = [row for path in paths
+                for row in (error_rows(path, bad[path]) if path in bad else comparison_rows(done[path]))]
         if csv_file is not None:
             write_atomically(csv_file, csv_text(rows).encode())
     if json_out:
-        print_json([comparison_json(r) for r in results])
-        return
-    if quiet:
-        return
-    if markdown:
-        sys.stdout.write(markdown_table(rows))
-    else:
-        print_table(out, comparison_table(rows))
-    for line in notes(results, rows):
-        out.print(line, markup=False)  # runtime messages and pip extras contain [brackets]
+        print_json([error_json(path, bad[path]) if path in bad else comparison_json(done[path])
+                    for path in paths])
+    elif not quiet:
+        if markdown:
+            sys.stdout.write(markdown_table(rows))
+        else:
+            print_table(out, comparison_table(rows))
+        for line in notes(results, rows):
+            out.print(line, markup=False)  # runtime messages and pip extras contain [brackets]
+    if bad:  # after every other model: each bad file in one line, and a failing exit code
+        for message in bad.values():
+            typer.echo(f"error: {message}", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
 
 
 # Python's cyclic collector runs after every 700 new objects, and each tenth and hundredth run
@@ -430,14 +461,40 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
 COLLECTOR_THRESHOLDS = (100_000, 50, 100)
 
 
-def main() -> None:
+def run(args: list[str]) -> int:
+    """Run one command line; its exit code. Usage errors are one line `error: ...` (exit 2), as
+    bad input is; a stop signal anywhere gives the signal's exit code (packager/stop_signals.py)."""
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
     # At exit the interpreter would run the collector over everything still held (every
     # strategy's plan, the model's columns, numba's modules): 0.1-0.3 s of CPU after `plan` at
     # 10,000 operators has printed. Frozen, they are left to reference counting, which frees
     # them anyway; open files are closed and flushed as before.
     atexit.register(gc.freeze)
-    app()
+    try:
+        code = app(args=args, standalone_mode=False)
+    except typer.Abort:  # end of input where the command line reads none: an interrupt
+        code = EXIT_INTERRUPTED
+    except typer.TyperException as e:  # click's usage errors: no such option, missing argument...
+        typer.echo(f"error: {usage_line(e)}", err=True)
+        return EXIT_BAD_INPUT
+    if code == EXIT_INTERRUPTED or stop_signals.announced():  # typer turns an interrupt into 130
+        return stop_signals.interrupted_exit_code()
+    return code if isinstance(code, int) else EXIT_OK
+
+
+def usage_line(e: BaseException) -> str:
+    """A usage error in one line, with where to look: `no such option: --bogus (see cli.py plan
+    --help)`."""
+    message = (e.format_message() if hasattr(e, "format_message") else str(e)).rstrip(".")
+    ctx = getattr(e, "ctx", None)
+    where = f" (see {ctx.command_path} --help)" if ctx is not None else " (see --help)"
+    return error_line(message[:1].lower() + message[1:] + where)
+
+
+def main() -> None:
+    """The command line as a function (the `tflpack` command runs packager.entry.main, which
+    handles stop signals before this module loads)."""
+    sys.exit(run(sys.argv[1:]))
 
 
 # Commands of their own modules (packager/commands/).

@@ -20,9 +20,10 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from packager.errors import ModelError
+from packager.errors import ModelError, shown as _shown
 from packager.model import (ELEMENT_BITS, MAX_TENSOR_BYTES, Buffer, Model, Operator,
                             OperatorCode, SignatureDef, Subgraph, Tensor)
+from packager.reader_operands import check_operands
 from packager.reader_columns import Columns, TypeTables, Unusual, operator_fields, plain_tensors
 from schemas.tflite import BuiltinOperator, BuiltinOptions, TensorType
 from schemas.tflite.Model import Model as FbModel
@@ -273,6 +274,7 @@ _Q_SCALE, _Q_DETAILS_TYPE = _slot("QuantizationParameters", "ScaleIsNone"), _slo
 _Q_ZERO_POINT = _slot("QuantizationParameters", "ZeroPointIsNone")
 _OP_CODE, _OP_OPTIONS_TYPE = _slot("Operator", "OpcodeIndex"), _slot("Operator", "BuiltinOptionsType")
 _OP_OPTIONS = _slot("Operator", "BuiltinOptions")
+_OP_CUSTOM_OPTIONS = _slot("Operator", "CustomOptionsIsNone")
 _SG_TENSORS, _SG_OPERATORS = _slot("SubGraph", "Tensors"), _slot("SubGraph", "Operators")
 _TENSOR_SLOTS = {"type": _T_TYPE, "shape": _SLOT["Tensor.Shape"], "name": _T_NAME, "buffer": _T_BUFFER,
                  "is_variable": _T_VARIABLE, "signature": _SLOT["Tensor.ShapeSignature"],
@@ -356,7 +358,7 @@ class _Parser:
         for m in self._table_vector(fb, "Metadata"):
             name, buf = self._str(m.Name()), m.Buffer()
             if buf >= len(buffers):
-                raise ModelError(f"metadata '{name}' points to buffer {buf}, but the model has {len(buffers)}")
+                raise ModelError(f"metadata '{_shown(name)}' points to buffer {buf}, but the model has {len(buffers)}")
             metadata.append((name, buf))
         signatures = tuple(self._signature(s, subgraphs) for s in self._table_vector(fb, "SignatureDefs"))
         buffer_of = attrgetter("buffer")  # the largest first, over each subgraph's column: one
@@ -364,8 +366,10 @@ class _Parser:
         over = any(max(map(buffer_of, sg.tensors), default=-1) >= len(buffers) for sg in subgraphs)
         for t in (t for sg in subgraphs for t in sg.tensors) if over else ():
             if t.buffer >= len(buffers):
-                raise ModelError(f"tensor {t.index} '{t.name}' points to buffer {t.buffer}, "
+                raise ModelError(f"tensor {t.index} '{_shown(t.name)}' points to buffer {t.buffer}, "
                                  f"but the model has {len(buffers)}")
+        for sg in subgraphs:
+            check_operands(sg)
         return Model(version=version, description=self._str(fb.Description()), subgraphs=subgraphs,
                      buffers=buffers, metadata=tuple(metadata), signature_defs=signatures,
                      raw=self.data)
@@ -408,11 +412,11 @@ class _Parser:
         name = self._str(tables.string(t, _T_NAME))
         unknown: tuple[int, ...] = ()
         if any(d < 0 for d in shape):
-            shape, unknown = _unknown_axes(shape, f"subgraph {sg_index} tensor {index} '{name}'")
+            shape, unknown = _unknown_axes(shape, f"subgraph {sg_index} tensor {index} '{_shown(name)}'")
         type_name = _TYPE_NAMES[type_code]
         bits = ELEMENT_BITS[type_name] or 8
         if math.prod(shape) * bits > MAX_TENSOR_BYTES * 8:
-            raise ModelError(f"subgraph {sg_index} tensor {index} '{name}': shape {list(shape)} "
+            raise ModelError(f"subgraph {sg_index} tensor {index} '{_shown(name)}': shape {_shape_text(shape)} "
                              f"of {type_name} needs more than 2^63 bytes")
         signature = (None if not tables.field(t, _SLOT["Tensor.ShapeSignature"])
                      else self._int32s(t, _SLOT["Tensor.ShapeSignature"]))
@@ -475,10 +479,60 @@ class _Parser:
                                 intermediates=check(self._int32s(op, _SLOT["Operator.Intermediates"]), where + " intermediate"),
                                 options=options, subgraphs=refs))
         ops = slow_ops if ops is None else ops
+        self._check_options(index, ops, op_tables)
         return Subgraph(index=index, name=self._str(sg.Name()), tensors=tensors,
                         inputs=check(self._int32s(pos, _SLOT["SubGraph.Inputs"]), "inputs", optional=True),
                         outputs=check(self._int32s(pos, _SLOT["SubGraph.Outputs"]), "outputs", optional=True),
                         operators=tuple(ops))
+
+    def _check_options(self, index: int, ops: list[Operator], op_tables: np.ndarray) -> None:
+        """Every operator's options and custom options readable, checked now: options are decoded
+        only when a command reads them, and a table that cannot be read must fail every command
+        alike, not only the one that happens to read it. All-scalar tables (most) are
+        bounds-checked a column at a time; the others, and any the columns doubt, are decoded."""
+        kinds, tables, custom = self._option_columns(op_tables)
+        size = len(self.data)
+        at = np.flatnonzero(custom)  # custom options: a byte vector inside the file
+        if len(at):
+            fits = custom[at] <= size - 4
+            ends = np.full(len(at), size + 1, dtype=np.int64)
+            ends[fits] = custom[at][fits] + 4 + self.columns.gather(custom[at][fits], "<u4")
+            bad = at[ends > size]
+            if len(bad):
+                i = int(bad[0])
+                raise ModelError(f"corrupt or truncated model: the custom options of subgraph {index} "
+                                 f"operator {i} ({_shown(ops[i].name)}) run past the end of the file "
+                                 f"(byte {size:,})")
+        for kind in np.unique(kinds[tables != 0]).tolist():
+            table_name = _OPTION_TABLES.get(kind)
+            if table_name is None:
+                continue  # an options type this reader does not know: read as none, by anyone
+            which = np.flatnonzero((kinds == kind) & (tables != 0))
+            layout = _scalar_layout(_option_class(table_name))
+            doubtful = which if layout is None else which[~_scalars_inside(self.columns, tables[which], layout)]
+            for i in doubtful.tolist():
+                try:
+                    self.decode_options(table_name, int(tables[i]))
+                except ModelError:
+                    raise
+                except _CORRUPT as e:
+                    raise ModelError(f"corrupt or truncated model: the {table_name} of subgraph {index} "
+                                     f"operator {i} ({_shown(ops[i].name)}): "
+                                     f"{plain_words(e, size)}") from None
+
+    def _option_columns(self, op_tables: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per operator: its options type, its options table, its custom options vector (0: none)."""
+        cols = self.columns
+        try:
+            vts = cols.vtables(op_tables)
+            return (cols.scalars(cols.fields(op_tables, vts, _OP_OPTIONS_TYPE), "<u1"),
+                    cols.refs(cols.fields(op_tables, vts, _OP_OPTIONS)),
+                    cols.refs(cols.fields(op_tables, vts, _OP_CUSTOM_OPTIONS)))
+        except Unusual:  # the operators were read one by one: so are these
+            tables = op_tables.tolist()
+            return (np.array([self.tables.u8(t, _OP_OPTIONS_TYPE) for t in tables], dtype=np.int64),
+                    np.array([self.tables.ref(t, _OP_OPTIONS) for t in tables], dtype=np.int64),
+                    np.array([self.tables.ref(t, _OP_CUSTOM_OPTIONS) for t in tables], dtype=np.int64))
 
     def _plain_operators(self, tables: list[int], opcodes: tuple[OperatorCode, ...],
                          n_tensors: int) -> list[Operator] | None:
@@ -533,14 +587,14 @@ class _Parser:
     def _signature(self, s, subgraphs) -> SignatureDef:
         key, sg = self._str(s.SignatureKey()), s.SubgraphIndex()
         if sg >= len(subgraphs):
-            raise ModelError(f"signature '{key}' points to subgraph {sg}, but the model has {len(subgraphs)}")
+            raise ModelError(f"signature '{_shown(key)}' points to subgraph {sg}, but the model has {len(subgraphs)}")
         n = len(subgraphs[sg].tensors)
 
         def tensor_map(name: str) -> dict[str, int]:
             out = {}
             for m in self._table_vector(s, name):
                 if m.TensorIndex() >= n:
-                    raise ModelError(f"signature '{key}' {name.lower()} refer to tensor {m.TensorIndex()}, "
+                    raise ModelError(f"signature '{_shown(key)}' {name.lower()} refer to tensor {m.TensorIndex()}, "
                                      f"but subgraph {sg} has {n} tensors")
                 out[self._str(m.Name())] = m.TensorIndex()
             return out
@@ -548,11 +602,17 @@ class _Parser:
         return SignatureDef(key=key, subgraph=sg, inputs=tensor_map("Inputs"), outputs=tensor_map("Outputs"))
 
 
+def _shape_text(shape) -> str:
+    """A shape as an error message quotes it: a corrupt file's thousands of dimensions cut short."""
+    shape = list(shape)
+    return str(shape) if len(shape) <= 8 else f"[{', '.join(map(str, shape[:8]))}, ...] ({len(shape):,} dimensions)"
+
+
 def _unknown_axes(shape: tuple[int, ...], where: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """A stored -1 means the size is unknown (some writers store it so); other negative sizes are
     damage. Returns the shape with 1 in the unknown axes, and those axes."""
     if any(d < -1 for d in shape):
-        raise ModelError(f"{where}: negative dimension in shape {list(shape)} (only -1, unknown, "
+        raise ModelError(f"{where}: negative dimension in shape {_shape_text(shape)} (only -1, unknown, "
                          f"has a meaning)")
     return tuple(1 if d == -1 else d for d in shape), tuple(k for k, d in enumerate(shape) if d == -1)
 
@@ -658,6 +718,25 @@ def _scalar_layout(cls: type) -> tuple | None:
                        match.group(3) is not None, default))
     _layout_cache[cls] = None if layout is None else tuple(layout)
     return _layout_cache[cls]
+
+
+def _scalars_inside(cols: Columns, tables: np.ndarray, layout: tuple) -> np.ndarray:
+    """Per table, whether _scalars reads every field of it inside the file (False: doubtful)."""
+    size = len(cols.data)
+    ok = (tables >= 0) & (tables <= size - 4)
+    vt = np.zeros_like(tables)
+    vt[ok] = tables[ok] - cols.gather(tables[ok], "<i4") if ok.any() else 0
+    ok &= (vt >= 0) & (vt <= size - 2)
+    vt_size = np.zeros_like(tables)
+    vt_size[ok] = cols.gather(vt[ok], "<u2") if ok.any() else 0
+    for _, slot, _, width, _, _ in layout:
+        has = ok & (slot < vt_size)
+        ok &= ~has | (vt + slot <= size - 2)
+        has &= ok
+        rel = np.zeros_like(tables)
+        rel[has] = cols.gather(vt[has] + slot, "<u2") if has.any() else 0
+        ok &= (rel == 0) | (tables + rel <= size - width)
+    return ok
 
 
 def _scalars(data: bytes, table: int, layout: tuple) -> dict[str, object] | None:

@@ -8,7 +8,7 @@ planning it (or failing late with no name).
 
 from __future__ import annotations
 
-from packager.errors import PackagerError
+from packager.errors import PackagerError, shown
 from packager.model import Model, tensor_bytes
 
 MAX_TENSOR_BYTES = 2**31 - 1  # the largest int32 offset
@@ -34,6 +34,6 @@ def check_tensor_sizes(model: Model, source: str) -> None:
                 continue
             if size is not None and size > MAX_TENSOR_BYTES:
                 shape = "x".join(map(str, t.shape))
-                raise AbsurdSize(f"{source}: tensor {t.index} '{t.name}' of subgraph {sg_index} "
+                raise AbsurdSize(f"{source}: tensor {t.index} '{shown(t.name)}' of subgraph {sg_index} "
                                  f"({t.type} [{shape}]) needs {size:,} B ({human_bytes(size)}); "
                                  f"a plan can address at most {MAX_TENSOR_BYTES:,} B (int32 offsets)")

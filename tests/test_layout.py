@@ -28,7 +28,7 @@ STAGES = (
     ("compare", ("packager.compare",)),  # after package: the packager never needs a comparison
     ("text", ("packager.text",)),
     ("api", ("packager.api", "packager.batch", "packager.gate")),  # the library API, and what runs on it
-    ("cli", ("packager.cli", "packager.commands")),
+    ("cli", ("packager.cli", "packager.commands", "packager.entry")),  # entry.py: the command, signals handled first
 )
 # Emitters render finished data: no runtimes, no lifetimes, no planning.
 EMITTERS_MAY_NOT_IMPORT = ("packager.lifetimes", "packager.arenas", "packager.dynamic", "packager.pictures",

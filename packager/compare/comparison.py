@@ -37,6 +37,12 @@ from packager.plan.records import UsageRecord
 from packager.reader import read_model
 from packager.semantics import IDEAL, SEMANTICS, TFLITE, TFLM
 
+# Seconds one runtime child (one TFLite measurement, one try of TFLite Micro's bisection) may take
+# before it is stopped: the slowest try on the models here takes a few seconds, so a child still
+# running after a minute is a model that does not end (a WHILE loop whose condition stays true on
+# the inputs given), and no later try would end either.
+DEFAULT_TIMEOUT = 60.0
+
 
 AFTER_ALLOCATE = "after allocate_tensors()"
 
@@ -273,9 +279,10 @@ def check_arena(measured: MeasuredArena, predicted: PredictedArena) -> ArenaChec
 
 
 def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True,
-                   runtime: str | None = None) -> RuntimeComparison:
-    """`runtime`: litert or tflite-runtime (tflite_versions.py); None: this environment's."""
-    result = tflite_runtime.measure_tflite(path, model, runtime=runtime) if measure else Unavailable(
+                   runtime: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> RuntimeComparison:
+    """`runtime`: litert or tflite-runtime (tflite_versions.py); None: this environment's.
+    `timeout`: seconds each runtime child may take before it is stopped."""
+    result = tflite_runtime.measure_tflite(path, model, timeout, runtime) if measure else Unavailable(
         MISSING, "not measured")
     if isinstance(result, TfliteMeasurement):
         predictions = predict_tflite(model, rules_for(result.runtime, result.version))
@@ -312,14 +319,16 @@ def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True
                              checks=checks, persistent=persistent, **common)
 
 
-def compare_tflm(path: Path, model: Model, plan: Planned, measure: bool = True) -> RuntimeComparison:
+def compare_tflm(path: Path, model: Model, plan: Planned, measure: bool = True,
+                 timeout: float = DEFAULT_TIMEOUT) -> RuntimeComparison:
     prediction: PredictedHead = predict_tflm(model)
     whole = predict_whole_arena(model)
     common = dict(planned=planned(model, TFLM.name, True), model_only=plan, predicted=prediction.head,
                   predicted_model=prediction.model_head, uncovered_ops=prediction.uncovered_ops,
                   whole_predicted=whole.arena, whole_inexact_reason=whole.why_inexact)
     # One set-up per try: the bisection's last working try carries the recording run's figures.
-    result, smallest = tflm_runtime.measure_with_smallest_arena(path, model, hint=whole.arena) \
+    result, smallest = tflm_runtime.measure_with_smallest_arena(path, model, hint=whole.arena,
+                                                                timeout=timeout) \
         if measure else (Unavailable(MISSING, "not measured"), None)
     if not isinstance(result, TflmMeasurement):
         return RuntimeComparison(TFLM.name, result.outcome, result.reason, result.runtime,
@@ -330,18 +339,21 @@ def compare_tflm(path: Path, model: Model, plan: Planned, measure: bool = True) 
 
 
 def compare_model(path: Path, measure: bool = True,
-                  tflite_runtimes: tuple[str, ...] | None = None) -> ModelComparison:
+                  tflite_runtimes: tuple[str, ...] | None = None,
+                  timeout: float = DEFAULT_TIMEOUT) -> ModelComparison:
     """`tflite_runtimes`: the TFLite versions to measure and predict (tflite_versions.CHOICES),
-    the first in `tflite`, the others in `tflite_also`; None: this environment's one."""
+    the first in `tflite`, the others in `tflite_also`; None: this environment's one.
+    `timeout`: seconds each runtime child (each try of TFLite Micro's bisection) may take; one
+    that does not finish is stopped and its column says so."""
     path = Path(path)
     model = read_model(path)
     model_only = planned(with_prepared_shapes(model), TFLITE.name)
     names = tflite_runtimes or (None,)
-    tflite = [compare_tflite(path, model, model_only, measure, name) for name in names]
+    tflite = [compare_tflite(path, model, model_only, measure, name, timeout) for name in names]
     return ModelComparison(
         name=path.stem, path=str(path),
         tflite=tflite[0],
-        tflm=compare_tflm(path, model, planned(model, TFLM.name), measure),
+        tflm=compare_tflm(path, model, planned(model, TFLM.name), measure, timeout),
         ideal=planned(model, IDEAL.name), tflite_also=tuple(tflite[1:]))
 
 

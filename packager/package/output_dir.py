@@ -22,47 +22,22 @@ import os
 import secrets
 import shutil
 import signal
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 from packager.errors import PackagerError
-
-STOP_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP"))
-                     if s is not None)
+from packager.stop_signals import STOP_SIGNALS, install, note
 
 
 class OutputError(PackagerError):
     """The output folder cannot be written (not a folder, no permission, a folder in the way...)."""
 
 
-_announced: list[int] = []  # the stop signal already reported to the user, if any
-
-
-def _raise_interrupt(signum, frame):
-    # Said at once: the interrupt may surface where no handler of ours prints it (between the
-    # command line's set-up and the command), and the user must still hear why the run stopped.
-    if not _announced:
-        _announced.append(signum)
-        sys.stderr.write("interrupted\n")
-        sys.stderr.flush()
-    raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
-def interruption_announced() -> bool:
-    return bool(_announced)
-
-
 def stop_signals_interrupt() -> None:
     """Handle SIGTERM and SIGHUP like SIGINT (KeyboardInterrupt), so `finally` blocks clean up
-    whichever way the run is stopped. Only the main thread may set handlers."""
-    try:
-        for s in STOP_SIGNALS:
-            if s != signal.SIGINT and signal.getsignal(s) in (signal.SIG_DFL, None):
-                signal.signal(s, _raise_interrupt)
-    except ValueError:  # not the main thread
-        pass
+    whichever way the run is stopped (packager/stop_signals.py)."""
+    install(include_sigint=False)
 
 
 @contextmanager
@@ -80,6 +55,7 @@ def signals_deferred() -> Iterator[None]:
         for s, handler in previous.items():
             signal.signal(s, handler)
         if received:
+            note(received[0])
             raise KeyboardInterrupt(signal.Signals(received[0]).name)
 
 

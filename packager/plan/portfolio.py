@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Callable, Sequence, Union
 
-from packager.errors import PlanError, SolverLimitError
+from packager.errors import InternalError, PlanError, SolverLimitError
 from packager.plan.offsets._stop import Paused, StopRule
 from packager.plan.problem import Problem
 from packager.plan.records import ObjectPlan, OffsetPlan
@@ -117,13 +117,23 @@ def validate(problem: Problem, plan: Plan) -> Proven:
     return proven
 
 
+def _proven(problem: Problem, plan: Plan) -> Proven:
+    """validate() for a plan one of our strategies made: failing the check is a bug of ours, not
+    something wrong with the input, and is raised as such (InternalError)."""
+    try:
+        return validate(problem, plan)
+    except PlanError as e:
+        raise InternalError(f"{e} (a plan tflpack made failed its own check: a bug, please report it "
+                            f"with the model)") from None
+
+
 def _run(strategy: Strategy, problem: Problem, so_far: Outcome | None = None) -> Outcome:
     """The strategy's plan; a shared-object strategy that improves a plan starts from `so_far`."""
     start = time.perf_counter()
     plan = (strategy.improve(problem, so_far.plan, strategy.budget)
             if so_far is not None and strategy.improve is not None else strategy.run(problem))
     seconds = time.perf_counter() - start
-    proven = validate(problem, plan) if strategy.kind != "baseline" else None
+    proven = _proven(problem, plan) if strategy.kind != "baseline" else None
     return Outcome(strategy.name, strategy.kind, plan, seconds, proven)
 
 
@@ -132,7 +142,7 @@ def _as_is(problem: Problem, outcome: Outcome, name: str) -> Outcome:
     plan = replace(outcome.plan, strategy=name)
     if isinstance(plan, OffsetPlan):  # at the bound: optimal, and no search ran out of time on it
         plan = replace(plan, proven_optimal=False, time_limit_hit=False, search_stopped="")
-    return Outcome(name, outcome.kind, plan, 0.0, validate(problem, plan))
+    return Outcome(name, outcome.kind, plan, 0.0, _proven(problem, plan))
 
 
 def improve(problem: Problem, best: Outcome, time_cap: float | None = None,
@@ -150,7 +160,7 @@ def improve(problem: Problem, best: Outcome, time_cap: float | None = None,
         start = time.perf_counter()
         plan = search.improve(problem, best.plan, search.budget.capped(time_cap))
         seconds = time.perf_counter() - start
-        outcome = Outcome(search.name, "offsets", plan, seconds, validate(problem, plan))
+        outcome = Outcome(search.name, "offsets", plan, seconds, _proven(problem, plan))
         out.append(outcome)
         if outcome.total < best.total:
             best = outcome
@@ -167,7 +177,7 @@ def _started(strategy: Strategy, problem: Problem, stop: StopRule | None) -> Out
     seconds = time.perf_counter() - start
     if isinstance(got, Paused):
         return got, seconds
-    return Outcome(strategy.name, "offsets", got, seconds, validate(problem, got))
+    return Outcome(strategy.name, "offsets", got, seconds, _proven(problem, got))
 
 
 def _finished(problem: Problem, paused: Paused, seconds: float) -> Outcome:
@@ -175,7 +185,7 @@ def _finished(problem: Problem, paused: Paused, seconds: float) -> Outcome:
     start = time.perf_counter()
     plan = paused.finish()
     seconds += time.perf_counter() - start
-    return Outcome(paused.strategy, "offsets", plan, seconds, validate(problem, plan))
+    return Outcome(paused.strategy, "offsets", plan, seconds, _proven(problem, plan))
 
 
 def run_portfolio(problem: Problem, offset_names: Sequence[str] | None = None,

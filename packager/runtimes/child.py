@@ -20,7 +20,8 @@ from packager.runtimes.probe import EXIT_MISSING, EXIT_REFUSED
 MEASURED = "measured"
 MISSING = "missing"  # the runtime package is not installed
 REFUSED = "refused"  # the runtime would not run this model (custom op, unsupported type...)
-FAILED = "failed"  # the child crashed, hung, or printed nonsense
+FAILED = "failed"  # the child crashed or printed nonsense
+TIMED_OUT = "timed out"  # the child did not finish within its time limit, and was stopped
 
 DEFAULT_TIMEOUT = 120.0
 _REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -77,8 +78,8 @@ def run_child(command: list[str], timeout: float = DEFAULT_TIMEOUT) -> ProbeResu
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env,
                               stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return ProbeResult(FAILED, {}, f"the runtime did not finish within {timeout:.0f} s")
+    except subprocess.TimeoutExpired:  # (subprocess.run has killed the child)
+        return ProbeResult(TIMED_OUT, {}, f"did not finish in {timeout:g} s (stopped)")
     data = _last_json(done.stdout)
     if done.returncode == 0 and data is not None:
         return ProbeResult(MEASURED, data, stdout=done.stdout)

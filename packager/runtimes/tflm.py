@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packager.model import Model
-from packager.runtimes.child import MEASURED, REFUSED, Unavailable, probe
+from packager.runtimes.child import MEASURED, REFUSED, TIMED_OUT, Unavailable, probe
 from packager.kernels.tflm_arena import RECORDING_ALLOCATOR_EXTRA
 
 _SLACK = 4 << 20  # tail, scratch buffers and temporaries during planning
@@ -96,7 +96,9 @@ def try_arenas_each(jobs: list[tuple[Path, list[int]]],
                     timeout: float = 120.0) -> list[list[ArenaTry]] | Unavailable:
     """`try_arenas` for several models in one child process (the runtime is loaded once), in
     order: each model's sizes up to its first failure. A crash is the failure of the size it was
-    trying; the models after it are not tried (empty lists)."""
+    trying; the models after it are not tried (empty lists). A child that does not finish within
+    `timeout` is stopped, and the whole call is Unavailable (timed out): a model that never ends
+    (a WHILE loop whose condition stays true) would never end at any other size either."""
     import sys
     from packager.runtimes.child import MISSING, run_child
     extra = RECORDING_ALLOCATOR_EXTRA
@@ -104,8 +106,8 @@ def try_arenas_each(jobs: list[tuple[Path, list[int]]],
     for path, sizes in jobs:
         argv += ["--", str(path), *(str(s + extra) for s in sizes)]
     result = run_child([sys.executable, "-m", "packager.runtimes.tflm_arena_probe", *argv[1:]], timeout)
-    if result.outcome == MISSING:
-        return Unavailable(MISSING, result.reason, "tflite-micro", "")
+    if result.outcome in (MISSING, TIMED_OUT):
+        return Unavailable(result.outcome, result.reason, "tflite-micro", "")
     tries: list[list[ArenaTry]] = [[] for _ in jobs]
     for d in _json_lines(result):
         tries[d.get("model", 0)].append(
@@ -141,7 +143,8 @@ def smallest_arena(path: Path, model: Model, hint: int | None = None,
     children = 0
 
     def attempt(sizes: list[int]) -> list[ArenaTry]:
-        """One child process trying the sizes; a missing runtime ends the whole search."""
+        """One child process trying the sizes; a missing runtime, or a try that did not finish
+        in time, ends the whole search."""
         nonlocal children
         tries = try_arenas(path, sizes, timeout)
         children += 1
@@ -236,6 +239,8 @@ def measure_with_smallest_arena(path: Path, model: Model, hint: int | None = Non
     bisection finds no arena) is it set up once more, at a generous size, for the head and
     the runtime's reason."""
     smallest = smallest_arena(path, model, hint=hint, timeout=timeout)
+    if isinstance(smallest, Unavailable) and smallest.outcome == TIMED_OUT:
+        return smallest, smallest  # one more run would not finish either
     if not isinstance(smallest, SmallestArena):
         return measure_tflm(path, model, timeout=timeout), smallest
     tail = smallest.tail + RECORDING_ALLOCATOR_EXTRA

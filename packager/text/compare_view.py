@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import asdict, replace
+from pathlib import Path
 
 from packager.compare.comparison import ModelComparison, RuntimeComparison
 
@@ -81,6 +82,19 @@ def comparison_rows(c: ModelComparison) -> list[dict]:
                                   for t in c.tflite_also]
 
 
+def error_rows(path, message: str) -> list[dict]:
+    """The row of a file that could not be compared (bad input): its name and why, nothing else."""
+    row = dict.fromkeys(ROW_FIELDS)
+    row.update(model=Path(path).stem, tflite_runtime="", tflm_runtime="", tflite_status="error",
+               tflm_status="error", reasons=message)
+    return [row]
+
+
+def error_json(path, message: str) -> dict:
+    """--json's entry for such a file."""
+    return {"name": Path(path).stem, "path": str(path), "error": message}
+
+
 def comparison_json(c: ModelComparison) -> dict:
     data = asdict(c)
     pairs = [(data["tflite"], c.tflite), (data["tflm"], c.tflm)]
@@ -117,8 +131,8 @@ def _bytes(v) -> str:
 
 def _measured(row: dict, key: str, status_key: str) -> str:
     if row[key] is None:
-        return {"missing": "not installed", "refused": "does not run",
-                "failed": "crashed"}.get(row[status_key], "-")
+        return {"missing": "not installed", "refused": "does not run", "failed": "crashed",
+                "timed out": "did not finish", "error": "bad file"}.get(row[status_key], "-")
     mark = "≥ " if row.get(f"{key}_partial") else ""
     return mark + _bytes(row[key])
 

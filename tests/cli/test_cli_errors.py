@@ -84,3 +84,32 @@ def test_unknown_semantics_and_strategy():
     for args in (["inspect", model, "--semantics", "gpu"], ["plan", model, "--strategy", "magic"]):
         r = run_cli(*args)
         assert r.returncode == 2 and "error: unknown" in r.stderr
+
+
+@pytest.mark.parametrize("args", [["plan", "--bogus"], ["inspect"], ["package", "fixtures/models/chain.tflite"],
+                                  ["bogus"], ["plan", "fixtures/models/chain.tflite", "-s"]])
+def test_usage_errors_are_one_error_line(args):
+    """Click's four-line usage block is not what the README promises: one `error:` line, exit 2."""
+    r = run_cli(*args)
+    assert r.returncode == 2 and r.stdout == "", (args, r.stdout)
+    assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("error: "), (args, r.stderr)
+    assert "--help" in r.stderr and "Usage:" not in r.stderr
+
+
+def test_names_taken_from_the_file_are_escaped_and_cut_short(tmp_path):
+    """A tensor name is whatever bytes the file holds: quoted in an error, it is escaped (no
+    terminal control codes, no line breaks) and cut short."""
+    from fixtures.builder import ModelBuilder
+    m = ModelBuilder()
+    g = m.subgraph("main")
+    name = "\x1b[2J\x1b[31m" + "A" * 400 + "\nerror: forged second line"
+    x, y = g.tensor("x", [1, 4]), g.tensor(name, [1, 4], buffer=999)
+    g.op("RELU", [x], [y])
+    g.inputs([x])
+    g.outputs([y])
+    path = tmp_path / "named.tflite"
+    path.write_bytes(m.build())
+    r = run_cli("inspect", str(path))
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "\x1b" not in r.stderr and "\\x1b" in r.stderr
+    assert len(r.stderr) < 200 and "points to buffer 999" in r.stderr, r.stderr

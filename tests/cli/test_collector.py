@@ -14,11 +14,11 @@ from tests.package.support import model_file
 
 def test_the_command_line_sets_the_collector_before_any_command_runs(monkeypatch):
     seen = []
-    monkeypatch.setattr(cli, "app", lambda: seen.append(gc.get_threshold()))
+    monkeypatch.setattr(cli, "app", lambda **how: seen.append(gc.get_threshold()))
     monkeypatch.setattr(cli.atexit, "register", lambda f: seen.append(f))
     saved = gc.get_threshold()
     try:
-        cli.main()
+        assert cli.run([]) == 0  # (main() is sys.exit(run(argv)))
     finally:
         gc.set_threshold(*saved)
     assert seen == [gc.freeze, cli.COLLECTOR_THRESHOLDS]
