@@ -8,24 +8,22 @@ a new child, so one bad model costs only its own row.
 from __future__ import annotations
 
 import json
-import os
 import queue
 import subprocess
 import sys
 import threading
 
-from packager.runtimes.child import FAILED, MEASURED, MISSING, REFUSED, ProbeResult, _REPO_ROOT
+from packager.runtimes.child import FAILED, MEASURED, MISSING, REFUSED, ProbeResult, child_env, stop_group
 from packager.runtimes.probe import EXIT_MISSING
 
 PER_MODEL_LIMIT = 60.0  # seconds one model may take (load, allocate, one Invoke in a fork)
 
 
 def _start(package: str, python: str | None) -> subprocess.Popen:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH")) if p)
+    # Its own process group: stopping it stops the forked copy that runs each Invoke too.
     return subprocess.Popen([python or sys.executable, "-m", "packager.runtimes.probe_many",
                              "tflite", package], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env, text=True)
+                            stderr=subprocess.DEVNULL, env=child_env(), text=True, start_new_session=True)
 
 
 def _lines(child: subprocess.Popen) -> queue.Queue:
@@ -50,8 +48,7 @@ def _read_line(lines: queue.Queue, limit: float) -> str | None:
 
 
 def _stop(child: subprocess.Popen) -> int:
-    if child.poll() is None:
-        child.kill()
+    stop_group(child)
     return child.wait()
 
 

@@ -71,15 +71,38 @@ def run_probe(args: tuple[str, ...], timeout: float = DEFAULT_TIMEOUT,
     return run_child([python or sys.executable, "-m", "packager.runtimes.probe", *args], timeout)
 
 
-def run_child(command: list[str], timeout: float = DEFAULT_TIMEOUT) -> ProbeResult:
+def child_env() -> dict:
     env = dict(os.environ)
     # The child must import this package even when it runs from a checkout, not an install.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def stop_group(child: subprocess.Popen) -> None:
+    """Stop a child started with start_new_session=True and everything it started: the probe runs
+    one Invoke in a forked copy of itself, which would outlive a child stopped alone."""
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env,
-                              stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:  # (subprocess.run has killed the child)
-        return ProbeResult(TIMED_OUT, {}, f"did not finish in {timeout:g} s (stopped)")
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_child(command: list[str], timeout: float = DEFAULT_TIMEOUT) -> ProbeResult:
+    # Its own process group, so that a time limit or an interrupt stops its forks with it.
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=child_env(), stdin=subprocess.DEVNULL, start_new_session=True) as child:
+        try:
+            stdout, stderr = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop_group(child)
+            child.communicate()
+            return ProbeResult(TIMED_OUT, {}, f"did not finish in {timeout:g} s (stopped)")
+        except BaseException:  # an interrupt of ours: the child's group must not outlive us
+            stop_group(child)
+            raise
+        finally:
+            stop_group(child)  # a fork the child left behind (it waits for its own, but a crash may not)
+    done = subprocess.CompletedProcess(command, child.returncode, stdout, stderr)
     data = _last_json(done.stdout)
     if done.returncode == 0 and data is not None:
         return ProbeResult(MEASURED, data, stdout=done.stdout)

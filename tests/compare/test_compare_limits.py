@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +36,22 @@ def test_a_model_that_never_ends_is_stopped_at_each_runtimes_first_try(tmp_path)
     row = next(line for line in r.stdout.splitlines() if "endless" in line and "│" in line)
     assert row.count("did not finish") == 3, row  # TFLite's arena, TFLM's head, TFLM's arena
     assert "tflite: did not finish in 3 s" in r.stdout and "tflm: did not finish in 3 s" in r.stdout
+    # nothing left running: the copy of the probe that runs the Invoke is stopped with the probe
+    assert _running_with(str(path)) == [], "a runtime child outlived compare"
+
+
+def _running_with(argument: str) -> list[int]:
+    """The processes whose command line holds `argument` (Linux: /proc)."""
+    if not Path("/proc/self/cmdline").exists():
+        pytest.skip("no /proc to look for leftover processes")
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and argument.encode() in (entry / "cmdline").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:  # ended while we looked
+            continue
+    return found
 
 
 def test_the_time_limit_is_an_option_with_a_default_in_the_help():
