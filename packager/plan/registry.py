@@ -90,23 +90,33 @@ def _objects(name: str, fn: Callable, summary: str, max_records: int | None = No
     return Strategy(name, "objects", lambda p: fn(p.records), summary, max_records)
 
 
-def no_larger_than_delegate(ours: Callable, delegate: str) -> Callable[[Problem], ObjectPlan]:
+def no_larger_than_delegate(ours: Callable[[Problem], ObjectPlan],
+                            delegate: str) -> Callable[[Problem], ObjectPlan]:
     """Our heuristic, held never larger than its counterpart in the TFLite GPU delegate: up to
     gpu_delegate.COMPARE_UP_TO records both run (the delegate's with records in its order) and
     the smaller plan is kept under our name (ties: ours)."""
     def run(p: Problem) -> ObjectPlan:
-        plan = ours(p.records)
+        plan = ours(p)
         if len(p.records) <= gpu_delegate.COMPARE_UP_TO:
-            theirs = gpu_delegate.in_first_task_order(gpu_delegate.OBJECTS[delegate], p.records)
+            theirs = _delegate_plan(p, delegate)
             if theirs.total < plan.total:
                 return replace(theirs, strategy=plan.strategy)
         return plan
     return run
 
 
+def _delegate_plan(p: Problem, delegate: str) -> ObjectPlan:
+    """The delegate's plan, records by first task, made once per problem: greedy_by_size and
+    greedy_by_size_improved are both held to its GREEDY_BY_SIZE."""
+    memo = p.__dict__.setdefault("_delegate_plans", {})  # beside the immutable problem
+    if delegate not in memo:
+        memo[delegate] = gpu_delegate.in_first_task_order(gpu_delegate.OBJECTS[delegate], p.records)
+    return memo[delegate]
+
+
 def _greedy_by_size_objects(p: Problem) -> ObjectPlan:
-    """The shared-object greedy by size, made once per problem: objects_end_to_end lays its
-    objects end to end, and the shared-object strategies list it too (a plan is immutable)."""
+    """Our shared-object greedy by size alone, made once per problem: objects_end_to_end lays its
+    objects end to end, and the strategy greedy_by_size starts from it (a plan is immutable)."""
     memo = p.__dict__  # beside the immutable problem, as its cached lower bounds are
     if "_greedy_by_size_objects" not in memo:
         memo["_greedy_by_size_objects"] = obj_greedy_by_size.plan(p.records)
@@ -135,14 +145,16 @@ OFFSET_STRATEGIES: tuple[Strategy, ...] = (
 OBJECT_STRATEGIES: tuple[Strategy, ...] = (
     _objects("naive", obj_naive.plan, "one object per tensor"),
     _objects("equality", equality.plan, "reuse objects of equal size"),
-    Strategy("greedy_in_order", "objects", no_larger_than_delegate(obj_greedy_in_order.plan, "GREEDY_IN_ORDER"),
+    Strategy("greedy_in_order", "objects",
+             no_larger_than_delegate(lambda p: obj_greedy_in_order.plan(p.records), "GREEDY_IN_ORDER"),
              "by first use, closest fit"),
     replace(_objects("min_cost_flow", min_cost_flow.plan, "min-cost flow (Lee et al.)"),
             ship_max_records=min_cost_flow.LOOP_RECORDS),
     _objects("greedy_by_breadth", obj_greedy_by_breadth.plan, "widest operator first"),
-    Strategy("greedy_by_size", "objects", lambda p: _greedy_by_size_objects(p), "largest first, best object"),
+    Strategy("greedy_by_size", "objects", no_larger_than_delegate(_greedy_by_size_objects, "GREEDY_BY_SIZE"),
+             "largest first, best object"),
     Strategy("greedy_by_size_improved", "objects",
-             no_larger_than_delegate(greedy_by_size_improved.plan, "GREEDY_BY_SIZE"),
+             no_larger_than_delegate(lambda p: greedy_by_size_improved.plan(p.records), "GREEDY_BY_SIZE"),
              "positional-maximum stages, nearest use"),
     Strategy("integer_program", "objects", lambda p: integer_program.plan(p.records),
              "exact integer program (HiGHS)", exact=True,
