@@ -264,13 +264,9 @@ def _file_subgraphs(path: str) -> int:
     return struct.unpack_from("<I", data, vector)[0]
 
 
-def probe_tflite(path: str, wanted: str | None = None,
-                 locate: tuple[tuple[int, int], ...] = ()) -> None:
-    """`locate`: (subgraph, tensor) of the 0-d tensors to find by writing into them; the caller
-    names them (never a constant: those live in the read-only model file)."""
-    interpreter, package, version = _tflite_module(wanted)
-    if interpreter is None:
-        emit({"missing": wanted or "ai-edge-litert (or tflite-runtime)"}, EXIT_MISSING)
+def allocated(interpreter, path: str):
+    """(the interpreter's wrapper after allocate_tensors(), "") or (None, why the runtime refused
+    the model): the wrapper, because the tensor views need its per-subgraph accessors."""
     with captured_output() as output:
         try:
             it = interpreter.Interpreter(
@@ -280,10 +276,20 @@ def probe_tflite(path: str, wanted: str | None = None,
             error = None
         except Exception as e:  # the runtime refusing the model, in whatever words
             error = e
-    if error is not None:
-        emit({"runtime": package, "version": version, "reason": reason_of(error, output)},
-             EXIT_REFUSED)
-    wrapper = it._interpreter  # the tensor views need the wrapper's per-subgraph accessors
+    # (what the runtime printed is in `output` only once the capture has ended)
+    return (None, reason_of(error, output)) if error is not None else (it._interpreter, "")
+
+
+def probe_tflite(path: str, wanted: str | None = None,
+                 locate: tuple[tuple[int, int], ...] = ()) -> None:
+    """`locate`: (subgraph, tensor) of the 0-d tensors to find by writing into them; the caller
+    names them (never a constant: those live in the read-only model file)."""
+    interpreter, package, version = _tflite_module(wanted)
+    if interpreter is None:
+        emit({"missing": wanted or "ai-edge-litert (or tflite-runtime)"}, EXIT_MISSING)
+    wrapper, refused = allocated(interpreter, path)
+    if refused:
+        emit({"runtime": package, "version": version, "reason": refused}, EXIT_REFUSED)
     count = wrapper.NumSubgraphs() if hasattr(wrapper, "NumSubgraphs") else _file_subgraphs(path)
     subgraphs = [[_tensor_row(wrapper, i, s) for i in range(wrapper.NumTensors(s))]
                  for s in range(count)]

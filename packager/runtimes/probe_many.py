@@ -17,7 +17,7 @@ import json
 import sys
 
 from packager.runtimes.probe import (EXIT_MISSING, _file_subgraphs, _locate_copies, _tensor_row,
-                                     _tflite_module, after_invoke, captured_output, emit,
+                                     _tflite_module, after_invoke, allocated, captured_output, emit,
                                      reason_of)
 
 
@@ -26,18 +26,9 @@ def measure_one(interpreter, path: str, locate: set[tuple[int, int]],
     """What probe.py's probe_tflite prints for one model, as a dict; and, last, for each
     subgraph in `signatures` (other signatures' entry points), its tensors once allocated as
     its signature runner allocates it before running (AllocateTensors of that subgraph)."""
-    with captured_output() as output:
-        try:
-            it = interpreter.Interpreter(
-                model_path=path,
-                experimental_op_resolver_type=interpreter.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-            it.allocate_tensors()
-            error = None
-        except Exception as e:  # the runtime refusing the model, in whatever words
-            error = e
-    if error is not None:
-        return {"outcome": "refused", "reason": reason_of(error, output)}
-    wrapper = it._interpreter
+    wrapper, refused = allocated(interpreter, path)
+    if refused:
+        return {"outcome": "refused", "reason": refused}
     count = wrapper.NumSubgraphs() if hasattr(wrapper, "NumSubgraphs") else _file_subgraphs(path)
     subgraphs = [[_tensor_row(wrapper, i, s) for i in range(wrapper.NumTensors(s))]
                  for s in range(count)]
