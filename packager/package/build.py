@@ -289,10 +289,6 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
                              f"{needed - budget:,} B over the budget of {budget:,} B ({why})")
     notes: list[str] = []
     target_note, target_shown = None, None
-    if verify and plan.runtime_arena is not None:  # the target's own TFLite Micro, when built
-        plan, target_note, target_shown = verify_on_target(
-            plan, model, lambda m=model, p=plan: m.raw if keep else with_offline_plan(m.raw, offline_offsets(p),
-                                                                                       len(m.subgraphs)))
     with staged_folder(out_dir) as folder:
         whats: dict[str, str] = {}
         runnable = runtime_model(plan, model, prefix, keep_offline_plan=keep)
@@ -301,6 +297,9 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
             whats[runnable[0]] = runnable[2]
         del runnable
         verification = None
+        if verify and plan.runtime_arena is not None:  # the target's own TFLite Micro, when built
+            plan, target_note, target_shown = verify_on_target(plan, model,
+                                                               lambda: folder.read(f"{prefix}.tflite"))
         if plan.runtime_arena is not None:
             original = model.raw if stored.note else model_path  # the model TFLite Micro runs
             # verified as written: the offline-planned model read back from the temporary folder
