@@ -37,6 +37,24 @@ def _raise_interrupt(signum, frame):
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
+def _unraisable(hook_args) -> None:
+    """Python ignores an exception raised in a weakref or __del__ callback, printing a traceback
+    and going on: our interrupt landing there would be lost. Not printed, it is delivered again,
+    to land in the run's own code (except while Python shuts down, when the run is over anyway)."""
+    if isinstance(hook_args.exc_value, KeyboardInterrupt) and _received:
+        if not sys.is_finalizing():  # sent from another thread: handled after this callback returns
+            import os
+            import threading
+            again = threading.Timer(0.01, os.kill, (os.getpid(), _received[0]))
+            again.daemon = True
+            again.start()
+        return
+    _python_unraisable_hook(hook_args)
+
+
+_python_unraisable_hook = sys.unraisablehook
+
+
 def arm() -> None:
     """From here on a stop signal raises KeyboardInterrupt at once; one recorded before raises
     now. (The entry point installs the handlers while it is imported, where an exception could
@@ -66,6 +84,7 @@ def install(include_sigint: bool = True, armed: bool = True) -> None:
     until arm()). Only handlers still at their default are replaced (a caller's own stay); only
     the main thread may set handlers."""
     _armed[0] = armed
+    sys.unraisablehook = _unraisable
     try:
         for s in STOP_SIGNALS:
             if s == signal.SIGINT and not include_sigint:

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -48,3 +49,31 @@ def test_a_stop_signal_during_start_up_says_so_in_one_line(tmp_path, moment, sig
     assert "Traceback" not in said, said
     assert (code, said) == (128 + sig, "interrupted\n"), (code, said)
     assert not (tmp_path / "out").exists()  # nothing written, not even an empty folder
+
+
+def test_a_signal_landing_in_a_callback_python_ignores_still_stops_the_run():
+    """A signal whose KeyboardInterrupt is raised inside a __del__ (where Python ignores exceptions,
+    printing a traceback) is delivered again and stops the run's own code: no traceback, 143."""
+    script = textwrap.dedent("""
+        import os, signal, sys
+        from packager import stop_signals
+        stop_signals.install()
+
+        class Stopper:
+            def __del__(self):
+                os.kill(os.getpid(), signal.SIGTERM)
+                for _ in range(100000):  # the handler runs here, inside the callback
+                    pass
+
+        try:
+            Stopper()
+            for _ in range(10**8):
+                pass
+            print("not stopped")
+            sys.exit(0)
+        except KeyboardInterrupt:
+            sys.exit(stop_signals.exit_code())
+    """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert (r.returncode, r.stdout, r.stderr) == (143, "", "interrupted\n")
