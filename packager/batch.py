@@ -9,8 +9,6 @@ instead of stopping the others.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import multiprocessing
 import os
@@ -19,6 +17,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from packager import api
+from packager.emit.csv_rows import csv_rows_text
 from packager.errors import PackagerError
 
 # The row's columns, in the CSV's order.
@@ -85,12 +84,7 @@ def jsonl_text(table: Iterable[dict]) -> str:
 
 
 def csv_text(table: Iterable[dict]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for r in table:
-        writer.writerow({k: "" if v is None else v for k, v in r.items()})
-    return buffer.getvalue()
+    return csv_rows_text(table, FIELDS)
 
 
 def rows_text(table: list[dict], output: Path) -> str:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import asdict, replace
 from pathlib import Path
 
 from packager.compare.comparison import ModelComparison, RuntimeComparison
+from packager.emit.csv_rows import csv_rows_text
 
 ROW_FIELDS = (
     "model",
@@ -117,12 +116,7 @@ def comparison_json(c: ModelComparison) -> dict:
 
 
 def csv_text(rows: list[dict]) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=ROW_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
-    return out.getvalue()
+    return csv_rows_text(rows, ROW_FIELDS)
 
 
 def _bytes(v) -> str:
