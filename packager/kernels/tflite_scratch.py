@@ -68,6 +68,8 @@ _NO_TEMPORARIES = frozenset({
     "ASSIGN_VARIABLE", "WHERE", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5", "ABS",
     "NEG", "EXP", "SQRT", "RSQRT", "SQUARE", "SQUARED_DIFFERENCE", "SELECT_V2", "FLOOR",
     "SHAPE", "FLOOR_DIV",  # measured on fixtures/runtime_cases.py
+    "UNIQUE",  # its indices are an arena tensor, its values dynamic (lifetimes.py)
+    "RANK",  # its 0-d output is persistent read-only, filled at Prepare (semantics.py)
     "DENSIFY", "DEPTH_TO_SPACE",  # measured on MediaPipe's pose and sparse face detectors
     # Measured on the coverage matrix (fixtures/op_matrix.py), in every mode the kernel accepts,
     # ai-edge-litert 2.3 and tflite-runtime 2.14:
@@ -479,8 +481,6 @@ _SHARED_RULES = {
     "LSTM": _lstm,
     "BIDIRECTIONAL_SEQUENCE_LSTM": lambda o: missing(
         "its scratch buffers (float and hybrid) are not modelled"),
-    "RANK": lambda o: missing("its 0-d output, filled at Prepare, is not placed as modelled"),
-    "UNIQUE": lambda o: missing("where its index output is placed beside the dynamic values"),
     "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm, "SVDF": _svdf,
 }
 
