@@ -363,6 +363,50 @@ def _lstm(o: _Op) -> OpScratch:
     return missing(f"{x.type} x {w_out.type} LSTM")
 
 
+def _bidirectional_lstm(o: _Op) -> OpScratch:
+    """bidirectional_sequence_lstm.cc: Init reserves nineteen indices. Float and hybrid use two
+    float scratch buffers: the forward one [batch, cells x 5 + 16] (x 4 + 16 without an input
+    gate), the backward one [batch, cells x 5] (x 4), without the 16. The hybrid kernel adds,
+    in slot order: the quantized input (the whole input), each direction's quantized output and
+    cell states (bw after fw, output states first), four float scaling factors per batch
+    (input, auxiliary input, output state, product), the recovered cell weights (float, one per
+    forward cell), an int32 accumulator of cells x batch, three float zero points per batch
+    (input, auxiliary input, output state), and each direction's row sums (int32, 8 rows of
+    cells, 6 without an input gate; persistent)."""
+    x, fw_out, bw_out = o.input(0), o.input(4), o.input(21)
+    if x is None or fw_out is None or bw_out is None or len(x.shape) != 3:
+        return missing("a BIDIRECTIONAL_SEQUENCE_LSTM input of another rank")
+    if any(o.input(k) is not None for k in (16, 33, *range(39, 48))):
+        return missing("projection weights or an auxiliary input")
+    n_batch = x.shape[1] if o.option("time_major", 0) else x.shape[0]
+    fw_cell, bw_cell = fw_out.shape[0], bw_out.shape[0]
+    fw_gates = 4 if o.input(1) is None else 5
+    bw_gates = 4 if o.input(18) is None else 5
+    sizes = [("fw_scratch_buffer", 4 * n_batch * (fw_cell * fw_gates + 16), ARENA),
+             ("bw_scratch_buffer", 4 * n_batch * bw_cell * bw_gates, ARENA)]
+    if x.type == "FLOAT32" and fw_out.type == "FLOAT32":
+        return OpScratch(19, tuple(Temporary(k, n, kind, what)
+                                   for k, (what, n, kind) in enumerate(sizes)))
+    if x.type != "FLOAT32" or fw_out.type not in ("INT8", "UINT8"):
+        return missing(f"{x.type} x {fw_out.type} BIDIRECTIONAL_SEQUENCE_LSTM")
+    sizes += [("input_quantized", math.prod(x.shape), ARENA),
+              ("fw_output_state_quantized", n_batch * fw_cell, ARENA),
+              ("bw_output_state_quantized", n_batch * bw_cell, ARENA),
+              ("fw_cell_state_quantized", n_batch * fw_cell, ARENA),
+              ("bw_cell_state_quantized", n_batch * bw_cell, ARENA)]
+    sizes += [(what, 4 * n_batch, ARENA) for what in (
+        "input_scaling_factors", "aux_input_scaling_factors", "output_state_scaling_factors",
+        "product_scaling_factors")]
+    sizes += [("recovered_cell_weights", 4 * fw_cell, ARENA),
+              ("accum_scratch", 4 * max(fw_cell, bw_cell) * n_batch, ARENA)]
+    sizes += [(what, 4 * n_batch, ARENA) for what in (
+        "input_zero_points", "aux_input_zero_points", "output_state_zero_points")]
+    sizes += [("fw_row_sums", 4 * (2 * fw_gates - 2) * fw_cell, PERSISTENT),
+              ("bw_row_sums", 4 * (2 * bw_gates - 2) * bw_cell, PERSISTENT)]
+    return OpScratch(19, tuple(Temporary(k, n, kind, what)
+                               for k, (what, n, kind) in enumerate(sizes)))
+
+
 # -- SVDF ------------------------------------------------------------------------------------------
 
 def _svdf(o: _Op) -> OpScratch:
@@ -479,8 +523,7 @@ _SHARED_RULES = {
     if o.input(2).type == "FLOAT32" and o.input(1).type in ("INT8", "UINT8") else missing(
         "where its col2im, transposed-weights and scratch buffers lie (outside the arena)"),
     "LSTM": _lstm,
-    "BIDIRECTIONAL_SEQUENCE_LSTM": lambda o: missing(
-        "its scratch buffers (float and hybrid) are not modelled"),
+    "BIDIRECTIONAL_SEQUENCE_LSTM": _bidirectional_lstm,
     "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm, "SVDF": _svdf,
 }
 
