@@ -214,6 +214,35 @@ def _conv_3d(o: _Op, transposed_filter: bool) -> OpScratch:
                                        for k, (what, n) in enumerate(temps)))
 
 
+def _transpose_conv(o: _Op) -> OpScratch:
+    """transpose_conv.cc (the generic optimized kernel, registered by default): col2im
+    ([input height x width, output channels x filter height x width], float for a float input,
+    else int32) and the weights transposed to HWOI are kTfLiteDynamic: heap buffers, sized in
+    Prepare, outside the arena; so is the integer kernels' accumulator (one per output element,
+    int64 for int16 input, else int32). The hybrid kernel (float input, int8 weights) adds the
+    quantized input, and a float scaling factor and an int32 offset per input row (elements /
+    input channels), in the arena. Each index is added only where used."""
+    shape, w, x = o.input(0), o.input(1), o.input(2)
+    if x is None or w is None or len(x.shape) != 4 or len(w.shape) != 4:
+        return missing("a TRANSPOSE_CONV of another rank")
+    col2im_type = "FLOAT32" if x.type == "FLOAT32" else "INT32"
+    temps = [("col2im", _bytes(col2im_type, x.shape[1] * x.shape[2] * math.prod(w.shape[:3])),
+              DYNAMIC),
+             ("transposed_weights", _bytes(w.type, math.prod(w.shape)), DYNAMIC)]
+    if x.type in ("UINT8", "INT8", "INT16"):
+        acc = "INT64" if x.type == "INT16" else "INT32"
+        temps.append(("scratch", _bytes(acc, math.prod(o.output().shape)), DYNAMIC))
+    elif x.type == "FLOAT32" and w.type == "INT8":
+        rows = math.prod(x.shape) // w.shape[3]
+        temps += [("input_quantized", math.prod(x.shape), ARENA),
+                  ("scaling_factors", 4 * rows, ARENA),
+                  ("input_offsets", 4 * rows, ARENA)]
+    elif not (x.type == "FLOAT32" and w.type == "FLOAT32"):
+        return missing(f"{x.type} x {w.type} TRANSPOSE_CONV")
+    return OpScratch(len(temps), tuple(Temporary(k, n, kind, what)
+                                       for k, (what, n, kind) in enumerate(temps)))
+
+
 # -- reductions ------------------------------------------------------------------------------------
 
 _ACCUMULATOR = {"FLOAT32": "FLOAT32", "INT32": "INT64", "INT64": "INT64", "UINT8": "INT32",
@@ -515,13 +544,7 @@ _SHARED_RULES = {
     "FULLY_CONNECTED": _fully_connected, "ADD_N": _add_n,
     "RNN": _rnn, "UNIDIRECTIONAL_SEQUENCE_RNN": _rnn,
     "BIDIRECTIONAL_SEQUENCE_RNN": lambda o: _rnn(o, directions=2),
-    # Measured: col2im, the transposed weights and the integer kernels' scratch get buffers
-    # outside the working arena, but where they land beside it varies from run to run, so the
-    # measurement cannot always tell them apart from the arena's own.
-    "TRANSPOSE_CONV": lambda o: missing(
-        "the hybrid kernel's temporaries (quantized input, scaling factors, accumulators)")
-    if o.input(2).type == "FLOAT32" and o.input(1).type in ("INT8", "UINT8") else missing(
-        "where its col2im, transposed-weights and scratch buffers lie (outside the arena)"),
+    "TRANSPOSE_CONV": _transpose_conv,
     "LSTM": _lstm,
     "BIDIRECTIONAL_SEQUENCE_LSTM": _bidirectional_lstm,
     "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm, "SVDF": _svdf,
