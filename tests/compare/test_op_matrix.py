@@ -28,6 +28,7 @@ from packager.dynamic.prepared_shapes import with_prepared_shapes
 from packager.reader import read_model
 from packager.runtimes.tflite_versions import CHOICES, LITERT, choice
 from packager.semantics import TFLITE
+from packager.text.compare_view import signature_runners_text
 from tests.conftest import REPO
 
 TFLM = "tflite-micro"
@@ -117,13 +118,13 @@ def test_the_issue_rules_hold(measured_tflite):
 
 @pytest.mark.skipif(LITERT not in INSTALLED, reason="ai-edge-litert is not installed")
 def test_a_named_row_claims_no_saving(matrix_folder):
-    path = matrix_folder / "models" / "TRANSPOSE_CONV__float32.tflite"
+    path = matrix_folder / "models" / "WHILE__float32_two_loops_the_first_body_dynamic.tflite"
     model = read_model(path)
     result = compare_tflite(path, model, planned(with_prepared_shapes(model), TFLITE.name),
                             runtime=LITERT)
     assert result.measured is not None and not result.exact
     assert result.saving is None and result.saving_pct is None
-    assert "TRANSPOSE_CONV" in result.saving_withheld_because
+    assert "WHILE" in result.saving_withheld_because
 
 
 def test_the_docs_quote_the_measured_counts(matrix_folder):
@@ -137,3 +138,19 @@ def test_the_docs_quote_the_measured_counts(matrix_folder):
     page = (REPO / "docs" / "op-matrix.md").read_text(encoding="utf-8")
     for line in counts(rows, registered):
         assert line in page, f"docs/op-matrix.md is stale (python -m benchmarks.tflite_matrix --write docs/op-matrix.md): {line}"
+
+
+@pytest.mark.parametrize("runtime", [name for name in INSTALLED if name != TFLM])
+def test_compare_reports_each_signature_runner(matrix_folder, runtime):
+    """`compare` itself measures every other signature's arena as get_signature_runner allocates
+    it, beside the prediction, with a verdict per signature."""
+    path = matrix_folder / "models" / "signatures__float32_3_signatures.tflite"
+    model = read_model(path)
+    result = compare_tflite(path, model, planned(with_prepared_shapes(model), TFLITE.name),
+                            runtime=runtime)
+    runners = result.signature_runners
+    assert [(a.subgraph, a.signatures) for a in runners] == [(1, ("sig1",)), (2, ("sig2",))]
+    assert all(a.exact and a.measured == a.predicted > 0 for a in runners)
+    assert runners[-1].predicted > result.predicted  # not subgraph 0's figure again
+    text = signature_runners_text(result)
+    assert text.startswith("sig1 (subgraph 1): 768 B measured, 768 B predicted, exact")
