@@ -499,13 +499,16 @@ def has_dynamic_tensors(model: Model, subgraph: int) -> bool:
 
 
 def _while_litert(o: _Op) -> OpScratch:
-    """WHILE adds nothing. With a body holding a dynamic tensor, ai-edge-litert places the
-    body's small shape tensors otherwise than its planner order says (measured on the coverage
-    matrix; tflite-runtime 2.14 follows it): named, not modelled."""
+    """WHILE adds nothing. In a body holding a dynamic tensor, ai-edge-litert gives that tensor
+    (a RESHAPE's output, its shape computed in the body) a place of its own in the body's arena
+    at allocate_tensors(), and the tensors around it move; tflite-runtime 2.14 leaves it
+    unallocated, as modelled (measured on the coverage matrix). Which kernel or planner step
+    does so is not known: named, not modelled."""
     body = o.op.subgraphs[1] if len(o.op.subgraphs) >= 2 else None
     if o.model is not None and body is not None:
         if has_dynamic_tensors(o.model, body):
-            return missing("the placement inside a body that holds a dynamic tensor")
+            return missing("a body's dynamic tensor gets a place in the body's arena at "
+                           "allocate_tensors() (2.14 leaves it unallocated); not modelled")
     return NONE
 
 
