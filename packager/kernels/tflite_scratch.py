@@ -83,6 +83,8 @@ _NO_TEMPORARIES = frozenset({
     "STABLEHLO_ADD", "STABLEHLO_AND", "STABLEHLO_MAXIMUM", "STABLEHLO_MINIMUM",
     "STABLEHLO_MULTIPLY", "TILE", "TOPK_V2", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_MIN",
     "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_SUM", "ZEROS_LIKE",
+    # Custom ops the wheels register (their Prepare only sizes the output; measured likewise).
+    "AudioSpectrogram", "Mfcc",
 })
 
 
@@ -518,6 +520,17 @@ def _add_n(o: _Op) -> OpScratch:
     return OpScratch(1, (Temporary(0, o.output().nbytes or 0, ARENA, "scratch"),))
 
 
+def _detection_postprocess(o: _Op) -> OpScratch:
+    """detection_postprocess.cc (a custom op the wheels register): Init adds two indices;
+    Prepare uses both, in the arena: the decoded boxes ([boxes, 4] float) and the scores
+    ([boxes, classes with background] float)."""
+    boxes, scores = o.input(0), o.input(1)
+    if boxes is None or scores is None or len(boxes.shape) != 3 or len(scores.shape) != 3:
+        return missing("TFLite_Detection_PostProcess inputs of another rank")
+    return OpScratch(2, (Temporary(0, 4 * boxes.shape[1] * 4, ARENA, "decoded_boxes"),
+                         Temporary(1, 4 * scores.shape[1] * scores.shape[2], ARENA, "scores")))
+
+
 Rule = Callable[[_Op], OpScratch]
 
 
@@ -551,6 +564,7 @@ _SHARED_RULES = {
     "LSTM": _lstm,
     "BIDIRECTIONAL_SEQUENCE_LSTM": _bidirectional_lstm,
     "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm, "SVDF": _svdf,
+    "TFLite_Detection_PostProcess": _detection_postprocess,
 }
 
 LITERT = ScratchRules(
