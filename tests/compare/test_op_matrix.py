@@ -118,6 +118,19 @@ def test_the_issue_rules_hold(measured_tflite):
     assert runners["signatures__float32_3_signatures"] == "exact"  # as get_signature_runner allocates
 
 
+@pytest.mark.skipif(TFLM not in INSTALLED, reason="tflite-micro is not installed")
+def test_tflm_kernels_whose_prepare_buffers_overlap_their_temporaries(matrix_folder):
+    """The kernels that take persistent buffers in Prepare and then read only their
+    temporaries' TfLiteTensors and quantization pointers: the smallest whole arena is
+    predicted (it runs there, and fails 16 bytes below); int8 SOFTMAX runs (beta 1)."""
+    rows, _ = _measured(str(matrix_folder), TFLM)
+    verdict = {r.model: r.verdict for r in rows}
+    for name in ("FULLY_CONNECTED__int8", "FULLY_CONNECTED__int16x8_keep_num_dims",
+                 "BATCH_MATMUL__int8_constant_rhs", "GATHER__int8", "LOG_SOFTMAX__int8",
+                 "DEPTH_TO_SPACE__int8", "SPACE_TO_DEPTH__int8", "SOFTMAX__int8"):
+        assert verdict[name] == EXACT, name
+
+
 @pytest.mark.skipif(LITERT not in INSTALLED, reason="ai-edge-litert is not installed")
 def test_a_named_row_claims_no_saving(matrix_folder):
     path = matrix_folder / "models" / "WHILE__float32_two_loops_the_first_body_dynamic.tflite"
