@@ -6,7 +6,8 @@
 # `host` target models (the tflite-micro wheel's), in the folder .ci/build_tflm_x86_64.sh prepares and caches
 # (build/x86_64-comp beside its build/x86_64; ~11 CPU-minutes once per machine). The program is cached in
 # ${TFLPACK_CACHE:-$HOME/.cache/tflpack}/tflm-regions-<key>/tflm_regions, <key> the sha256 (first 16 hex) of that
-# folder's name (itself keyed by the sources and recipe), this script and the harness.
+# folder's name (itself keyed by the sources and recipe), this script and the harness, with the compile flags
+# (cxxflags.txt) and the library (libtflm.a, a link) beside it.
 # Without ../shared or g++ it says so and exits 0: the tests that need it then skip, naming the reason.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,5 +39,7 @@ flags=$($MK -n -B "$B/obj/harness/ops_resolver_nosignal.o" | grep -o ' -std=c++1
 mkdir -p "$OUT"
 g++ $flags "$HERE/tests/oracle/tflm_regions.cc" "$B/obj/harness/ops_resolver_nosignal.o" "$B/libtflm.a" \
   -Wl,--gc-sections -o "$OUT/tflm_regions.tmp"
+echo "$flags" > "$OUT/cxxflags.txt"  # for the tests that compile the header's own lines against the library
+ln -sfn "$B/libtflm.a" "$OUT/libtflm.a"
 mv "$OUT/tflm_regions.tmp" "$OUT/tflm_regions"
 echo "built tflm_regions in $(( $(date +%s) - start )) s: $OUT"
