@@ -2,7 +2,10 @@
 the smallest persistent and non-persistent buffers that set the packaged model up and run it (each
 found by bisection in 16-byte steps with the other buffer ample, on tests/oracle/tflm_regions.cc as
 .ci/build_tflm_regions.sh builds it), beside what `package --regions` declares, and the one-buffer
-arena beside their sum. Prints a Markdown table (docs/tflm-arena.md, "Two buffers").
+arena beside their sum. "declared" is the host target's figure (the pinned wheel's structure sizes),
+"rule" the same rule with the library's (tests/package/test_regions_runs.py's SOURCES: its
+TfLiteFullyConnectedParams is 16 B, the wheel's 32). Prints a Markdown table (docs/tflm-arena.md,
+"Two buffers").
 
     python -m benchmarks.tflm_regions
 """
@@ -33,7 +36,9 @@ def smallest(fits) -> int:
 
 def main() -> int:
     sys.path.insert(0, str(REPO))
-    from tests.package.test_regions_runs import MODELS, REGIONS, _stored_dims
+    from tests.package.test_regions_runs import MODELS, REGIONS, SOURCES, _stored_dims
+    from packager.kernels.tflm_regions import predict_split
+    from packager.reader import read_model
     where = subprocess.run(["bash", str(REPO / ".ci" / "build_tflm_regions.sh"), "--print-dir"],
                            capture_output=True, text=True, check=True).stdout.strip()
     exe = Path(where) / "tflm_regions"
@@ -44,9 +49,9 @@ def main() -> int:
     def fits(model: Path, *sizes: int) -> bool:
         return subprocess.run([str(exe), str(model), *map(str, sizes)], capture_output=True, timeout=120).returncode == 0
 
-    print("| model | non-persistent: declared | smallest | binds | persistent: declared | smallest "
-          "| both | one arena | declared |")
-    print("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| model | non-persistent: declared | rule | smallest | binds | persistent: declared | rule | smallest "
+          "| both smallest | one arena smallest | one arena declared |")
+    print("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for path in MODELS:
         with tempfile.TemporaryDirectory() as folder:
             result = package(path, folder, report=False, dims=_stored_dims(path), regions=REGIONS)
@@ -56,9 +61,10 @@ def main() -> int:
             p = smallest(lambda k: fits(packed, k, AMPLE))
             one = smallest(lambda k: fits(packed, k))
             arena = result.plan.runtime_arena
+            rule = predict_split(read_model(packed), SOURCES, head=arena.head_bytes)
             binds = "head" if arena.head_bytes >= non.bytes else "set-up"
-            print(f"| {path.stem} | {non.bytes:,} | {n:,} | {binds} | {per.bytes:,} | {p:,} | {n + p:,} | {one:,} "
-                  f"| {arena.arena_bytes:,} |", flush=True)
+            print(f"| {path.stem} | {non.bytes:,} | {rule.non_persistent:,} | {n:,} | {binds} | {per.bytes:,} "
+                  f"| {rule.persistent:,} | {p:,} | {n + p:,} | {one:,} | {arena.arena_bytes:,} |", flush=True)
     return 0
 
 

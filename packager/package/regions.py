@@ -77,16 +77,16 @@ def overflow(source: str, specs: tuple[RegionSpec, RegionSpec], figures: Split) 
 
 def regions(plan: PackagePlan, specs: tuple[RegionSpec, RegionSpec], figures: Split) -> tuple[Region, Region]:
     """The two regions with their standing, once the whole arena's is settled: exact when the
-    whole arena was shown exact on the host build (the two-buffer rule is measured there, on every
-    model of the test suite); a lower bound when a kernel's memory is not modelled; else not
-    proven either way."""
+    whole arena was shown exact on the host build (the two-buffer rule is shown exact on an x86-64
+    build of TFLite Micro, every model of the test suite); a lower bound when a kernel's memory is
+    not modelled; else not proven either way."""
     arena = plan.runtime_arena
     if figures.unmodelled:
         bound, reason = LOWER, (f"the memory of TFLite Micro's {', '.join(figures.unmodelled)} kernel(s) is "
                                 "not modelled (the runtime may need more)")
     elif arena.target == "host" and arena.bound == EXACT:
         bound, reason = EXACT, (f"the whole arena shown exact ({arena.reason}); split by the two-buffer rule, "
-                                "each buffer shown the smallest on TFLite Micro's host build for every model "
+                                "which TFLite Micro's x86-64 library shows exact, each buffer, on every model "
                                 "of the test suite")
     elif arena.target == "host":
         bound, reason = UNKNOWN, f"the whole arena is not shown exact: {arena.reason}"
