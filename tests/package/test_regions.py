@@ -122,3 +122,14 @@ def test_the_persistent_buffer_holds_the_tail_with_the_two_buffer_allocators():
     # The set-up temporaries do not meet the tail: without it the non-persistent room is what the
     # one-buffer set-up room is over the tail it had then.
     assert split.non_persistent == max(whole.head, -(-split.setup // 16) * 16)
+
+
+def test_a_device_targets_regions_are_modelled_and_say_so(tmp_path):
+    r = package(tmp_path, "--no-verify", "--target", "cortex-m4", "--regions", AMPLE, "--json", model="chain")
+    assert r.exit_code == 0, r.output
+    regions = json.loads(r.output)["regions"]
+    assert {g["bound"] for g in regions} == {"unknown"}
+    assert "the two-buffer rule is measured on the host build; cortex-m4's figures are modelled" in regions[0]["reason"]
+    # 32-bit allocator objects: a smaller tail than the host's
+    host = json.loads(package(tmp_path / "h", "--no-verify", "--regions", AMPLE, "--json", model="chain").output)
+    assert regions[1]["bytes"] < host["regions"][1]["bytes"]
