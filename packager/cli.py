@@ -344,6 +344,10 @@ def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
             keep_offline_plan: bool = typer.Option(False, "--keep-offline-plan",
                                                    help="Keep an OfflineMemoryAllocation the model already has "
                                                         "(e.g. Vela's) instead of replacing it."),
+            regions: Optional[str] = typer.Option(None, "--regions", metavar="PART=SECTION:SIZE,...",
+                                                  help="TFLite Micro's memory in two buffers: non-persistent=SECTION:SIZE"
+                                                       ",persistent=SECTION:SIZE (e.g. non-persistent=.dtcm:64K,"
+                                                       "persistent=.sram:512K); exit 3 when a part does not fit."),
             json_out: bool = JsonOption,
             quiet: bool = QuietOption) -> None:
     """Plan, prove and write a model's memory plan for a device: sidecar plan (JSON + FlatBuffer),
@@ -361,7 +365,8 @@ def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
                 result = package_model(model, output, semantics=semantics, strategy=strategy,
                                        budget=None if budget is None else parse_bytes(budget), name=name,
                                        dims=dims, report=not no_report, target=target,
-                                       verify=not no_verify, keep_offline_plan=keep_offline_plan)
+                                       verify=not no_verify, keep_offline_plan=keep_offline_plan,
+                                       regions=regions)
         except BudgetExceeded as e:
             typer.echo(f"error: {error_line(e)}", err=True)
             raise typer.Exit(EXIT_OVER_BUDGET)
