@@ -3,7 +3,7 @@
 # x86-64 library built as the pinned tflite-micro wheel is (the shared recipe ../shared/oracles/tflm/linux with
 # COMPRESSION=1: the host target's struct sizes). `package A.tflite B.tflite ...` runs it to prove the shared
 # arena; tests/package/test_shared_arena.py checks the figure with it.
-#   build_tflm_shared.sh [--print-dir]
+#   build_tflm_shared.sh [--print-dir | --print-lib]
 # Cached outside the clone in ${TFLPACK_CACHE:-$HOME/.cache/tflpack}: the library in tflm-x86_64c-<libkey> (the
 # sha256, first 16 hex, of the shared sources and recipe; ~13 CPU-minutes, once per machine), the harness in
 # tflm-shared-<key> (<key> adds the harness and this script: a change of the harness relinks only, ~10 CPU-s);
@@ -15,7 +15,7 @@ SHARED=${TFLPACK_SHARED:-$HERE/../shared}
 ORACLE=$SHARED/oracles/tflm
 CACHE=${TFLPACK_CACHE:-$HOME/.cache/tflpack}
 if [ ! -f "$ORACLE/prepare.sh" ]; then
-  [ "${1:-}" = "--print-dir" ] || echo "note: no $ORACLE; the shared-arena harness is not built (its tests skip)"
+  [ -n "${1:-}" ] || echo "note: no $ORACLE; the shared-arena harness is not built (its tests skip)"
   exit 0
 fi
 hash_files() { (cd "$1" && find "${@:2}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16; }
@@ -25,6 +25,7 @@ KEY=$( { echo "$LIBKEY"; sha256sum "$HERE/.ci/build_tflm_shared.sh" "$HERE/tests
       | sha256sum | cut -c1-16)
 OUT=$CACHE/tflm-shared-$KEY
 if [ "${1:-}" = "--print-dir" ]; then echo "$OUT"; exit 0; fi
+if [ "${1:-}" = "--print-lib" ]; then echo "$LIB"; exit 0; fi  # the library's folder (build/x86_64-comp, cxxflags.txt)
 command -v g++ >/dev/null 2>&1 || { echo "note: no g++; the shared-arena harness is not built"; exit 0; }
 MK="make -s -f $ORACLE/linux/Makefile TOP=$LIB ARCH=x86_64 COMPRESSION=1"
 if [ ! -f "$LIB/build/x86_64-comp/libtflm.a" ] || [ ! -f "$LIB/cxxflags.txt" ]; then

@@ -202,7 +202,8 @@ def package_shared(model_paths: Sequence[str | Path], out_dir: str | Path, name:
         shown, not_run, line = None, "--no-verify", "not run sharing one arena on TFLite Micro (--no-verify)"
     else:
         shown, not_run, line = _run_shared(figure, packed)
-    standing = decide(figure.arena, figure.target, figure.side, figure.why_inexact, shown, not_run)
+    modelled_as = f"from {tflm_target.name}'s 32-bit structure sizes" if tflm_target.name != "host" else ""
+    standing = decide(figure.arena, figure.target, figure.side, figure.why_inexact, shown, not_run, modelled_as)
     sources = tuple(p.name for p in paths)
     earlier = survey(out_dir, shared_names, key)  # again: the models' own files have just changed
     resolver_source = SimpleNamespace(subgraphs=[sg for m in models for sg in m.subgraphs])

@@ -148,3 +148,35 @@ def test_bad_uses_are_one_line_errors(tmp_path):
                             "--no-verify", "--budget", "64"])
     assert r.exit_code == 3 and "over the budget" in r.output
     assert not any(tmp_path.iterdir())  # nothing written when over budget
+
+
+def test_the_headers_set_up_code_compiles_and_runs_the_models_in_the_declared_arena(harness, tmp_path):
+    """A firmware's main, made of the lines <name>_arena.h gives (with the packaged model arrays and the
+    shared op resolver), built with TFLite Micro's library: every model sets up in the declared arena and runs."""
+    pair = PAIRS[2]
+    _needs(pair)
+    lib = Path(subprocess.run(["bash", str(REPO / ".ci" / "build_tflm_shared.sh"), "--print-lib"],
+                              capture_output=True, text=True, check=True).stdout.strip())
+    result = package_shared(pair, tmp_path, report=False, verify=False)
+    header = (tmp_path / "shared_arena.h").read_text()
+    code = [line[len(" *     "):] for line in header.splitlines() if line.startswith(" *     ")]
+    assert code and any("MicroAllocator::Create" in line for line in code)
+    body = "\n".join(f"  {line.replace('return;', 'return 4;')}" for line in code)
+    runs = "\n".join(f"  if ({p}_interpreter.Invoke() != kTfLiteOk) return 5;" for p in result.prefixes)
+    includes = "".join(f'#include "{p}_model.h"\n' for p in result.prefixes)
+    (tmp_path / "main.cc").write_text(
+        '#include "tensorflow/lite/micro/micro_interpreter.h"\n#include "shared_arena.h"\n'
+        f'#include "shared_op_resolver.h"\n{includes}\n'
+        "int main() {\n" + body + "\n" + runs + "\n  return 0;\n}\n")
+    objects = []
+    for p in result.prefixes:  # the model arrays are C
+        objects.append(str(tmp_path / f"{p}_model.o"))
+        subprocess.run(["gcc", "-c", str(tmp_path / f"{p}_model.c"), "-o", objects[-1]], check=True)
+    exe = tmp_path / "firmware"
+    flags = (lib / "cxxflags.txt").read_text().split()
+    build = subprocess.run(["g++", *flags, "-I", str(tmp_path), str(tmp_path / "main.cc"), *objects,
+                            str(lib / "build" / "x86_64-comp" / "libtflm.a"), "-Wl,--gc-sections", "-o", str(exe)],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    done = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, (done.returncode, done.stdout[-2000:])
