@@ -25,7 +25,7 @@ from packager.emit.c_text import block_comment, is_identifier
 from packager.emit.json_text import dumps
 from packager.errors import PackagerError
 from packager.kernels.tflm_arena import target_named
-from packager.kernels.tflm_shared_arena import SharedArena, predict_shared_arena
+from packager.kernels.tflm_shared_arena import DIFFER_FROM_HOST, HOST_SOURCES, SharedArena, predict_shared_arena
 from packager.package import op_resolver
 from packager.package.build import (BudgetExceeded, PackagedFile, PackageResult, default_prefix, file_names, package,
                                     prepare)
@@ -66,33 +66,43 @@ def _prefixes(paths: Sequence[Path], name: str) -> list[str]:
     return prefixes
 
 
-def _run_shared(figure: SharedArena, packed: list[Path]) -> tuple[Shown | None, str, str]:
-    """(what the shared build showed, or None; why nothing ran, or ""; the line to print)."""
+def _run_shared(figure: SharedArena, models: list, heads: list[int], packed: list[Path]
+                ) -> tuple[Shown | None, str, str]:
+    """(what the shared build showed of `figure`, or None; why nothing settled it, or ""; the line to
+    print). The build here is TFLite Micro's sources (kernels/tflm_shared_arena.py, HOST_SOURCES): it
+    runs the figure the same rules give for its own structure sizes, which is the host figure itself
+    when no model runs an operator whose memory differs between the two builds."""
     exe = tflm_shared.program()
     if exe is None:
         why = f"no shared-arena build here: bash .ci/build_tflm_shared.sh, or set {tflm_shared.ENV}"
         return None, why, f"not run sharing one arena on TFLite Micro ({why})"
-    n = figure.arena
+    built = predict_shared_arena(models, heads, HOST_SOURCES)
+    n = built.arena
     at = tflm_shared.run(exe, packed, n)
     if not at.fits:
         if not tflm_shared.run(exe, packed, tflm_shared.ARENA_MAX).fits:
             why = f"the shared-arena build does not run these models ({at.said})"
             return None, why, f"not run sharing one arena on TFLite Micro: {why}"
-        raise VerifyError(f"the models do not run in the declared {n:,} B sharing one arena on "
-                          f"{tflm_shared.RUNTIME} ({at.said})")
+        raise VerifyError(f"the models do not run in {n:,} B sharing one arena on {tflm_shared.RUNTIME} "
+                          f"({at.said})")
     for path, outputs in zip(packed, at.outputs):
         alone = tflm_shared.run(exe, [path], tflm_shared.ARENA_MAX)
         if not alone.fits or alone.outputs[0] != outputs:
             raise VerifyError(f"{path.name}'s outputs sharing the arena differ from its outputs alone on "
                               f"{tflm_shared.RUNTIME}")
     below = tflm_shared.run(exe, packed, n - ARENA_STEP).fits
-    if below and figure.side == "exact":
+    if below and built.side == "exact":
         raise VerifyError(f"the models also run in {n - ARENA_STEP:,} B sharing one arena on {tflm_shared.RUNTIME}: "
-                          f"the declared {n:,} B is not the smallest")
-    line = (f"run sharing one arena on {tflm_shared.RUNTIME}: "
-            + (f"runs in {n:,} B and in 16 B less too" if below else f"runs in {n:,} B and not in 16 B less")
-            + ", each model's outputs the same as alone")
-    return Shown(figure.target, tflm_shared.RUNTIME, n, True, below), "", line
+                          f"the rules' {n:,} B is not the smallest")
+    ran = (f"runs in {n:,} B and in 16 B less too" if below else f"runs in {n:,} B and not in 16 B less")
+    differ = sorted({op.name for m in models for sg in m.subgraphs for op in sg.operators} & DIFFER_FROM_HOST)
+    if not differ and figure.target == "host":
+        return (Shown(figure.target, tflm_shared.RUNTIME, n, True, below), "",
+                f"run sharing one arena on {tflm_shared.RUNTIME}: {ran}, each model's outputs the same as alone")
+    why = (f"the wheel cannot share an allocator from Python; {tflm_shared.RUNTIME}, whose {', '.join(differ)} "
+           f"memory differs from the wheel's, {ran} (the same rules for its sizes), outputs as alone"
+           if figure.target == "host" else f"no {figure.target} build here runs models sharing an arena")
+    return None, why, f"not run sharing one arena on the target's build: {why}"
 
 
 def header_text(name: str, figure: SharedArena, standing: Standing, prefixes: Sequence[str],
@@ -106,7 +116,7 @@ def header_text(name: str, figure: SharedArena, standing: Standing, prefixes: Se
         f"Largest plan {figure.head:,} B + every model's persistent tail {figure.tail:,} B"
         + (f"; the {figure.binding} decides" if figure.binding != "head + tail" else "") + ".",
         "",
-        f"    {P}_DECLARE_ARENA({name}_arena, \".bss.tensor_arena\");",
+        f"    {P}_DECLARE_ARENA({name}_arena, \".bss.tensor_arena\");  // at file scope",
         f"    tflite::MicroAllocator* allocator = tflite::MicroAllocator::Create({name}_arena, {P}_TENSOR_ARENA_BYTES);",
         f"    static {name}_op_resolver resolver;  // {name}_op_resolver.h",
         f"    if ({name}_register_ops(resolver) != kTfLiteOk) return;",
@@ -195,13 +205,11 @@ def package_shared(model_paths: Sequence[str | Path], out_dir: str | Path, name:
     packed = [out_dir / f"{p}.tflite" for p in prefixes]
     models = [read_model(p) for p in packed]
     figure = predict_shared_arena(models, [r.plan.runtime_arena.head_bytes for r in packages], tflm_target)
-    if tflm_target.name != "host":
-        shown, not_run, line = None, f"no {tflm_target.name} build here runs models sharing an arena", ""
-        line = f"not run sharing one arena ({not_run})"
-    elif not verify:
+    if not verify:
         shown, not_run, line = None, "--no-verify", "not run sharing one arena on TFLite Micro (--no-verify)"
     else:
-        shown, not_run, line = _run_shared(figure, packed)
+        shown, not_run, line = _run_shared(figure, models, [r.plan.runtime_arena.head_bytes for r in packages],
+                                           packed)
     modelled_as = f"from {tflm_target.name}'s 32-bit structure sizes" if tflm_target.name != "host" else ""
     standing = decide(figure.arena, figure.target, figure.side, figure.why_inexact, shown, not_run, modelled_as)
     sources = tuple(p.name for p in paths)
