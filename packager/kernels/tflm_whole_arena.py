@@ -96,16 +96,21 @@ class _Tail:
         self.bytes = align_up(self.bytes + size, alignment)
 
 
-def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = None) -> WholeArena:
+def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = None,
+                        after: int | None = None) -> WholeArena:
     """`head`: the plan's size when the model carries its own offline plan (else TFLite Micro's
-    own planner, predicted)."""
+    own planner, predicted). `after`: the tail earlier models set up on the same allocator left
+    (kernels/tflm_shared_arena.py); None, a fresh allocator of the model's own."""
     if head is None:
         head = predict_tflm(model).head
     unmodelled: set[str] = set()
     tail = _Tail()
     a = target.struct_align
-    for size in target.allocator_objects:
-        tail.take(size, a)
+    if after is None:
+        for size in target.allocator_objects:
+            tail.take(size, a)
+    else:
+        tail.bytes = after
     variables = tflm_arena.resource_variable_count(model)
     if variables:
         tail.take(target.resource_variables, ARENA_ALIGNMENT)
