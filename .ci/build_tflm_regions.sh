@@ -3,8 +3,8 @@
 # non-persistent one, for the tests of `package --regions` (tests/package/test_regions_runs.py).
 #   build_tflm_regions.sh [--print-dir]
 # It links against TFLite Micro's x86-64 library as the shared recipe builds it with COMPRESSION=1, the build the
-# `host` target models (the tflite-micro wheel's), in the folder .ci/build_tflm_x86_64.sh prepares and caches
-# (build/x86_64-comp beside its build/x86_64; ~11 CPU-minutes once per machine). The program is cached in
+# `host` target models (the tflite-micro wheel's), which .ci/build_tflm_x86_64.sh builds and caches
+# (build/x86_64-comp; ~11 CPU-minutes once per machine). The program is cached in
 # ${TFLPACK_CACHE:-$HOME/.cache/tflpack}/tflm-regions-<key>/tflm_regions, <key> the sha256 (first 16 hex) of that
 # folder's name (itself keyed by the sources and recipe), this script and the harness, with the compile flags
 # (cxxflags.txt) and the library (libtflm.a, a link) beside it.
@@ -27,7 +27,7 @@ OUT=$CACHE/tflm-regions-$KEY
 if [ $PRINT = 1 ]; then echo "$OUT"; exit 0; fi
 [ -x "$OUT/tflm_regions" ] && exit 0
 command -v g++ >/dev/null 2>&1 || { echo "note: no g++; tflm_regions is not built"; exit 0; }
-bash "$HERE/.ci/build_tflm_x86_64.sh"  # prepares TOP (and builds the library without compression, cached)
+bash "$HERE/.ci/build_tflm_x86_64.sh"  # prepares TOP and builds the library (compression on), cached
 [ -f "$TOP/srcs.txt" ] || { echo "note: TFLite Micro's x86-64 sources are not prepared; tflm_regions is not built"; exit 0; }
 MK="make -s -f $ORACLE/linux/Makefile TOP=$TOP ARCH=x86_64 COMPRESSION=1"
 B=$TOP/build/x86_64-comp

@@ -40,7 +40,7 @@ def _library():
     where = subprocess.run(["bash", str(REPO / ".ci" / "build_tflm_x86_64.sh"), "--print-dir"],
                            capture_output=True, text=True, check=True).stdout.strip()
     lib = Path(where)
-    if not (lib / "build" / "x86_64" / "libtflm.a").is_file() or not (lib / "cxxflags.txt").is_file():
+    if not (lib / "build" / "x86_64-comp" / "libtflm.a").is_file() or not (lib / "cxxflags.txt").is_file():
         return None, f"TFLite Micro's x86-64 library is not built ({lib}; bash .ci/build_tflm_x86_64.sh builds it)"
     return lib, (lib / "cxxflags.txt").read_text().split()
 
@@ -87,7 +87,7 @@ def program(tmp_path_factory):
         "  if (argc != 3) return 2;\n  return kCases[atoi(argv[2])](argv[1]);\n}\n")
     exe = folder / "resolver_check"
     build = subprocess.run(["g++", *flags, "-I", str(folder), "-I", str(REPO / "tests" / "c"), str(folder / "main.cc"),
-                            str(lib / "build" / "x86_64" / "libtflm.a"), "-Wl,--gc-sections", "-o", str(exe)],
+                            str(lib / "build" / "x86_64-comp" / "libtflm.a"), "-Wl,--gc-sections", "-o", str(exe)],
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-4000:]
     return exe, cases
