@@ -111,3 +111,11 @@ def test_min_cost_flow_table_gives_both_solvers_flow_costs(monkeypatch, capsys):
     assert len(rows) == 5
     for row in rows:
         assert row[4] == "yes" and row[5] == row[7] and row[8] == "yes", row
+
+
+def test_tiling_table_counts_the_nodes_to_each_perfect_packing(capsys):
+    from benchmarks import bench_tiling
+
+    assert bench_tiling.main(["--sizes", "60", "--seeds", "1,2", "--nodes-per-record", "50"]) == 0
+    table = capsys.readouterr().out
+    assert table.count("packed") == 2 and "perfect 60, seed 2" in table

@@ -85,3 +85,25 @@ def test_a_perfect_packing_covers_its_strip():
     offsets = tuple(o for *_, o in buffers)
     check_offset_plan(records, OffsetPlan("cut", offsets, arena_of(records, offsets)))
     assert perfect_packing.cut(200, 4) == buffers  # deterministic
+
+
+@pytest.mark.parametrize("n, seed", [(250, 2), (250, 5), (500, 3)])
+def test_a_well_above_the_lowest_floor_is_filled_first_when_it_must_be(n, seed):
+    # Perfect packings the probe left open within its share (50 nodes per record) while it
+    # filled only the lowest floor: a walled run without slack higher up is filled (or found
+    # untileable) at once, and each packs within a few nodes per record.
+    records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(n, seed)))
+    packed, offsets = answer(records, perfect_packing.WIDTH, nodes=8 * n)
+    assert packed
+    check_offset_plan(records, OffsetPlan("t", tuple(offsets), perfect_packing.WIDTH))
+
+
+@pytest.mark.parametrize("seed", range(8, 24))
+def test_it_packs_exactly_what_brute_force_packs_on_more_instances(seed):
+    # the wells' rules prune only what cannot be completed: held to brute force on more shapes
+    records = random_steps(7, seed)
+    optimum = brute_force(records, 1)
+    step = exact_search.granule(records, 1)
+    for capacity in (optimum - step, optimum):
+        if capacity >= offset_lower_bound(records):
+            assert answer(records, capacity)[0] == (capacity >= optimum), (capacity, optimum)

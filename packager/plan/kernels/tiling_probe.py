@@ -14,6 +14,16 @@ with little waste (a perfect packing has none: every section is full) the branch
 where the first probe, choosing among every record at the lowest offset, explores the orders of
 independent sections.
 
+Wells: a run of sections at one floor walled on both sides (a higher floor, a full section or the
+end of the part) can only be floored by records whose spans lie inside it. Where none of its
+sections has slack, (1) the spans of the records that can sit on its floor must tile the run end
+to end (a dynamic program over its sections; if they cannot, the node fails), and (2) its points
+are choices like those of the lowest floor: a well higher up with fewer candidates is filled
+first, so a forced record is placed (or a dead end found) before the lowest floor's choices
+multiply. Both only cut what cannot be completed: on the perfect packings of
+benchmarks/perfect_packing.py they took most of those the lowest floor alone left open within
+its share to a few nodes per record (docs/strategies.md).
+
 Complete: a packing pushed down into canonical form (every record rests on another or on 0,
 offsets multiples of the granule) is reached. Twins (records with the same span and size) are
 placed in record order only. The search is an explicit stack of frames, resumable like the first
@@ -50,8 +60,54 @@ G_PARTS, G_PART_COUNT, G_PART = 4, 5, 6
 FRAME_WIDTH = 11
 
 
+def _untileable_well(lo, hi, floor, remaining, first, last, size, offset, alive_ptr, alive_idx,
+                     capacity, granule, reach, walled):
+    """Whether some well cannot be floored: a run of sections [a, b] at one floor f, walled on
+    both sides (a higher floor, a full section, or the end of the part), none with slack. A
+    record sitting on f there has its span inside the run (the walls are higher), and no point
+    of the run may stay empty, so the spans of the records that can sit on f must tile [a, b]
+    end to end; a dynamic program over the run's sections says whether they can. Returns
+    (dead end, steps); `walled[c]` says whether section c's run is walled.""" 
+    steps = 0
+    a = lo
+    while a < hi:
+        if remaining[a] == 0:
+            a += 1
+            continue
+        f = floor[a]
+        b = a
+        while b + 1 < hi and remaining[b + 1] > 0 and floor[b + 1] == f:
+            b += 1
+        wall = ((a == lo or remaining[a - 1] == 0 or floor[a - 1] > f)
+                and (b == hi - 1 or remaining[b + 1] == 0 or floor[b + 1] > f))
+        for c in range(a, b + 1):
+            walled[c] = wall
+        tight = True
+        for c in range(a, b + 1):
+            if capacity - f - remaining[c] >= granule:
+                tight = False
+                break
+        steps += b - a + 1
+        if wall and tight:
+            for c in range(a, b + 2):
+                reach[c] = 0
+            reach[a] = 1
+            for c in range(a, b + 1):
+                if reach[c] == 0:
+                    continue
+                for q in range(alive_ptr[c], alive_ptr[c + 1]):
+                    j = alive_idx[q]
+                    if offset[j] < 0 and first[j] == c and last[j] <= b and f + size[j] <= capacity:
+                        reach[last[j] + 1] = 1
+                steps += alive_ptr[c + 1] - alive_ptr[c]
+            if reach[b + 1] == 0:
+                return True, steps
+        a = b + 1
+    return False, steps
+
+
 def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr, alive_idx,
-            capacity, granule, top, stamp, node):
+            capacity, granule, top, stamp, node, reach, walled):
     """The point to fill among the sections [lo, hi): (section, floor, how far its floor may rise
     if left empty (0: not at all), candidates, steps). section -1: everything there is placed;
     -2: a dead end: a record that can no longer fit under the capacity, or a section without
@@ -64,6 +120,11 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
             h = floor[c]
     if h < 0:
         return -1, 0, 0, 0, steps
+    dead, more = _untileable_well(lo, hi, floor, remaining, first, last, size, offset, alive_ptr,
+                                  alive_idx, capacity, granule, reach, walled)
+    steps += more
+    if dead:
+        return -2, h, 0, 0, steps
     # every unplaced record's lowest offset: the highest floor over its span
     for c in range(lo, hi):
         if remaining[c] == 0:
@@ -79,7 +140,7 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
             elif f > top[j]:
                 top[j] = f
         steps += alive_ptr[c + 1] - alive_ptr[c]
-    best, best_count, best_raise = -2, -1, 0
+    best, best_count, best_raise, best_floor = -2, -1, 0, h
     for c in range(lo, hi):
         if remaining[c] == 0:
             continue
@@ -95,7 +156,7 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
                 return -2, h, 0, 0, steps
             if top[j] == f:
                 covered = True
-                if f == h and (twin[j] < 0 or offset[twin[j]] >= 0):
+                if twin[j] < 0 or offset[twin[j]] >= 0:
                     count += 1
             if f == h:
                 above = max(top[j], h + granule)
@@ -106,6 +167,10 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
         if not covered and slack < granule:
             return -2, h, 0, 0, steps
         if f != h:
+            # above the lowest floor, a point that must be covered (no slack, walled: only a
+            # record inside the well can sit on it) is a choice too
+            if slack < granule and walled[c] == 1 and (best_count < 0 or count < best_count):
+                best, best_count, best_raise, best_floor = c, count, 0, f
             continue
         raise_to = 0
         if rise > h and rise - h <= slack:
@@ -115,8 +180,8 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
         # the fewest choices first (a raise counts as one)
         choices = count + (1 if raise_to > 0 else 0)
         if best_count < 0 or choices < best_count:
-            best, best_count, best_raise = c, choices, raise_to
-    return best, h, best_raise, best_count, steps
+            best, best_count, best_raise, best_floor = c, choices, raise_to, h
+    return best, best_floor, best_raise, best_count, steps
 
 
 def _place(k, at, first, last, size, floor, remaining, cuts, offset, solution):
@@ -142,7 +207,7 @@ def _unplace(k, first, last, size, floor, remaining, cuts, offset):
 
 def run_tiling(first, last, size, order_rank, twin, alive_ptr, alive_idx, capacity, granule,
                node_limit, work_limit, floor, remaining, cuts, offset, solution, state, frames,
-               candidates, parts, top, stamp):
+               candidates, parts, top, stamp, reach, walled):
     """Run (or resume) the search until it answers, reaches `node_limit` nodes or `work_limit`
     steps, or needs a bigger buffer; returns one of the codes above (FOUND: `solution` holds the
     packing). The caller sets floor to 0, remaining to the bytes alive per section, cuts to the
@@ -191,7 +256,7 @@ def run_tiling(first, last, size, order_rank, twin, alive_ptr, alive_idx, capaci
                 frame[G_LO], frame[G_HI] = lo, hi
             c, h, raise_to, count, steps = _choice(lo, hi, floor, remaining, first, last, size,
                                                    offset, twin, alive_ptr, alive_idx, capacity,
-                                                   granule, top, stamp, state[T_NODES])
+                                                   granule, top, stamp, state[T_NODES], reach, walled)
             state[T_WORK] += steps
             if c == -1:
                 state[T_ANSWER] = 1

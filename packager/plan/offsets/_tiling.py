@@ -67,6 +67,8 @@ class TilingProbe:
         self.candidates = np.zeros(max(16, 4 * n), np.int64)
         self.top = np.zeros(n, np.int64)  # the kernel's scratch: each record's lowest offset
         self.stamp = np.zeros(n, np.int64)
+        self.reach = np.zeros(sections + 1, np.int64)  # the kernel's scratch: a well's tiling
+        self.walled = np.zeros(max(1, sections), np.int64)  # and whether a section's run is walled
         self.complete = False
         self.found: list[int] | None = None
         self.nodes = 0  # so far, every run
@@ -89,7 +91,7 @@ class TilingProbe:
                 self.inst.alive_ptr, self.inst.alive_idx, self.capacity, self.inst.granule,
                 nodes0 + node_share, steps0 + step_share, self.floor, self.remaining, self.cuts,
                 self.offset, self.solution, self.state, self.frames, self.candidates, self.parts,
-                self.top, self.stamp)
+                self.top, self.stamp, self.reach, self.walled)
             if code == tk.GROW + tk.FRAME_BUFFER:
                 self.frames = np.concatenate([self.frames, np.zeros_like(self.frames)])
             elif code == tk.GROW + tk.CANDIDATE_BUFFER:
