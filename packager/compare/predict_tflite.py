@@ -202,11 +202,7 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules,
     while invoked and batches[-1][1] < len(sg.operators):
         batches.append((batches[-1][1], _prepared_ops(model, arena, batches[-1][1])))
     prepared = batches[-1][1]
-    first_temp, next_index = [], len(sg.tensors)
-    for i, s in enumerate(scratch):
-        first_temp.append(next_index)
-        if i < prepared:
-            next_index += s.added
+    first_temp = tflite_scratch.first_indices(sg, scratch, rules, prepared)
 
     candidates = _model_candidates(model, arena)
     for t in dynamic_while_outputs(model, arena.subgraph):  # sized while running: no place
