@@ -117,14 +117,19 @@ def _base(sg, buffers: list[tuple[int, int, int]], unknown: list[int],
 
 def classify_subgraph(model: Model, subgraph: int, rows: list,
                       persistent_temporaries: frozenset[int] = frozenset(),
-                      borrowed: frozenset[int] = frozenset()) -> MeasuredArena:
+                      borrowed: frozenset[int] = frozenset(),
+                      buffered: frozenset[int] = frozenset(),
+                      on_heap: frozenset[int] = frozenset()) -> MeasuredArena:
     """A control-flow child's inputs whose buffers the calling op supplies, and any tensor that
     points at one of its callers' buffers (`borrowed`: an IF branch's outputs after Invoke), are
-    not this arena's."""
+    not this arena's. `buffered`: outputs a WHILE prepared while running gives a buffer, where
+    one prepared by allocate_tensors() gives none. `on_heap`: dynamic tensors of an arena the
+    runtime has released (a loop's body after Invoke), whose buffers, still held, are heap ones."""
     sg = model.subgraphs[subgraph]
     n_model = len(sg.tensors)
-    buffers, unallocated, unknown = [], [], []
-    pruned = pruned_by_while(model, sg)  # no buffer of their own: whatever they point at is not the arena
+    buffers, unallocated, unknown, heap = [], [], [], {}
+    # No buffer of their own: whatever they point at is not the arena.
+    pruned = pruned_by_while(model, sg) - buffered
     pruned = pruned | caller_owned_inputs(model, subgraph)
     for index, ptr, nbytes in rows:
         is_model = index < n_model
@@ -133,6 +138,9 @@ def classify_subgraph(model: Model, subgraph: int, rows: list,
         if is_model and index in pruned:
             continue
         if ptr is not None and ptr in borrowed:
+            continue
+        if is_model and index in on_heap and ptr is not None and isinstance(nbytes, int):
+            heap[index] = nbytes
             continue
         if ptr is None or not isinstance(nbytes, int) or nbytes == 0:
             if is_model:
@@ -151,7 +159,7 @@ def classify_subgraph(model: Model, subgraph: int, rows: list,
         if persistent_temporaries and all(i >= n_model for _, _, i in region):
             continue  # only temporaries, where kernels keep some persistent: that arena
         working.update(i for p, _, i in region if base <= p < base + window)
-    offsets, sizes, scratch, elsewhere, scratch_elsewhere = {}, {}, {}, {}, {}
+    offsets, sizes, scratch, elsewhere, scratch_elsewhere = {}, {}, {}, dict(heap), {}
     for ptr, n, i in buffers:
         if i in working:
             if i < n_model:
@@ -209,16 +217,46 @@ def measurement_from_probe(model: Model, result: ProbeResult) -> TfliteMeasureme
     if "subgraphs" not in after:
         return TfliteMeasurement(data["runtime"], data["version"], arenas, None,
                                  after.get("error", "not measured"))
-    invoked = _classify_all(model, after["subgraphs"], persistent)
+    invoked = _classify_all(model, after["subgraphs"], persistent, _late_while_outputs(model),
+                            _released_dynamic(model))
     return TfliteMeasurement(data["runtime"], data["version"], arenas, invoked)
 
 
-def _classify_all(model: Model, subgraph_rows: list, persistent) -> tuple[MeasuredArena, ...]:
+def _late_while_outputs(model: Model) -> dict[int, frozenset[int]]:
+    """Per subgraph, the WHILE outputs that have a buffer only after Invoke (predict_tflite)."""
+    from packager.compare.predict_tflite import late_while_outputs
+    from packager.dynamic.prepared_shapes import with_prepared_shapes
+    from packager.lifetimes import model_lifetimes
+
+    try:
+        shaped = with_prepared_shapes(model)
+        return {a.subgraph: frozenset(late_while_outputs(shaped, a))
+                for a in model_lifetimes(shaped, TFLITE)}
+    except Exception:  # a model the predictor cannot read: classify as allocate_tensors() left it
+        return {}
+
+
+def _released_dynamic(model: Model) -> dict[int, frozenset[int]]:
+    """Per loop condition and body (their arenas are released when the WHILE ends), the tensors
+    sized while running: their heap buffers outlive the arena."""
+    from packager.lifetimes import DYNAMIC, _classify
+
+    loops = {i for sg in model.subgraphs for op in sg.operators if op.name == "WHILE"
+             for i in op.subgraphs[:2] if 0 <= i < len(model.subgraphs)}
+    return {i: frozenset(t for t, c in _classify(model, model.subgraphs[i], TFLITE).items()
+                         if c == DYNAMIC) for i in sorted(loops)}
+
+
+def _classify_all(model: Model, subgraph_rows: list, persistent,
+                  buffered: dict[int, frozenset[int]] | None = None,
+                  on_heap: dict[int, frozenset[int]] | None = None) -> tuple[MeasuredArena, ...]:
     pointers = [frozenset(r[1] for r in rows if r[1] is not None) for rows in subgraph_rows]
     return tuple(
         classify_subgraph(model, s, rows, persistent.get(s, frozenset()),
                           frozenset().union(*(pointers[c] for c in callers_of(model, s)
-                                               if c < len(pointers) and c != s)))
+                                               if c < len(pointers) and c != s)),
+                          (buffered or {}).get(s, frozenset()),
+                          (on_heap or {}).get(s, frozenset()))
         for s, rows in enumerate(subgraph_rows) if s < len(model.subgraphs))
 
 
