@@ -1,6 +1,7 @@
 """Fresh TF-converted models for `compare`: Keras applications in float, int8, float16 and
-dynamic-range form, recurrent layers as WHILE loops and fused LSTMs, a dilated TCN, CONV_3D, a token
-transformer, gather/scatter, several signatures, dynamic batch and sequence.
+dynamic-range form, recurrent layers as WHILE loops and fused LSTMs, a dilated TCN, dilated
+CONV_2D, CONV_3D, a token transformer, gather/scatter, several signatures, dynamic batch and
+sequence.
 
     python -m benchmarks.fresh_tf_models OUT_FOLDER [--only NAME ...]
 
@@ -120,6 +121,18 @@ def tcn():
         y = tf.keras.layers.ReLU()(tf.keras.layers.Add()([y, z]))
     y = tf.keras.layers.GlobalAveragePooling1D()(y)
     return tf.keras.Model(x, tf.keras.layers.Dense(6)(y))
+
+
+def dilated_conv2d():
+    """2-d convolutions with dilation 2 (DeepLab's atrous blocks): CONV_2D with dilation factors."""
+    tf = _tf()
+    x = tf.keras.Input((32, 32, 8), batch_size=1)
+    y = x
+    for filters in (16, 16, 24):
+        y = tf.keras.layers.Conv2D(filters, 3, padding="same", dilation_rate=2,
+                                   activation="relu")(y)
+    y = tf.keras.layers.GlobalAveragePooling2D()(y)
+    return tf.keras.Model(x, tf.keras.layers.Dense(4)(y))
 
 
 def conv3d():
@@ -253,6 +266,8 @@ MODELS = {
     "bidirectional_lstm": _keras(bidirectional_lstm),
     "tcn_float": _keras(tcn),
     "tcn_int8": _keras(tcn, "int8", [(1, 128, 8)]),
+    "dilated_conv2d_float": _keras(dilated_conv2d),
+    "dilated_conv2d_int8": _keras(dilated_conv2d, "int8", [(1, 32, 32, 8)]),
     "conv3d_float": _keras(conv3d),
     "dense_dynamic": _keras(dense_mlp, "dynamic"),
     "transformer_tokens": _keras(transformer),
