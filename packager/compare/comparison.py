@@ -72,6 +72,9 @@ class ArenaCheck:
     anchored: bool  # False: offsets compared up to one common shift (offset 0 was not visible)
     unknown: tuple[int, ...] = field(default=())  # tensors whose address Python hides
     resized: tuple[int, ...] = field(default=())  # model tensors whose bytes differ from the file's
+    # Model tensors the runtime placed in this arena where the prediction places none (it
+    # thought them allocated while running, or elsewhere): the best plan leaves them out.
+    unplanned: tuple[int, ...] = field(default=())
 
     @property
     def model_diff(self) -> int:
@@ -208,6 +211,14 @@ class RuntimeComparison:
             return f"scratch not modelled for {', '.join(self.uncovered_ops)}"
         if any(not c.scratch_equal for c in self.checks):
             return "the runtime's temporaries differ from the prediction"
+        unplanned = sum(len(c.unplanned) for c in self.checks)
+        if unplanned:
+            return (f"the runtime's arena holds {unplanned} tensors the prediction leaves out of "
+                    "it")
+        if not self.checks and self.exact is False:
+            # TFLite Micro: only the head's size is checked; a head other than the predicted one
+            # may hold buffers the plan leaves out (another signature's subgraphs).
+            return "the measured head is not the predicted one"
         return ""
 
     @property
@@ -332,11 +343,12 @@ def check_arena(measured: MeasuredArena, predicted: PredictedArena) -> ArenaChec
     scratch_predicted = sorted((s.offset, s.nbytes) for s in predicted.scratch if s.offset is not None)
     resized = tuple(sorted(t for t, n in measured.sizes.items()
                            if t in predicted.sizes and predicted.sizes[t] != n))
+    unplanned = tuple(sorted(t for t in measured.offsets if t not in predicted.offsets))
     return ArenaCheck(measured.subgraph, measured.arena + shift if measured.arena else 0,
                       predicted.arena, measured.model_arena + shift if measured.offsets else 0,
                       predicted.model_arena, len(common), tuple(mismatched),
                       scratch_measured == scratch_predicted, measured.anchored,
-                      tuple(measured.unknown), resized)
+                      tuple(measured.unknown), resized, unplanned)
 
 
 def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True,

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from packager.compare.placed_by_time import PlacedByTime
 from packager.dynamic.prepared_shapes import with_prepared_shapes
-from packager.lifetimes import (ALIAS, DYNAMIC, PERSISTENT, ArenaLifetimes,
+from packager.lifetimes import (ALIAS, DYNAMIC, PERSISTENT, ArenaLifetimes, pruned_by_while,
                                 computed_at_prepare, model_lifetimes)
 from packager.model import Model
 from packager.plan.offsets.greedy_by_size_tflite import arena_offset
@@ -111,6 +111,18 @@ def _prepared_ops(model: Model, arena: ArenaLifetimes, start: int = 0) -> int:
                and sg.tensors[o].type not in _HANDLES for o in op.outputs):
             return i + 1
     return len(sg.operators)
+
+
+def late_while_outputs(model: Model, arena: ArenaLifetimes) -> set[int]:
+    """Outputs of the subgraph's WHILEs that allocate_tensors() does not prepare (past a
+    dynamic output) and that a WHILE prepared by allocate_tensors() would leave without a
+    buffer (a loop variable passed through unchanged and read by no op). Prepared while
+    running, such a WHILE gives them a buffer in the arena like any output, never freed, as it
+    is never read (measured on both versions: fixtures/late_while.py)."""
+    sg = model.subgraphs[arena.subgraph]
+    first = _prepared_ops(model, arena)
+    late = {o for op in sg.operators[first:] if op.name == "WHILE" for o in op.outputs if o >= 0}
+    return late & pruned_by_while(model, sg)
 
 
 def _readers_and_outputs(model: Model, subgraph: int) -> tuple[dict[int, int], set[int]]:
@@ -202,13 +214,14 @@ def predict_subgraph(model: Model, arena: ArenaLifetimes, rules: ScratchRules,
     while invoked and batches[-1][1] < len(sg.operators):
         batches.append((batches[-1][1], _prepared_ops(model, arena, batches[-1][1])))
     prepared = batches[-1][1]
-    first_temp, next_index = [], len(sg.tensors)
-    for i, s in enumerate(scratch):
-        first_temp.append(next_index)
-        if i < prepared:
-            next_index += s.added
+    first_temp = tflite_scratch.first_indices(sg, scratch, rules, prepared)
 
     candidates = _model_candidates(model, arena)
+    if invoked:
+        producers = {o: i for i, op in enumerate(sg.operators) for o in op.outputs if o >= 0}
+        for t in late_while_outputs(model, arena):
+            candidates[t] = Candidate(t, sg.tensors[t].nbytes or 0, producers[t], NEVER,
+                                      placed=True)
     for t in dynamic_while_outputs(model, arena.subgraph):  # sized while running: no place
         candidates.pop(t, None)
     temps: dict[int, tuple[int, object]] = {}

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from packager.lifetimes import pruned_by_while
+from packager.lifetimes import DYNAMIC, _classify, computed_at_prepare, pruned_by_while
 from packager.model import Model
 from packager.semantics import TFLITE
 from packager.runtimes.child import MEASURED, MISSING, ProbeResult, Unavailable, probe
@@ -120,14 +120,21 @@ def _base(sg, buffers: list[tuple[int, int, int]], unknown: list[int],
 
 def classify_subgraph(model: Model, subgraph: int, rows: list,
                       persistent_temporaries: frozenset[int] = frozenset(),
-                      borrowed: frozenset[int] = frozenset()) -> MeasuredArena:
+                      borrowed: frozenset[int] = frozenset(),
+                      buffered: frozenset[int] = frozenset()) -> MeasuredArena:
     """A control-flow child's inputs whose buffers the calling op supplies, and any tensor that
     points at one of its callers' buffers (`borrowed`: an IF branch's outputs after Invoke), are
-    not this arena's."""
+    not this arena's. `buffered`: outputs a WHILE prepared while running gives a buffer, where
+    one prepared by allocate_tensors() gives none. A block of buffers that holds, of the model's
+    tensors, only ones sized while running or computed at Prepare is on the heap: TFLite
+    allocates kTfLiteDynamic and kTfLitePersistentRo tensors with malloc, never in the arena (a
+    loop body's sliced sequence once its arena is released; EfficientNet's squeeze-excite shapes
+    under 2.14, which its heap put within the arena's span)."""
     sg = model.subgraphs[subgraph]
     n_model = len(sg.tensors)
     buffers, unallocated, unknown = [], [], []
-    pruned = pruned_by_while(model, sg)  # no buffer of their own: whatever they point at is not the arena
+    # No buffer of their own: whatever they point at is not the arena.
+    pruned = pruned_by_while(model, sg) - buffered
     pruned = pruned | caller_owned_inputs(model, subgraph)
     for index, ptr, nbytes in rows:
         is_model = index < n_model
@@ -147,10 +154,15 @@ def classify_subgraph(model: Model, subgraph: int, rows: list,
     sizes_seen = [n for _, n, _ in buffers] + [sg.tensors[t].nbytes or 0 for t in unknown]
     window = sum(-(-n // ALIGNMENT_HOLE) * ALIGNMENT_HOLE for n in sizes_seen)
     persistent = known_persistent(model, subgraph)
+    on_heap = {t for t, c in _classify(model, sg, TFLITE).items() if c == DYNAMIC}
+    on_heap |= computed_at_prepare(sg, TFLITE)  # kTfLitePersistentRo: malloc'd at Prepare
     working = set()
     for region in regions:
         if base is None or any(i in persistent for _, _, i in region):
             continue
+        own = [i for _, _, i in region if i < n_model]
+        if own and all(i in on_heap for i in own):
+            continue  # heap buffers (and their node's temporaries beside them)
         if persistent_temporaries and all(i >= n_model for _, _, i in region):
             continue  # only temporaries, where kernels keep some persistent: that arena
         working.update(i for p, _, i in region if base <= p < base + window)
@@ -215,17 +227,33 @@ def measurement_from_probe(model: Model, result: ProbeResult) -> TfliteMeasureme
     if "subgraphs" not in after:
         return TfliteMeasurement(data["runtime"], data["version"], arenas, None,
                                  after.get("error", "not measured"), runners)
-    invoked = _classify_all(model, after["subgraphs"], persistent)
+    invoked = _classify_all(model, after["subgraphs"], persistent, _late_while_outputs(model))
     return TfliteMeasurement(data["runtime"], data["version"], arenas, invoked,
                              signature_runners=runners)
 
 
-def _classify_all(model: Model, subgraph_rows: list, persistent) -> tuple[MeasuredArena, ...]:
+def _late_while_outputs(model: Model) -> dict[int, frozenset[int]]:
+    """Per subgraph, the WHILE outputs that have a buffer only after Invoke (predict_tflite)."""
+    from packager.compare.predict_tflite import late_while_outputs
+    from packager.dynamic.prepared_shapes import with_prepared_shapes
+    from packager.lifetimes import model_lifetimes
+
+    try:
+        shaped = with_prepared_shapes(model)
+        return {a.subgraph: frozenset(late_while_outputs(shaped, a))
+                for a in model_lifetimes(shaped, TFLITE)}
+    except Exception:  # a model the predictor cannot read: classify as allocate_tensors() left it
+        return {}
+
+
+def _classify_all(model: Model, subgraph_rows: list, persistent,
+                  buffered: dict[int, frozenset[int]] | None = None) -> tuple[MeasuredArena, ...]:
     pointers = [frozenset(r[1] for r in rows if r[1] is not None) for rows in subgraph_rows]
     return tuple(
         classify_subgraph(model, s, rows, persistent.get(s, frozenset()),
                           frozenset().union(*(pointers[c] for c in callers_of(model, s)
-                                               if c < len(pointers) and c != s)))
+                                               if c < len(pointers) and c != s)),
+                          (buffered or {}).get(s, frozenset()))
         for s, rows in enumerate(subgraph_rows) if s < len(model.subgraphs))
 
 

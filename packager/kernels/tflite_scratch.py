@@ -20,7 +20,7 @@ Two rule sets, because the kernels registered by default differ between builds:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from packager.lifetimes import DYNAMIC as DYNAMIC_TENSOR, _classify
@@ -536,6 +536,22 @@ def _detection_postprocess(o: _Op) -> OpScratch:
 
 Rule = Callable[[_Op], OpScratch]
 
+# Kernels that reserve their tensor indices in Init (context->AddTensors when the node is built),
+# however many they use: op name -> indices reserved. Every node's Init runs before any node's
+# Prepare, so these indices come first, in node order, and the indices kernels add in Prepare
+# follow (measured on both versions: a CONV_2D that adds its temporary in Prepare, then each of
+# these ops; tests/compare/test_init_reserved_indices.py). Which index a temporary gets decides
+# where it falls in the planner's per-node unordered_set, and so the order of equal-size tensors.
+_INIT_RESERVED = {"ADD_N": 1, "RNN": 6, "UNIDIRECTIONAL_SEQUENCE_RNN": 6,
+                  "BIDIRECTIONAL_SEQUENCE_RNN": 9, "SVDF": 6, "UNIDIRECTIONAL_SEQUENCE_LSTM": 12,
+                  "LSTM": 21}
+# tflite-runtime 2.14 also reserves in Init for FULLY_CONNECTED, BATCH_MATMUL and the reductions
+# (reduce.cc's one Init), which ai-edge-litert does in Prepare.
+_REDUCTIONS = ("MEAN", "SUM", "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY",
+               "REDUCE_ALL")
+_INIT_RESERVED_214 = {**_INIT_RESERVED, "FULLY_CONNECTED": 6, "BATCH_MATMUL": 7,
+                      **{op: 4 for op in _REDUCTIONS}}
+
 
 @dataclass(frozen=True)
 class ScratchRules:
@@ -546,6 +562,7 @@ class ScratchRules:
     # A view op (RESHAPE...) whose output is dynamic still points its output at its input's
     # buffer when prepared (ai-edge-litert); tflite-runtime 2.14 leaves it unallocated.
     dynamic_views_share_input: bool = False
+    reserved_at_init: Mapping[str, int] = field(default_factory=dict)  # op -> indices (Init)
 
     def for_op(self, sg: Subgraph, op: Operator, model: Model | None = None) -> OpScratch:
         rule = self.rules.get(op.name)
@@ -577,6 +594,7 @@ LITERT = ScratchRules(
            "WHILE": _while_litert},
     no_temporaries=_NO_TEMPORARIES,
     dynamic_views_share_input=True,
+    reserved_at_init=_INIT_RESERVED,
 )
 
 TFLITE_EIGEN = ScratchRules(
@@ -586,12 +604,32 @@ TFLITE_EIGEN = ScratchRules(
     # tflite-runtime 2.14.0 on the fixtures, tests/compare/test_compare_tflite214.py).
     rules={**_SHARED_RULES, "CONV_2D": _conv_eigen, "CONV_3D": lambda o: _conv_3d(o, True)},
     no_temporaries=_NO_TEMPORARIES - {"FULLY_CONNECTED", "MEAN", "SUM", "BATCH_MATMUL"},
+    reserved_at_init=_INIT_RESERVED_214,
 )
 
 
 def rules_for(runtime: str, version: str) -> ScratchRules:
     """The rule set for a measured runtime package ("ai-edge-litert" or "tflite-runtime")."""
     return LITERT if runtime == "ai-edge-litert" else TFLITE_EIGEN
+
+
+def first_indices(sg: Subgraph, scratch: list[OpScratch], rules: ScratchRules,
+                  prepared: int) -> list[int]:
+    """Each node's first added tensor index: the nodes whose kernel reserves in Init first, in
+    node order (all of them: Init runs for every node), then the others' Prepare additions, in
+    node order, for the nodes prepared."""
+    first = [0] * len(scratch)
+    next_index = len(sg.tensors)
+    for i, op in enumerate(sg.operators):
+        if op.name in rules.reserved_at_init:
+            first[i] = next_index
+            next_index += rules.reserved_at_init[op.name]
+    for i, op in enumerate(sg.operators):
+        if op.name not in rules.reserved_at_init:
+            first[i] = next_index
+            if i < prepared:
+                next_index += scratch[i].added
+    return first
 
 
 def subgraph_scratch(model: Model, subgraph: int, rules: ScratchRules) -> list[OpScratch]:
