@@ -15,15 +15,14 @@ CACHE=${TFLPACK_CACHE:-$HOME/.cache/tflpack}
 # target -> "CPU KERNELS" of the shared Cortex-M recipe. Reference kernels compile the same on every core (no
 # core-dependent code path changes a buffer), so one M4 build stands for cortex-m0/m3/m4/m7/m33/m55 reference.
 # CMSIS-NN sizes its scratch buffers by core family: cortex-m3 is the no-DSP build, cortex-m4 the DSP one.
-# (MVE cannot execute here; its sizes are modelled, not built.)
+# (MVE cannot execute here; its sizes are modelled: packager/kernels/tflm_cmsis_nn.py.)
 declare -A RECIPE=(
   [cortex-m4]="cortex-m4 ref"
   [cortex-m4+cmsis-nn]="cortex-m4 cmsis_nn"
   [cortex-m3+cmsis-nn]="cortex-m3 cmsis_nn"
 )
-# CI builds the targets the product models (reference kernels); the CMSIS-NN builds are instruments for
-# modelling those kernels next (build them by name).
-ALL="cortex-m4"
+# CI builds every one: the no-DSP and DSP CMSIS-NN builds prove those targets' figures.
+ALL="cortex-m4 cortex-m4+cmsis-nn cortex-m3+cmsis-nn"
 PRINT=0
 if [ "${1:-}" = "--print-dir" ]; then PRINT=1; shift; fi
 TARGETS=${*:-$ALL}
