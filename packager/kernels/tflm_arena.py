@@ -342,14 +342,9 @@ def persistent_buffers(model: Model, s: int, op: Operator, target: Target) -> li
         from packager.kernels import tflm_signal  # custom ops of the Signal library
         return tflm_signal.persistent_buffers(model, s, op, target)
     buffers = rule(model, model.subgraphs[s], op, target)
-    if target.cmsis_nn and op.name in tflm_cmsis_nn.REPLACED:
-        # CMSIS-NN's kernel: its own OpData in Init, the reference Prepare buffers, then its own.
-        extra = tflm_cmsis_nn.prepare_extra(model.subgraphs[s], op, target.cmsis_nn)
-        if extra is None:
-            return None
-        if op.name in tflm_cmsis_nn.OPDATA and buffers:
-            buffers = [tflm_cmsis_nn.OPDATA[op.name], *buffers[1:]]
-        buffers = [*buffers, *extra]
+    if target.cmsis_nn and op.name in tflm_cmsis_nn.REPLACED:  # CMSIS-NN's kernel instead
+        return tflm_cmsis_nn.persistent_buffers(model.subgraphs[s], op, target.cmsis_nn, buffers,
+                                                target.eval_tensor)
     return buffers
 
 

@@ -20,6 +20,7 @@ TFLite Micro's CMSIS-NN build defines); the same on every core (no OpData holds 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from packager.model import Operator, Subgraph
@@ -41,7 +42,8 @@ REPLACED = frozenset({
 })
 
 # The kernels whose CMSIS-NN figures read the op's options (stride, padding, dilation, rank...).
-READS_OPTIONS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM"})
+READS_OPTIONS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "SVDF",
+                           "UNIDIRECTIONAL_SEQUENCE_LSTM", "BATCH_MATMUL"})
 
 # sizeof(the OpData Init takes), 32-bit Cortex-M, per replaced kernel that differs from the
 # reference one. The others keep the reference OpData (or none): add.cc's OpData has the
@@ -229,6 +231,40 @@ def _lstm(sg: Subgraph, op: Operator, family: str) -> list[Request]:
     return [Request(batch * state * element, f"gate buffer {i}") for i in range(3 if cmsis else 4)]
 
 
+def _transpose_conv(sg: Subgraph, op: Operator, family: str) -> list[Request]:
+    """transpose_conv.cc: int8 asks arm_transpose_conv_s8_get_buffer_size and the reverse
+    convolution's buffer (both asked, even of 0 bytes); int16 an int64 per output element, then
+    (CalculateOpData) an int64 per bias element for an int16 bias. Source:
+    arm_transpose_conv_get_buffer_sizes_s8.c (REVERSE_TCOL_EFFICIENT_THRESHOLD 16)."""
+    x, y = sg.tensors[op.inputs[2]], sg.tensors[op.outputs[0]]
+    if x.type == "INT16":
+        out = [Request(8 * math.prod(y.shape), "int64 accumulators")]
+        if len(op.inputs) > 3 and op.inputs[3] >= 0 and sg.tensors[op.inputs[3]].type == "INT16":
+            out.append(Request(8 * math.prod(sg.tensors[op.inputs[3]].shape), "int64 bias"))
+        return out
+    if x.type != "INT8":
+        return []
+    _, _, in_w, in_c = _shape(sg, op.inputs[2])
+    out_c, kh, kw, _ = _shape(sg, op.inputs[1])
+    sw, sh = _opt(op, "stride_w"), _opt(op, "stride_h")
+    if sw <= 2 and sh <= 2 and in_c > 16:  # the reverse convolution
+        k = kw * kh * in_c
+        size = 64 * -(-k // 16) if family == MVE else 4 * _ceil(k, 4)
+        reverse = in_c * kw * kh * out_c
+    else:
+        size = ((in_w - 1) * sw + max(kw, sh)) * out_c * max(kh, sh) * 4
+        reverse = 0
+    return [Request(size, "columns"), Request(reverse, "reversed filter")]
+
+
+def _batch_matmul_scratch(sg: Subgraph, op: Operator, family: str) -> list[Request]:
+    """batch_matmul.cc: an int8 product asks arm_fully_connected_s8_get_buffer_size of the output
+    shape (kernel sums: an int32 per output column on MVE, nothing elsewhere)."""
+    if sg.tensors[op.inputs[0]].type != "INT8" or sg.tensors[op.inputs[1]].type == "FLOAT32" or family != MVE:
+        return []
+    return [Request(4 * _shape(sg, op.outputs[0])[-1], "kernel sums")]
+
+
 def _none(sg: Subgraph, op: Operator, family: str) -> list[Request]:
     return []
 
@@ -236,7 +272,8 @@ def _none(sg: Subgraph, op: Operator, family: str) -> list[Request]:
 SCRATCH = {
     "CONV_2D": _conv, "DEPTHWISE_CONV_2D": _depthwise, "AVERAGE_POOL_2D": _average_pool,
     "MAX_POOL_2D": _none, "FULLY_CONNECTED": _fully_connected, "SVDF": _svdf,
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "SOFTMAX": _none,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "SOFTMAX": _none, "TRANSPOSE_CONV": _transpose_conv,
+    "BATCH_MATMUL": _batch_matmul_scratch,
     # Same requests as the reference kernels (none): add.cc, mul.cc, pad.cc, maximum_minimum.cc, transpose.cc.
     "ADD": _none, "MUL": _none, "PAD": _none, "PADV2": _none, "MAXIMUM": _none, "MINIMUM": _none,
     "TRANSPOSE": _none,
@@ -250,11 +287,26 @@ def scratch_requests(sg: Subgraph, op: Operator, family: str) -> list[Request] |
     return None if rule is None else rule(sg, op, family)
 
 
-# -- persistent buffers (Init's OpData, then Prepare's), beyond the reference kernel's ------------
+# -- persistent buffers (Init's OpData, then Prepare's) ----------------------------------------
 
-def prepare_extra(sg: Subgraph, op: Operator, family: str) -> list[int] | None:
+def persistent_buffers(sg: Subgraph, op: Operator, family: str, reference: list[int],
+                       eval_tensor: int) -> list[int] | None:
+    """The persistent buffers of a replaced kernel, in order, from the reference kernel's
+    (`reference`: its OpData first, when it has one); None where not known. `eval_tensor`: bytes
+    of a TfLiteEvalTensor on the target."""
+    if op.name == "BATCH_MATMUL":
+        return _batch_matmul(sg, op, family, eval_tensor)
+    extra = _prepare_extra(sg, op, family)
+    if extra is None:
+        return None
+    if op.name in OPDATA and reference:
+        reference = [OPDATA[op.name], *reference[1:]]
+    return [*reference, *extra]
+
+
+def _prepare_extra(sg: Subgraph, op: Operator, family: str) -> list[int] | None:
     """Persistent buffers a CMSIS-NN kernel takes in Prepare after the reference kernel's ones
-    (per-channel arrays, int16 softmax tables: unchanged). None: not known."""
+    (per-channel arrays, int16 softmax tables: taken as the reference kernel takes them)."""
     if op.name == "FULLY_CONNECTED":
         x, wts = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]
         depth, out = _shape(sg, op.inputs[1])[-1], _shape(sg, op.outputs[0])
@@ -270,9 +322,22 @@ def prepare_extra(sg: Subgraph, op: Operator, family: str) -> list[int] | None:
         cmsis, _, state, element = _lstm_int(sg, op)
         # CMSIS_NN_PortOpData: the input and recurrent kernel sums (with bias) of each of four gates.
         return [state * element] * 8 if cmsis else []
-    if op.name in ("TRANSPOSE_CONV", "BATCH_MATMUL"):
-        return None  # their CMSIS-NN Prepare is not modelled yet
-    return []
+    return []  # transpose_conv.cc: the reference's per-channel arrays (for every type, float too)
+
+
+def _batch_matmul(sg: Subgraph, op: Operator, family: str, eval_tensor: int) -> list[int]:
+    """batch_matmul.cc: OpData; a transposed copy (TfLiteEvalTensor, dims, data) of the left side
+    when adj_x and of the right side unless adj_y; the output's dims moved to persistent memory
+    (ReshapeOutputTensor); then, for an integer product, its quantization data (seven int32)."""
+    lhs, rhs = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]
+    out = [OPDATA["BATCH_MATMUL"]]
+    for side, transposed in ((lhs, bool(op.options.get("adj_x"))), (rhs, not op.options.get("adj_y"))):
+        if transposed:
+            out += [eval_tensor, 4 + 4 * len(side.shape), side.nbytes or 0]
+    out.append(4 + 4 * len(_shape(sg, op.outputs[0])))
+    if lhs.type != "FLOAT32" and rhs.type != "FLOAT32":
+        out.append(7 * 4)
+    return out
 
 
 def prepare_buffers_overlap_temps(sg: Subgraph, op: Operator) -> bool:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.runtime_cases import RUNTIME_CASES
+from fixtures.tflm_cmsis_kernels import CMSIS_BUILDERS
 from fixtures.tflm_kernels import KERNEL_BUILDERS
 from packager.kernels import tflm_coverage
 from packager.kernels.tflm_arena import target_named
@@ -21,10 +22,13 @@ from packager.runtimes.tflm_targets import fits
 from tests.conftest import REPO, SHARED_MODELS
 from tests.oracle.locate import program
 
-TARGETS = ("cortex-m4",)
+# The reference build and the CMSIS-NN builds of the DSP and no-DSP families (each stands for its
+# family's cores: packager/kernels/tflm_arena.py, CMSIS_NN_ORACLES).
+TARGETS = ("cortex-m4", "cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn")
 GENEROUS = 8 << 20  # the fit program's whole static arena
 SHARED = sorted(p.stem for p in (SHARED_MODELS / "tflm").glob("*.tflite"))
-FIXTURES = sorted(KERNEL_BUILDERS) + [f"runtime_{f.__name__}" for f in RUNTIME_CASES]
+FIXTURES = (sorted(KERNEL_BUILDERS) + [f"runtime_{f.__name__}" for f in RUNTIME_CASES]
+            + sorted(CMSIS_BUILDERS))
 CATALOG = REPO / "fixtures" / "models"
 CASES = ([f"shared:{name}" for name in SHARED] + [f"fixture:{name}" for name in FIXTURES]
          + [f"catalog:{p.stem}" for p in sorted(CATALOG.glob("*.tflite"))])
@@ -38,7 +42,7 @@ def case_path(case: str, folder: str) -> Path:
     if kind == "catalog":
         return CATALOG / f"{name}.tflite"
     path = Path(folder) / f"{name}.tflite"
-    builders = {f"runtime_{f.__name__}": f for f in RUNTIME_CASES} | KERNEL_BUILDERS
+    builders = {f"runtime_{f.__name__}": f for f in RUNTIME_CASES} | KERNEL_BUILDERS | CMSIS_BUILDERS
     path.write_bytes(builders[name]().build())
     return path
 
