@@ -128,8 +128,10 @@ TARGET_CHOICES = ("host", "armhf-linux", "cortex-m", *CORTEX_M_CORES,
 
 # The CMSIS-NN builds .ci/build_tflm_targets.sh makes, per core family: one core of each family
 # stands for the others (the kernels' buffers depend on the family alone). MVE code cannot run
-# here: its figures stay modelled.
-CMSIS_NN_ORACLES = {tflm_cmsis_nn.NO_DSP: "cortex-m3+cmsis-nn", tflm_cmsis_nn.DSP: "cortex-m4+cmsis-nn"}
+# here: the MVE build is a DSP build with CMSIS-NN's MVE buffer-size functions, whose set-up is an
+# M55's (runtimes/tflm_targets.py, SET_UP_ONLY).
+CMSIS_NN_ORACLES = {tflm_cmsis_nn.NO_DSP: "cortex-m3+cmsis-nn", tflm_cmsis_nn.DSP: "cortex-m4+cmsis-nn",
+                    tflm_cmsis_nn.MVE: "cortex-m55+cmsis-nn"}
 
 
 def target_named(name: str) -> Target | None:

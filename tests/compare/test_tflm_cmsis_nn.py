@@ -26,7 +26,7 @@ def _scratch(name: str, target: str) -> list[int]:
     ("cortex-m0", "no-dsp", "cortex-m3+cmsis-nn"), ("cortex-m0plus", "no-dsp", "cortex-m3+cmsis-nn"),
     ("cortex-m3", "no-dsp", "cortex-m3+cmsis-nn"), ("cortex-m4", "dsp", "cortex-m4+cmsis-nn"),
     ("cortex-m7", "dsp", "cortex-m4+cmsis-nn"), ("cortex-m33", "dsp", "cortex-m4+cmsis-nn"),
-    ("cortex-m55", "mve", ""), ("cortex-m85", "mve", "")])
+    ("cortex-m55", "mve", "cortex-m55+cmsis-nn"), ("cortex-m85", "mve", "cortex-m55+cmsis-nn")])
 def test_every_core_has_a_cmsis_nn_target_of_its_family(core, family, oracle):
     target = target_named(f"{core}+cmsis-nn")
     assert (target.name, target.cmsis_nn, target.oracle) == (f"{core}+cmsis-nn", family, oracle)

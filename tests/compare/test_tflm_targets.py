@@ -24,7 +24,7 @@ from tests.oracle.locate import program
 
 # The reference build and the CMSIS-NN builds of the DSP and no-DSP families (each stands for its
 # family's cores: packager/kernels/tflm_arena.py, CMSIS_NN_ORACLES).
-TARGETS = ("cortex-m4", "cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn")
+TARGETS = ("cortex-m4", "cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn", "cortex-m55+cmsis-nn")
 GENEROUS = 8 << 20  # the fit program's whole static arena
 SHARED = sorted(p.stem for p in (SHARED_MODELS / "tflm").glob("*.tflite"))
 FIXTURES = (sorted(KERNEL_BUILDERS) + [f"runtime_{f.__name__}" for f in RUNTIME_CASES]
