@@ -301,6 +301,10 @@ def persistent_buffers(sg: Subgraph, op: Operator, family: str, reference: list[
         return None
     if op.name in OPDATA and reference:
         reference = [OPDATA[op.name], *reference[1:]]
+    if op.name in ("CONV_2D", "DEPTHWISE_CONV_2D") and sg.tensors[op.inputs[0]].type not in ("INT8", "INT16"):
+        # conv.cc, depthwise_conv.cc: the per-channel arrays only for a quantized input (the
+        # reference kernels take them for float32 too).
+        reference = reference[:1]
     return [*reference, *extra]
 
 

@@ -147,7 +147,9 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
         buffers = f.buffers[f.first:]
         start = target.scratch_request * (requests + target.max_scratch_per_op)
         temp, live, before = figures.temps(f, number, start)
-        prepare_peak = max(prepare_peak, tail.bytes + (temp if before is None else before))
+        # Temporaries taken after Prepare's buffers count once those buffers are taken (below);
+        # with no buffer between them, every temporary is live at once.
+        prepare_peak = max(prepare_peak, tail.bytes + (temp if before is None or not buffers else before))
         for size in buffers:
             tail.take(size, ARENA_ALIGNMENT)
         if buffers and before is not None:
