@@ -50,7 +50,7 @@ PROVEN: dict[str, frozenset[str]] = {
     # each CMSIS-NN buffer path (im2col, 1xN, 1x1, int16 convolution, depthwise with and without its
     # DSP buffer, int8 and int16 average pooling, fully connected as a 1x1 convolution).
     "cortex-m4+cmsis-nn": frozenset({
-        "ADD FLOAT32", "ASSIGN_VARIABLE RESOURCE", "AVERAGE_POOL_2D FLOAT32", "AVERAGE_POOL_2D INT16",
+        "ADD FLOAT32", "ADD INT8", "PAD INT8", "TRANSPOSE INT8", "ASSIGN_VARIABLE RESOURCE", "AVERAGE_POOL_2D FLOAT32", "AVERAGE_POOL_2D INT16",
         "AVERAGE_POOL_2D INT8", "CALL_ONCE NONE", "CAST FLOAT32", "CONCATENATION INT32",
         "CONCATENATION INT8", "CONV_2D FLOAT32", "CONV_2D INT16 per-channel", "CONV_2D INT8 per-channel",
         "DEPTHWISE_CONV_2D FLOAT32", "DEPTHWISE_CONV_2D INT8 per-channel", "DEPTH_TO_SPACE FLOAT32",
