@@ -160,9 +160,16 @@ def _depthwise(sg: Subgraph, op: Operator, family: str) -> list[Request] | None:
         return None  # arm_depthwise_conv_wrapper_s4_get_buffer_size: not modelled
     g = _window(sg, op, tuple(_shape(sg, op.inputs[1])[1:3]))
     if family == MVE and g["c"] == 1 and g["oc"] > 1:
-        # Converted to a convolution whose size reads the stride, which depthwise_conv.cc
-        # leaves unset in the parameters it passes: not known before run time.
-        return None
+        # arm_deptwise_conv_s8_one_in_ch_get_buffer_size_mve: run as a convolution (its im2col
+        # buffer) plus the reordered filter. depthwise_conv.cc leaves the stride unset, which only
+        # the 1xN test reads (a 1x1 kernel asks nothing either way): a one-row input with a one-row
+        # kernel is not known before run time.
+        if g["h"] == 1 and g["kh"] == 1 and g["dil_w"] == 1:
+            return None
+        one_by_one = (g["pad_w"] == 0 and g["pad_h"] == 0 and g["kw"] == 1 and g["kh"] == 1
+                      and g["dil_w"] == 1 and g["dil_h"] == 1)
+        size = (0 if one_by_one else 64 * -(-(g["kh"] * g["kw"]) // 16)) + g["oc"] * g["kh"] * g["kw"]
+        return [Request(size, "im2col and filter (depthwise of one channel, as a convolution)")]
     size = 0
     if g["c"] == g["oc"] and g["n"] == 1 and g["dil_w"] == 1 and g["dil_h"] == 1:
         if family == MVE:
