@@ -103,6 +103,10 @@ def _model_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool) -> list[A
 # -- classification shared by both timelines --------------------------------------------------
 
 _INTEGER = ("INT32", "INT64")
+_SHAPE_ONLY = ("SHAPE", "RANK")  # read only their input's shape, known at Prepare
+# Ops whose other outputs are sized at Prepare all the same: UNIQUE's indices, one per input
+# element (unique.cc), are arena tensors; only the unique values are dynamic.
+_DYNAMIC_ONLY = {"UNIQUE": (0,)}
 
 
 def computed_at_prepare(sg: Subgraph, sem: Semantics) -> set[int]:
@@ -120,7 +124,7 @@ def computed_at_prepare(sg: Subgraph, sem: Semantics) -> set[int]:
                               for o in outputs):
             continue
         inputs = [i for i in op.inputs if i >= 0]
-        if op.name == "SHAPE" or (inputs and all(i in known for i in inputs)):
+        if op.name in _SHAPE_ONLY or (inputs and all(i in known for i in inputs)):
             known.update(outputs)
             out.update(outputs)
     return out
@@ -154,8 +158,9 @@ def _classify(model: Model, sg: Subgraph, sem: Semantics, plan_dynamic: bool = F
                         and not sg.tensors[op.inputs[k]].is_constant
                         and not _empty_constant(model, sg, op.inputs[k])
                         and op.inputs[k] not in prepared for k in rule):
-            for o in op.outputs:
-                if not (plan_dynamic and sg.tensors[o].nbytes is not None):
+            for k, o in enumerate(op.outputs):
+                if k in _DYNAMIC_ONLY.get(name, (k,)) \
+                        and not (plan_dynamic and sg.tensors[o].nbytes is not None):
                     out.setdefault(o, DYNAMIC)
     if sem.while_prunes_unread:
         for t in pruned_by_while(model, sg):

@@ -55,8 +55,8 @@ class Semantics:
     # stored in the file (TFLite Micro), so a complete stored shape needs no --dim
     prepare_time_outputs: frozenset[str] = frozenset()
     # ops whose integer outputs the runtime computes once, at Prepare, into a persistent read-only
-    # buffer (kTfLitePersistentRo) when every input is constant or so computed; SHAPE always
-    # (its input's shape is known at Prepare). Such outputs take no place in the working arena,
+    # buffer (kTfLitePersistentRo) when every input is constant or so computed; SHAPE and RANK
+    # always (their input's shape is known at Prepare). Such outputs take no place in the working arena,
     # and an op reading them as its shape input is not dynamic.
     while_prunes_unread: bool = False
     # WHILE's Prepare drops the condition's inputs no condition op reads, and the outputs of loop
@@ -117,8 +117,8 @@ TFLITE = Semantics(
     # Measured with ai-edge-litert 2.3 and tflite-runtime 2.14 on SHAPE arithmetic
     # (tests/compare/test_runtime_cases.py): ADD, SUB, SLICE, PACK, FLOOR_DIV... stay in the arena.
     while_prunes_unread=True,
-    prepare_time_outputs=frozenset({"SHAPE", "STRIDED_SLICE", "CONCATENATION", "GATHER", "MUL",
-                                    "TILE", "RESHAPE"}),
+    prepare_time_outputs=frozenset({"SHAPE", "RANK", "STRIDED_SLICE", "CONCATENATION", "GATHER",
+                                    "MUL", "TILE", "RESHAPE"}),
 )
 
 TFLM = Semantics(

@@ -146,6 +146,9 @@ class RuntimeComparison:
     invoke_error: str = ""
     after_invoke_inexact_reason: str = ""
     measured_when: str = ""  # what `measured` is: "after allocate_tensors()" (TFLite)
+    # TFLite: the other signatures' arenas, as their signature runners allocate them (not in
+    # `measured`, which is allocate_tensors()'s), each measured and checked on its own.
+    signature_runners: tuple[SignatureArena, ...] = ()
 
     @property
     def after_invoke_exact(self) -> bool | None:
@@ -221,6 +224,64 @@ class RuntimeComparison:
 
 
 @dataclass(frozen=True)
+class SignatureArena:
+    """One other signature's arena, as `get_signature_runner` allocates it before running (its
+    entry subgraph prepared and planned on its own; allocate_tensors() leaves it unallocated)."""
+
+    subgraph: int
+    signatures: tuple[str, ...]  # the signature keys whose entry point it is
+    predicted: int
+    uncovered_why: tuple[str, ...] = ()  # kernels of that subgraph whose rule is missing
+    measured: int | None = None
+    check: ArenaCheck | None = None
+    error: str = ""  # why it was not measured (the runtime refused, or nothing measured)
+
+    @property
+    def exact(self) -> bool | None:
+        if self.check is None:
+            return None
+        return self.check.exact and not self.uncovered_why
+
+    @property
+    def not_exact_because(self) -> str:
+        if self.exact is not False:
+            return ""
+        return "; ".join(self.uncovered_why) if self.uncovered_why else self.check.why_not_exact
+
+    @property
+    def verdict(self) -> str:
+        """"exact", "named: ...", "not exact: ...", or why it was not measured."""
+        if self.check is None:
+            return self.error or "not measured"
+        if self.exact:
+            return "exact"
+        return ("named: " if self.uncovered_why else "not exact: ") + self.not_exact_because
+
+
+def signature_arenas(model: Model, rules, measured: dict | None = None) -> tuple[SignatureArena, ...]:
+    """Every other signature's entry point, predicted, and where `measured` (subgraph -> its
+    MeasuredArena, or why not) has it, checked tensor by tensor."""
+    from packager.compare.predict_tflite import predict_signature_runners
+
+    if not {d.subgraph for d in model.signature_defs} - {0}:
+        return ()
+    names: dict[int, list[str]] = {}
+    for d in model.signature_defs:
+        names.setdefault(d.subgraph, []).append(d.key)
+    out = []
+    for s, p in predict_signature_runners(model, rules).items():
+        got = (measured or {}).get(s)
+        base = dict(subgraph=s, signatures=tuple(names.get(s, ())), predicted=p.arena,
+                    uncovered_why=tuple(sorted(set(p.uncovered_why))))
+        if isinstance(got, MeasuredArena):
+            out.append(SignatureArena(**base, measured=got.arena, check=check_arena(got, p)))
+        else:
+            out.append(SignatureArena(**base, error=got or ("" if measured is None
+                                                             else "not measured")))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class ModelComparison:
     name: str
     path: str
@@ -285,11 +346,14 @@ def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True
     result = tflite_runtime.measure_tflite(path, model, timeout, runtime) if measure else Unavailable(
         MISSING, "not measured")
     if isinstance(result, TfliteMeasurement):
-        predictions = predict_tflite(model, rules_for(result.runtime, result.version))
+        rules = rules_for(result.runtime, result.version)
     elif runtime == "tflite-runtime":
-        predictions = predict_tflite(model, rules_for("tflite-runtime", ""))
+        rules = rules_for("tflite-runtime", "")
     else:
-        predictions = predict_tflite(model, LITERT)  # the runtime CI installs
+        rules = LITERT  # the runtime CI installs
+    predictions = predict_tflite(model, rules)
+    signatures = signature_arenas(model, rules, result.signature_runners
+                                  if isinstance(result, TfliteMeasurement) else None)
     uncovered = tuple(sorted({op for p in predictions for op in p.uncovered_ops}))
     model = tflite_model = with_prepared_shapes(model)  # TFLite's arena: the shapes after Prepare
     common = dict(planned=planned(model, TFLITE.name, True, _tflite_scratch(predictions),
@@ -297,6 +361,7 @@ def compare_tflite(path: Path, model: Model, plan: Planned, measure: bool = True
                   model_only=plan, predicted=sum(p.arena for p in predictions),
                   predicted_model=sum(p.model_arena for p in predictions), uncovered_ops=uncovered,
                   set_apart=set_apart(model, model_lifetimes(model, TFLITE.name), predictions))
+    common.update(signature_runners=signatures)
     if not isinstance(result, TfliteMeasurement):
         return RuntimeComparison(TFLITE.name, result.outcome, result.reason, result.runtime,
                                  result.version, **common)
@@ -396,6 +461,10 @@ def notes(results: list[ModelComparison], rows: list[dict]) -> list[str]:
         elif row.get("tflite_invoke_error"):
             out.append(f"{row['model']} ({row['tflite_runtime']}): the arenas after one Invoke "
                        f"were not measured: {row['tflite_invoke_error']}")
+        if row.get("tflite_signature_runners"):
+            out.append(f"{row['model']} ({row['tflite_runtime'] or 'TFLite'}): each other "
+                       f"signature's arena, as get_signature_runner allocates it: "
+                       f"{row['tflite_signature_runners']}")
         if row.get("tflite_measured_partial"):
             out.append(f"{row['model']} ({row['tflite_runtime']}): TFLite's measured arena is a lower bound (≥, prediction "
                        f"marked ?): {row['tflite_not_exact_because']}")

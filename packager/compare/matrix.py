@@ -18,11 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from packager.compare.comparison import check_arena
-from packager.compare.predict_tflite import (predict_after_invoke, predict_signature_runners,
-                                             predict_tflite)
-from packager.compare.tflite_runtime import (TfliteMeasurement, _to_locate, classify_subgraph,
-                                             measurement_from_probe)
+from packager.compare.comparison import check_arena, signature_arenas
+from packager.compare.predict_tflite import predict_after_invoke, predict_tflite
+from packager.compare.tflite_runtime import (TfliteMeasurement, _to_locate,
+                                             measurement_from_probe, runner_subgraphs)
 from packager.kernels.tflite_scratch import rules_for
 from packager.model import Model
 from packager.reader import read_model
@@ -71,7 +70,7 @@ def row_of(path: Path, model: Model, result: ProbeResult, runtime_name: str) -> 
         bad = [f"subgraph {c.subgraph}: {c.why_not_exact}" for c in later if not c.exact]
         after = "exact" if not bad and not inexact else "not exact: " + "; ".join(
             [inexact] * bool(inexact) + bad)
-    runners = _signature_runners(model, result.data.get("signature_runners") or {}, rules)
+    runners = _signature_runners(model, measured.signature_runners, rules)
     exact = exact and runners in ("", "exact")
     named = _uncovered(model, predictions)
     why = "; ".join([f"subgraph {c.subgraph}: {c.why_not_exact}" for c in checks if not c.exact]
@@ -95,20 +94,9 @@ def _signature_runners(model: Model, measured: dict, rules) -> str:
     model has none."""
     if not measured:
         return ""
-    predicted = predict_signature_runners(model, rules)
-    bad = []
-    for s, data in sorted(measured.items(), key=lambda kv: int(kv[0])):
-        if "rows" not in data:
-            bad.append(f"subgraph {s}: {data.get('error', 'not measured')}")
-            continue
-        check = check_arena(classify_subgraph(model, int(s), data["rows"]), predicted[int(s)])
-        if not check.exact:
-            bad.append(f"subgraph {s}: {check.why_not_exact}")
+    bad = [f"subgraph {a.subgraph}: {a.verdict}"
+           for a in signature_arenas(model, rules, measured) if not a.exact]
     return "; ".join(bad) or "exact"
-
-
-def _runner_subgraphs(model: Model) -> str:
-    return ",".join(str(s) for s in sorted({d.subgraph for d in model.signature_defs} - {0}))
 
 
 def measure_matrix(paths: list[Path], runtime: str) -> list[Row]:
@@ -117,7 +105,7 @@ def measure_matrix(paths: list[Path], runtime: str) -> list[Row]:
     if not which.installed:
         raise RuntimeError(which.missing_reason)
     models = [read_model(p) for p in paths]
-    jobs = [(p, _to_locate(m), _runner_subgraphs(m)) for p, m in zip(paths, models)]
+    jobs = [(p, _to_locate(m), runner_subgraphs(m)) for p, m in zip(paths, models)]
     results = measure_many(jobs, which.package, which.python)
     rows = [row_of(p, m, r, which.package) for p, m, r in zip(paths, models, results)]
     # Locating a 0-d tensor by writing into it now and then finds no single address: once more.

@@ -64,6 +64,9 @@ class TfliteMeasurement:
     # and then `invoke_error` says why.
     after_invoke: tuple[MeasuredArena, ...] | None = None
     invoke_error: str = ""
+    # Other signatures' entry points, each allocated as its signature runner allocates it
+    # (after the Invoke above): subgraph -> its arena, or why the runtime refused it.
+    signature_runners: dict[int, MeasuredArena | str] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -205,12 +208,16 @@ def measurement_from_probe(model: Model, result: ProbeResult) -> TfliteMeasureme
                            data.get("version", ""))
     persistent = _persistent_temporaries(model, data["runtime"], data["version"])
     arenas = _classify_all(model, data["subgraphs"], persistent)
+    runners = {int(s): classify_subgraph(model, int(s), r["rows"]) if "rows" in r
+               else r.get("error", "not measured")
+               for s, r in (data.get("signature_runners") or {}).items()}
     after = data.get("after_invoke") or {"error": "not measured by this probe"}
     if "subgraphs" not in after:
         return TfliteMeasurement(data["runtime"], data["version"], arenas, None,
-                                 after.get("error", "not measured"))
+                                 after.get("error", "not measured"), runners)
     invoked = _classify_all(model, after["subgraphs"], persistent)
-    return TfliteMeasurement(data["runtime"], data["version"], arenas, invoked)
+    return TfliteMeasurement(data["runtime"], data["version"], arenas, invoked,
+                             signature_runners=runners)
 
 
 def _classify_all(model: Model, subgraph_rows: list, persistent) -> tuple[MeasuredArena, ...]:
@@ -227,8 +234,9 @@ def measure_tflite(path: Path, model: Model, timeout: float = 120.0,
     """TFLite's arenas for the model at `path` (already read as `model`), measured in a child.
     `runtime`: litert or tflite-runtime (tflite_versions.py); None: whichever this environment has."""
     locate = _to_locate(model)
+    runners = (runner_subgraphs(model),) if runner_subgraphs(model) else ()
     if runtime is None:
-        return measurement_from_probe(model, probe("tflite", Path(path), "-", locate,
+        return measurement_from_probe(model, probe("tflite", Path(path), "-", locate, *runners,
                                                    timeout=timeout))
     from packager.runtimes.tflite_versions import choice
 
@@ -236,7 +244,12 @@ def measure_tflite(path: Path, model: Model, timeout: float = 120.0,
     if not which.installed:
         return Unavailable(MISSING, which.missing_reason, which.package)
     return measurement_from_probe(model, probe("tflite", Path(path), which.package, locate,
-                                               timeout=timeout, python=which.python))
+                                               *runners, timeout=timeout, python=which.python))
+
+
+def runner_subgraphs(model: Model) -> str:
+    """The entry points of signatures other than subgraph 0's, as the probes take them ("S,S")."""
+    return ",".join(str(s) for s in sorted({d.subgraph for d in model.signature_defs} - {0}))
 
 
 def _to_locate(model: Model) -> str:

@@ -68,6 +68,8 @@ _NO_TEMPORARIES = frozenset({
     "ASSIGN_VARIABLE", "WHERE", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5", "ABS",
     "NEG", "EXP", "SQRT", "RSQRT", "SQUARE", "SQUARED_DIFFERENCE", "SELECT_V2", "FLOOR",
     "SHAPE", "FLOOR_DIV",  # measured on fixtures/runtime_cases.py
+    "UNIQUE",  # its indices are an arena tensor, its values dynamic (lifetimes.py)
+    "RANK",  # its 0-d output is persistent read-only, filled at Prepare (semantics.py)
     "DENSIFY", "DEPTH_TO_SPACE",  # measured on MediaPipe's pose and sparse face detectors
     # Measured on the coverage matrix (fixtures/op_matrix.py), in every mode the kernel accepts,
     # ai-edge-litert 2.3 and tflite-runtime 2.14:
@@ -81,6 +83,8 @@ _NO_TEMPORARIES = frozenset({
     "STABLEHLO_ADD", "STABLEHLO_AND", "STABLEHLO_MAXIMUM", "STABLEHLO_MINIMUM",
     "STABLEHLO_MULTIPLY", "TILE", "TOPK_V2", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_MIN",
     "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_SUM", "ZEROS_LIKE",
+    # Custom ops the wheels register (their Prepare only sizes the output; measured likewise).
+    "AudioSpectrogram", "Mfcc",
 })
 
 
@@ -210,6 +214,38 @@ def _conv_3d(o: _Op, transposed_filter: bool) -> OpScratch:
         temps.append(("transposed_filter", 4 * math.prod(w.shape)))
     return OpScratch(len(temps), tuple(Temporary(k, n, ARENA, what)
                                        for k, (what, n) in enumerate(temps)))
+
+
+def _transpose_conv(o: _Op) -> OpScratch:
+    """transpose_conv.cc (the generic optimized kernel, registered by default): col2im
+    ([input height x width, output channels x filter height x width], float for a float input,
+    else int32) and the weights transposed to HWOI are kTfLiteDynamic: heap buffers, sized in
+    Prepare, outside the arena; so is the integer kernels' accumulator (one per output element,
+    int64 for int16 input, else int32). The hybrid kernel (float input, int8 weights) adds the
+    quantized input, and a float scaling factor and an int32 offset per input row (elements /
+    input channels), in the arena. Each index is added only where used."""
+    shape, w, x = o.input(0), o.input(1), o.input(2)
+    if x is None or w is None or len(x.shape) != 4 or len(w.shape) != 4:
+        return missing("a TRANSPOSE_CONV of another rank")
+    if shape is None or not shape.is_constant:
+        # Prepare then leaves the output (and col2im, accumulator) dynamic, sized at Eval.
+        return missing("a TRANSPOSE_CONV whose output shape is computed (its output is dynamic)")
+    col2im_type = "FLOAT32" if x.type == "FLOAT32" else "INT32"
+    temps = [("col2im", _bytes(col2im_type, x.shape[1] * x.shape[2] * math.prod(w.shape[:3])),
+              DYNAMIC),
+             ("transposed_weights", _bytes(w.type, math.prod(w.shape)), DYNAMIC)]
+    if x.type in ("UINT8", "INT8", "INT16"):
+        acc = "INT64" if x.type == "INT16" else "INT32"
+        temps.append(("scratch", _bytes(acc, math.prod(o.output().shape)), DYNAMIC))
+    elif x.type == "FLOAT32" and w.type == "INT8":
+        rows = math.prod(x.shape) // w.shape[3]
+        temps += [("input_quantized", math.prod(x.shape), ARENA),
+                  ("scaling_factors", 4 * rows, ARENA),
+                  ("input_offsets", 4 * rows, ARENA)]
+    elif not (x.type == "FLOAT32" and w.type == "FLOAT32"):
+        return missing(f"{x.type} x {w.type} TRANSPOSE_CONV")
+    return OpScratch(len(temps), tuple(Temporary(k, n, kind, what)
+                                       for k, (what, n, kind) in enumerate(temps)))
 
 
 # -- reductions ------------------------------------------------------------------------------------
@@ -361,6 +397,50 @@ def _lstm(o: _Op) -> OpScratch:
     return missing(f"{x.type} x {w_out.type} LSTM")
 
 
+def _bidirectional_lstm(o: _Op) -> OpScratch:
+    """bidirectional_sequence_lstm.cc: Init reserves nineteen indices. Float and hybrid use two
+    float scratch buffers: the forward one [batch, cells x 5 + 16] (x 4 + 16 without an input
+    gate), the backward one [batch, cells x 5] (x 4), without the 16. The hybrid kernel adds,
+    in slot order: the quantized input (the whole input), each direction's quantized output and
+    cell states (bw after fw, output states first), four float scaling factors per batch
+    (input, auxiliary input, output state, product), the recovered cell weights (float, one per
+    forward cell), an int32 accumulator of cells x batch, three float zero points per batch
+    (input, auxiliary input, output state), and each direction's row sums (int32, 8 rows of
+    cells, 6 without an input gate; persistent)."""
+    x, fw_out, bw_out = o.input(0), o.input(4), o.input(21)
+    if x is None or fw_out is None or bw_out is None or len(x.shape) != 3:
+        return missing("a BIDIRECTIONAL_SEQUENCE_LSTM input of another rank")
+    if any(o.input(k) is not None for k in (16, 33, *range(39, 48))):
+        return missing("projection weights or an auxiliary input")
+    n_batch = x.shape[1] if o.option("time_major", 0) else x.shape[0]
+    fw_cell, bw_cell = fw_out.shape[0], bw_out.shape[0]
+    fw_gates = 4 if o.input(1) is None else 5
+    bw_gates = 4 if o.input(18) is None else 5
+    sizes = [("fw_scratch_buffer", 4 * n_batch * (fw_cell * fw_gates + 16), ARENA),
+             ("bw_scratch_buffer", 4 * n_batch * bw_cell * bw_gates, ARENA)]
+    if x.type == "FLOAT32" and fw_out.type == "FLOAT32":
+        return OpScratch(19, tuple(Temporary(k, n, kind, what)
+                                   for k, (what, n, kind) in enumerate(sizes)))
+    if x.type != "FLOAT32" or fw_out.type not in ("INT8", "UINT8"):
+        return missing(f"{x.type} x {fw_out.type} BIDIRECTIONAL_SEQUENCE_LSTM")
+    sizes += [("input_quantized", math.prod(x.shape), ARENA),
+              ("fw_output_state_quantized", n_batch * fw_cell, ARENA),
+              ("bw_output_state_quantized", n_batch * bw_cell, ARENA),
+              ("fw_cell_state_quantized", n_batch * fw_cell, ARENA),
+              ("bw_cell_state_quantized", n_batch * bw_cell, ARENA)]
+    sizes += [(what, 4 * n_batch, ARENA) for what in (
+        "input_scaling_factors", "aux_input_scaling_factors", "output_state_scaling_factors",
+        "product_scaling_factors")]
+    sizes += [("recovered_cell_weights", 4 * fw_cell, ARENA),
+              ("accum_scratch", 4 * max(fw_cell, bw_cell) * n_batch, ARENA)]
+    sizes += [(what, 4 * n_batch, ARENA) for what in (
+        "input_zero_points", "aux_input_zero_points", "output_state_zero_points")]
+    sizes += [("fw_row_sums", 4 * (2 * fw_gates - 2) * fw_cell, PERSISTENT),
+              ("bw_row_sums", 4 * (2 * bw_gates - 2) * bw_cell, PERSISTENT)]
+    return OpScratch(19, tuple(Temporary(k, n, kind, what)
+                               for k, (what, n, kind) in enumerate(sizes)))
+
+
 # -- SVDF ------------------------------------------------------------------------------------------
 
 def _svdf(o: _Op) -> OpScratch:
@@ -424,13 +504,16 @@ def has_dynamic_tensors(model: Model, subgraph: int) -> bool:
 
 
 def _while_litert(o: _Op) -> OpScratch:
-    """WHILE adds nothing. With a body holding a dynamic tensor, ai-edge-litert places the
-    body's small shape tensors otherwise than its planner order says (measured on the coverage
-    matrix; tflite-runtime 2.14 follows it): named, not modelled."""
+    """WHILE adds nothing. In a body holding a dynamic tensor, ai-edge-litert gives that tensor
+    (a RESHAPE's output, its shape computed in the body) a place of its own in the body's arena
+    at allocate_tensors(), and the tensors around it move; tflite-runtime 2.14 leaves it
+    unallocated, as modelled (measured on the coverage matrix). Which kernel or planner step
+    does so is not known: named, not modelled."""
     body = o.op.subgraphs[1] if len(o.op.subgraphs) >= 2 else None
     if o.model is not None and body is not None:
         if has_dynamic_tensors(o.model, body):
-            return missing("the placement inside a body that holds a dynamic tensor")
+            return missing("a body's dynamic tensor gets a place in the body's arena at "
+                           "allocate_tensors() (2.14 leaves it unallocated); not modelled")
     return NONE
 
 
@@ -438,6 +521,17 @@ def _add_n(o: _Op) -> OpScratch:
     """add_n.cc: one scratch buffer of the output's size per thread (one: the interpreter's
     default)."""
     return OpScratch(1, (Temporary(0, o.output().nbytes or 0, ARENA, "scratch"),))
+
+
+def _detection_postprocess(o: _Op) -> OpScratch:
+    """detection_postprocess.cc (a custom op the wheels register): Init adds two indices;
+    Prepare uses both, in the arena: the decoded boxes ([boxes, 4] float) and the scores
+    ([boxes, classes with background] float)."""
+    boxes, scores = o.input(0), o.input(1)
+    if boxes is None or scores is None or len(boxes.shape) != 3 or len(scores.shape) != 3:
+        return missing("TFLite_Detection_PostProcess inputs of another rank")
+    return OpScratch(2, (Temporary(0, 4 * boxes.shape[1] * 4, ARENA, "decoded_boxes"),
+                         Temporary(1, 4 * scores.shape[1] * scores.shape[2], ARENA, "scores")))
 
 
 Rule = Callable[[_Op], OpScratch]
@@ -469,19 +563,11 @@ _SHARED_RULES = {
     "FULLY_CONNECTED": _fully_connected, "ADD_N": _add_n,
     "RNN": _rnn, "UNIDIRECTIONAL_SEQUENCE_RNN": _rnn,
     "BIDIRECTIONAL_SEQUENCE_RNN": lambda o: _rnn(o, directions=2),
-    # Measured: col2im, the transposed weights and the integer kernels' scratch get buffers
-    # outside the working arena, but where they land beside it varies from run to run, so the
-    # measurement cannot always tell them apart from the arena's own.
-    "TRANSPOSE_CONV": lambda o: missing(
-        "the hybrid kernel's temporaries (quantized input, scaling factors, accumulators)")
-    if o.input(2).type == "FLOAT32" and o.input(1).type in ("INT8", "UINT8") else missing(
-        "where its col2im, transposed-weights and scratch buffers lie (outside the arena)"),
+    "TRANSPOSE_CONV": _transpose_conv,
     "LSTM": _lstm,
-    "BIDIRECTIONAL_SEQUENCE_LSTM": lambda o: missing(
-        "its scratch buffers (float and hybrid) are not modelled"),
-    "RANK": lambda o: missing("its 0-d output, filled at Prepare, is not placed as modelled"),
-    "UNIQUE": lambda o: missing("where its index output is placed beside the dynamic values"),
+    "BIDIRECTIONAL_SEQUENCE_LSTM": _bidirectional_lstm,
     "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm, "SVDF": _svdf,
+    "TFLite_Detection_PostProcess": _detection_postprocess,
 }
 
 LITERT = ScratchRules(

@@ -396,8 +396,9 @@ def prepare_temps(sg: Subgraph, op: Operator, target: Target, start: int,
     TFLite Micro checks a persistent buffer against the head only, so a buffer taken in Prepare
     may overwrite temporaries. int16 SOFTMAX fills its two lookup tables, then reads its tensors'
     params and, releasing each quantized temporary, the two pointers that open its
-    TfLiteAffineQuantization (scale, zero_point): above them the tables may lie. Other kernels:
-    everything stays live (safe, not proven the smallest). `taken`: prepare_temp_tensors(op, sg),
+    TfLiteAffineQuantization (scale, zero_point): above them the tables may lie; the kernels of
+    _READS_STRUCTS_AFTER_BUFFERS likewise. Other kernels: everything stays live (safe, not proven
+    the smallest). `taken`: prepare_temp_tensors(op, sg),
     when the caller has it already."""
     temp = live = start
     for t in prepare_temp_tensors(op, sg) if taken is None else taken:
@@ -430,15 +431,31 @@ def prepare_temps_before_buffers(sg: Subgraph, op: Operator, target: Target, sta
     return temp
 
 
-def softmax_tables_overlap(sg: Subgraph, op: Operator) -> bool:
-    """int16 SOFTMAX: the kernel whose Prepare buffers may overlap its temporaries, by rule."""
-    return op.name == "SOFTMAX" and sg.tensors[op.inputs[0]].type == "INT16"
+# Kernels whose Prepare, once it has taken its persistent buffers, reads no more of its
+# temporaries than their TfLiteTensors and the two pointers that open each
+# TfLiteAffineQuantization (DeallocateTempTfLiteTensor reads zero_point's address only), so a
+# buffer may overlap the topmost zero-point array (tflite-micro's kernels/*.cc): GATHER,
+# DEPTH_TO_SPACE and SPACE_TO_DEPTH copy the output's dims (CreateWritableTensorDimsWithCopy),
+# then read the tensors' dims; LOG_SOFTMAX's int8 OpData, FULLY_CONNECTED's per-channel
+# multipliers and shifts and BATCH_MATMUL's quantization and transposed operands are followed
+# by reads of the tensors' params and dims only.
+_READS_STRUCTS_AFTER_BUFFERS = frozenset({
+    "GATHER", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "LOG_SOFTMAX", "FULLY_CONNECTED",
+    "BATCH_MATMUL"})
+
+
+def prepare_buffers_overlap_by_rule(sg: Subgraph, op: Operator) -> bool:
+    """The kernels whose Prepare buffers may overlap the temporaries they no longer read, by
+    rule: int16 SOFTMAX (its lookup tables), and _READS_STRUCTS_AFTER_BUFFERS."""
+    if op.name == "SOFTMAX":
+        return sg.tensors[op.inputs[0]].type == "INT16"
+    return op.name in _READS_STRUCTS_AFTER_BUFFERS
 
 
 def buffers_may_overlap_temps(sg: Subgraph, op: Operator, target: Target) -> bool:
-    """The kernels whose Prepare buffers may overlap their temporaries, by rule, on `target`:
-    int16 SOFTMAX, and CMSIS-NN's integer LSTM (its kernel sums)."""
-    return softmax_tables_overlap(sg, op) or (
+    """prepare_buffers_overlap_by_rule on `target`: on a CMSIS-NN build also its integer LSTM
+    (its kernel sums)."""
+    return prepare_buffers_overlap_by_rule(sg, op) or (
         bool(target.cmsis_nn) and tflm_cmsis_nn.prepare_buffers_overlap_temps(sg, op))
 
 

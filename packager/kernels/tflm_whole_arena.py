@@ -161,7 +161,7 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
             # TFLite Micro checks a persistent buffer against the head only, so one taken while
             # the node's tensors sit in temp memory may overwrite them: the part the kernel
             # still reads must not be (kernels/tflm_arena.py, prepare_temps).
-            if f.softmax_overlap:  # a known rule: the figure is exact
+            if f.overlap_by_rule:  # a known rule: the figure is exact
                 prepare_peak = max(prepare_peak, tail.bytes + live)
             elif tail.bytes + temp > overlap_peak[0]:
                 overlap_peak = (tail.bytes + temp, op.name)
@@ -223,7 +223,7 @@ class _Figures:
     first: int  # how many of them Init takes
     unmodelled: str | None  # the kernel's name when its persistent memory is not modelled
     taken: list[int]  # temporaries (tensor ids) of the node it was computed for
-    softmax_overlap: bool
+    overlap_by_rule: bool  # tflm_arena.prepare_buffers_overlap_by_rule
     requests: int  # scratch requests
     requests_known: bool
     key: tuple | None  # the signature it is shared under (None: computed for this node only)

@@ -1,6 +1,6 @@
 """Child-process entry point: load a model in a real runtime and print what it allocated, as JSON.
 
-    python -m packager.runtimes.probe tflite MODEL [ai-edge-litert|tflite-runtime|-] [S.I,S.I...]
+    python -m packager.runtimes.probe tflite MODEL [ai-edge-litert|tflite-runtime|-] [S.I,S.I...] [S,S...]
     python -m packager.runtimes.probe tflm MODEL ARENA_BYTES
 
 Runs in its own process so that a runtime that aborts or crashes cannot take the packager down.
@@ -280,10 +280,28 @@ def allocated(interpreter, path: str):
     return (None, reason_of(error, output)) if error is not None else (it._interpreter, "")
 
 
+def signature_runners(wrapper, signatures: tuple[int, ...]) -> dict:
+    """For each subgraph in `signatures` (other signatures' entry points), its tensors once
+    allocated as its signature runner allocates it before running (AllocateTensors of that
+    subgraph), or why that failed; measured last, after subgraph 0's Invoke."""
+    runners = {}
+    for s in signatures:
+        with captured_output() as output:
+            try:
+                wrapper.AllocateTensors(s)
+                error = None
+            except Exception as e:  # the runtime refusing, in whatever words
+                error = e
+        runners[str(s)] = ({"error": reason_of(error, output)} if error is not None else
+                           {"rows": [_tensor_row(wrapper, i, s) for i in range(wrapper.NumTensors(s))]})
+    return runners
+
+
 def probe_tflite(path: str, wanted: str | None = None,
-                 locate: tuple[tuple[int, int], ...] = ()) -> None:
+                 locate: tuple[tuple[int, int], ...] = (), signatures: tuple[int, ...] = ()) -> None:
     """`locate`: (subgraph, tensor) of the 0-d tensors to find by writing into them; the caller
-    names them (never a constant: those live in the read-only model file)."""
+    names them (never a constant: those live in the read-only model file). `signatures`: the
+    subgraphs to allocate last as their signature runners would (signature_runners)."""
     interpreter, package, version = _tflite_module(wanted)
     if interpreter is None:
         emit({"missing": wanted or "ai-edge-litert (or tflite-runtime)"}, EXIT_MISSING)
@@ -295,8 +313,11 @@ def probe_tflite(path: str, wanted: str | None = None,
                  for s in range(count)]
     located = _locate_copies(wrapper, subgraphs, set(locate))
     after = after_invoke(wrapper, count, set(locate))
-    emit({"runtime": package, "version": version, "subgraphs": subgraphs, "located": located,
-          "after_invoke": after})
+    data = {"runtime": package, "version": version, "subgraphs": subgraphs, "located": located,
+            "after_invoke": after}
+    if signatures:
+        data["signature_runners"] = signature_runners(wrapper, signatures)
+    emit(data)
 
 
 INVOKE_LIMIT = 60.0  # seconds one Invoke may take before its measurement is given up
@@ -422,7 +443,8 @@ def main(argv: list[str]) -> None:
         wanted = argv[2] if len(argv) >= 3 and argv[2] != "-" else None
         locate = tuple(tuple(int(x) for x in pair.split(".")) for pair in argv[3].split(",")
                        if pair) if len(argv) >= 4 else ()
-        probe_tflite(argv[1], wanted, locate)
+        signatures = tuple(int(x) for x in argv[4].split(",") if x) if len(argv) >= 5 else ()
+        probe_tflite(argv[1], wanted, locate, signatures)
     elif len(argv) >= 3 and argv[0] == "tflm":
         probe_tflm(argv[1], int(argv[2]))
     else:

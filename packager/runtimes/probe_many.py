@@ -17,8 +17,8 @@ import json
 import sys
 
 from packager.runtimes.probe import (EXIT_MISSING, _file_subgraphs, _locate_copies, _tensor_row,
-                                     _tflite_module, after_invoke, allocated, captured_output, emit,
-                                     reason_of)
+                                     _tflite_module, after_invoke, allocated, emit,
+                                     signature_runners)
 
 
 def measure_one(interpreter, path: str, locate: set[tuple[int, int]],
@@ -34,18 +34,8 @@ def measure_one(interpreter, path: str, locate: set[tuple[int, int]],
                  for s in range(count)]
     located = _locate_copies(wrapper, subgraphs, locate)
     after = after_invoke(wrapper, count, locate)
-    runners = {}
-    for s in signatures:
-        with captured_output() as output:
-            try:
-                wrapper.AllocateTensors(s)
-                error = None
-            except Exception as e:
-                error = e
-        runners[str(s)] = ({"error": reason_of(error, output)} if error is not None else
-                           {"rows": [_tensor_row(wrapper, i, s) for i in range(wrapper.NumTensors(s))]})
     return {"outcome": "measured", "subgraphs": subgraphs, "located": located,
-            "after_invoke": after, "signature_runners": runners}
+            "after_invoke": after, "signature_runners": signature_runners(wrapper, signatures)}
 
 
 def main(argv: list[str]) -> None:

@@ -22,6 +22,7 @@ ROW_FIELDS = (
     "tflite_not_exact_because", "tflm_not_exact_because", "tflite_set_apart",
     "tflite_measured_when", "tflite_after_invoke_measured", "tflite_after_invoke_predicted",
     "tflite_after_invoke_exact", "tflite_after_invoke_not_exact_because", "tflite_invoke_error",
+    "tflite_signature_runners",
 )
 
 
@@ -35,6 +36,17 @@ def _diffs(r: RuntimeComparison) -> tuple[int | None, int | None]:
     if not r.checks:
         return None, None
     return sum(c.model_diff for c in r.checks), sum(c.scratch_diff for c in r.checks)
+
+
+def signature_runners_text(r: RuntimeComparison) -> str:
+    """Each other signature's arena as its signature runner allocates it: measured beside the
+    prediction, and the verdict ("" for a model with one signature)."""
+    parts = []
+    for a in r.signature_runners:
+        measured = "" if a.measured is None else f"{a.measured:,} B measured, "
+        parts.append(f"{'/'.join(a.signatures)} (subgraph {a.subgraph}): {measured}"
+                     f"{a.predicted:,} B predicted, {a.verdict}")
+    return "; ".join(parts)
 
 
 def comparison_row(c: ModelComparison) -> dict:
@@ -72,6 +84,7 @@ def comparison_row(c: ModelComparison) -> dict:
         "tflite_after_invoke_exact": t.after_invoke_exact,
         "tflite_after_invoke_not_exact_because": t.after_invoke_why_not_exact,
         "tflite_invoke_error": t.invoke_error,
+        "tflite_signature_runners": signature_runners_text(t),
     }
 
 
@@ -103,6 +116,11 @@ def comparison_json(c: ModelComparison) -> dict:
                          not_exact_because=r.why_not_exact, saving=r.saving,
                          saving_pct=r.saving_pct, after_invoke_exact=r.after_invoke_exact,
                          after_invoke_not_exact_because=r.after_invoke_why_not_exact)
+        for runner, raw in zip(r.signature_runners, raw_runtime["signature_runners"]):
+            raw.update(exact=runner.exact, not_exact_because=runner.not_exact_because)
+            if runner.check is not None:
+                raw["check"].update(exact=runner.check.exact,
+                                    not_exact_because=runner.check.why_not_exact)
         for check, raw in zip(r.after_invoke_checks, raw_runtime["after_invoke_checks"]):
             raw.update(exact=check.exact, measured_lower_bound=check.lower_bound,
                        not_exact_because=check.why_not_exact)
