@@ -67,8 +67,10 @@ PROVEN: dict[str, frozenset[str]] = {
     # each CMSIS-NN buffer path (im2col, 1xN, 1x1, int16 convolution, depthwise with and without its
     # DSP buffer, int8 and int16 average pooling, fully connected as a 1x1 convolution).
     "cortex-m4+cmsis-nn": _CMSIS_NN_FORMS,
-    # The MVE build (M55, M85: set-up with CMSIS-NN's MVE buffer sizes) holds the same cases exact.
+    # The MVE build (M55, M85: set-up with CMSIS-NN's MVE buffer sizes) and the no-DSP build (M0,
+    # M0+, M3) hold the same cases exact.
     "cortex-m55+cmsis-nn": _CMSIS_NN_FORMS,
+    "cortex-m3+cmsis-nn": _CMSIS_NN_FORMS,
 }
 
 
