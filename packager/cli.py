@@ -323,7 +323,9 @@ def report(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite fi
 
 
 @app.command(epilog=EXIT_CODES)
-def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite file."),
+def package(models: list[Path] = typer.Argument(..., metavar="MODEL...",
+                                                help="A .tflite file; several: one TFLite Micro arena shared by "
+                                                     "them all, set up in this order (docs/tflm-arena.md)."),
             output: Path = typer.Option(..., "--output", "-o", metavar="DIR",
                                         help="The folder to write (created or updated atomically)."),
             semantics: Optional[str] = semantics_option("package"),
@@ -345,6 +347,10 @@ def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
             keep_offline_plan: bool = typer.Option(False, "--keep-offline-plan",
                                                    help="Keep an OfflineMemoryAllocation the model already has "
                                                         "(e.g. Vela's) instead of replacing it."),
+            regions: Optional[str] = typer.Option(None, "--regions", metavar="PART=SECTION:SIZE,...",
+                                                  help="TFLite Micro's memory in two buffers: non-persistent=SECTION:SIZE"
+                                                       ",persistent=SECTION:SIZE (e.g. non-persistent=.dtcm:64K,"
+                                                       "persistent=.sram:512K); exit 3 when a part does not fit."),
             json_out: bool = JsonOption,
             quiet: bool = QuietOption) -> None:
     """Plan, prove and write a model's memory plan for a device: sidecar plan (JSON + FlatBuffer),
@@ -352,7 +358,13 @@ def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
     with dynamic shapes needs a bound for every free input dimension (--dim): the plan holds for
     all of them. Files this tool wrote into DIR for this model before (as its plan records them)
     and does not write now are removed in the same step and named; other files in DIR are kept,
-    never overwritten, and the input model is never replaced."""
+    never overwritten, and the input model is never replaced. Several models (tflm): each packaged
+    as one is, plus the one arena they share on one MicroAllocator (<name>_arena.h, --name
+    default "shared")."""
+    if len(models) > 1:
+        return _package_shared(models, output, semantics, strategy, budget, name, dims, no_report, target,
+                               no_verify, keep_offline_plan, json_out, quiet)
+    model = models[0]
     with user_errors():
         from packager.text.package_summary import summary_json, summary_lines
         from packager.package.build import BudgetExceeded, package as package_model, parse_bytes
@@ -362,7 +374,8 @@ def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
                 result = package_model(model, output, semantics=semantics, strategy=strategy,
                                        budget=None if budget is None else parse_bytes(budget), name=name,
                                        dims=dims, report=not no_report, target=target,
-                                       verify=not no_verify, keep_offline_plan=keep_offline_plan)
+                                       verify=not no_verify, keep_offline_plan=keep_offline_plan,
+                                       regions=regions)
         except BudgetExceeded as e:
             typer.echo(f"error: {error_line(e)}", err=True)
             raise typer.Exit(EXIT_OVER_BUDGET)
@@ -376,6 +389,34 @@ def package(model: Path = typer.Argument(..., metavar="MODEL", help="A .tflite f
         lines.insert(1, f"  semantics: {semantics}{said}")
     for line in lines:
         typer.echo(line)  # plain: no wrapping, so file lists and notes stay one line each
+
+
+def _package_shared(models, output, semantics, strategy, budget, name, dims, no_report, target, no_verify,
+                    keep_offline_plan, json_out, quiet) -> None:
+    """`package A B ...`: several models in one arena (packager/package/shared_arena.py)."""
+    with user_errors():
+        from packager.package.build import BudgetExceeded, parse_bytes
+        from packager.package.shared_arena import package_shared
+        from packager.text.shared_summary import shared_json, shared_lines
+        semantics, _ = resolve_semantics("package", semantics)
+        if semantics != TFLM.name:
+            raise PackagerError(f"several models share an arena in TFLite Micro only (--semantics tflm, not {semantics})")
+        if dims:
+            raise PackagerError("--dim applies to one model: package a model with dynamic shapes on its own")
+        try:
+            with working(f"packaging {len(models)} models sharing one arena", quiet):
+                result = package_shared(models, output, name=name, strategy=strategy,
+                                        budget=None if budget is None else parse_bytes(budget),
+                                        report=not no_report, target=target, verify=not no_verify,
+                                        keep_offline_plan=keep_offline_plan)
+        except BudgetExceeded as e:
+            typer.echo(f"error: {error_line(e)}", err=True)
+            raise typer.Exit(EXIT_OVER_BUDGET)
+    if json_out:
+        print_json(shared_json(result))
+    elif not quiet:
+        for line in shared_lines(result):
+            typer.echo(line)
 
 
 @app.command(epilog=EXIT_CODES)

@@ -1,7 +1,8 @@
 """`tflpack gate`: fail a CI job when a new package needs more memory than its baseline.
 
 The figure gated is what the device must reserve: TFLite Micro's whole arena when both plans state
-it (tflm), else the planned arenas end to end. Both plans must be of the same semantics and target,
+it (tflm), else the planned arenas end to end; and, when both were packaged with --regions, each
+of the two buffers. Both plans must be of the same semantics and target,
 or the two numbers measure different things.
 """
 
@@ -65,7 +66,17 @@ def gate(new_path: Path, baseline_path: Path) -> Verdict:
         figures.append(Figure("TFLite Micro arena", old.runtime_arena.arena_bytes, new.runtime_arena.arena_bytes, True))
     figures.append(Figure("planned arena" + ("s" if len(new.arenas) > 1 else ""), old.arena_bytes, new.arena_bytes,
                           not whole))
+    figures += region_figures(new, old)
     return Verdict(new.source.file, old.source.file, tuple(figures))
+
+
+def region_figures(new: PackagePlan, old: PackagePlan) -> list[Figure]:
+    """Each buffer of `package --regions`, gated when both plans split the memory in two: a
+    region can grow while the whole arena does not (the set-up room moving to the head)."""
+    if not new.regions or not old.regions:
+        return []
+    return [Figure(f"{n.part} buffer ({n.section})", o.bytes, n.bytes, True)
+            for n, o in zip(new.regions, old.regions)]
 
 
 def verdict_lines(v: Verdict) -> list[str]:

@@ -15,7 +15,8 @@ def gate(new: Path = typer.Argument(..., metavar="NEW_PLAN", help="A plan packag
          baseline: Path = typer.Option(..., "--baseline", metavar="OLD_PLAN", help="The plan to compare against."),
          quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors.")) -> None:
     """Fail (exit 3) when the new plan needs more memory than the baseline: TFLite Micro's whole
-    arena when both plans state it (tflm), else the planned arenas. Prints both figures."""
+    arena when both plans state it (tflm), else the planned arenas; and each region's buffer when
+    both were packaged with --regions. Prints both figures."""
     from packager.cli import user_errors
     from packager.gate import gate as run_gate, verdict_lines
     with user_errors():
@@ -24,7 +25,7 @@ def gate(new: Path = typer.Argument(..., metavar="NEW_PLAN", help="A plan packag
         for line in verdict_lines(verdict):
             typer.echo(line)
     if verdict.grew:
-        f = next(f for f in verdict.figures if f.gated)
+        f = next(f for f in verdict.figures if f.gated and f.grew)
         typer.echo(f"error: the {f.what} grew by {f.new - f.baseline:,} B over the baseline "
                    f"({f.baseline:,} B -> {f.new:,} B)", err=True)
         raise typer.Exit(EXIT_GREW)

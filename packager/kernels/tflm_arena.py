@@ -49,6 +49,10 @@ class Target:
     builtin: dict[str, tuple[int, int]] = field(default_factory=dict)  # builtin data that differs
     oracle: str = ""  # the build of .ci/build_tflm_targets.sh that runs this target's code ("": none)
     compression: bool = True  # USE_TFLM_COMPRESSION: some kernels keep OpData only then
+    # MicroAllocator::Create(persistent, P, non_persistent, NP) takes these from the persistent
+    # buffer instead of allocator_objects: its persistent and non-persistent buffer allocators,
+    # the memory planner, the micro allocator (sizeof, compiled for the target's ABI)
+    two_buffer_objects: tuple[int, ...] = ()
     cmsis_nn: str = ""  # CMSIS-NN kernels for this core family (kernels/tflm_cmsis_nn.py); "": reference
 
 
@@ -60,7 +64,7 @@ HOST = Target(
     pointer=8, allocator_objects=(72, 72, 72), builtin_allocator=16, subgraph_allocations=24,
     eval_tensor=24, node_and_registration=64, tflite_tensor=64, affine_quantization=24,
     scratch_handle=8, scratch_request=16, allocation_info=32, resource_variables=16,
-    resource_variable=40, fc_builtin=(32, 8), measured=True,
+    resource_variable=40, fc_builtin=(32, 8), measured=True, two_buffer_objects=(32, 56, 72, 72),
     rule="measured on the pinned wheel, whose Python interpreter (recording allocator: "
          "232 B more tail) runs each N here with N + 232 B")
 
@@ -81,6 +85,7 @@ ARMHF_LINUX = Target(
     eval_tensor=12, node_and_registration=32, tflite_tensor=40, affine_quantization=12,
     scratch_handle=4, scratch_request=12, allocation_info=24, resource_variables=12,
     resource_variable=20, fc_builtin=(16, 4), measured=False, struct_align=4, compression=False,
+    two_buffer_objects=(16, 32, 44, 36),
     rule="modelled: 32-bit struct sizes of the public tflite-micro sources (4-byte pointers), "
          "the same allocation order as the measured 64-bit build",
     opdata={"CONV_2D": 64, "DEPTHWISE_CONV_2D": 64, "FULLY_CONNECTED": 48,

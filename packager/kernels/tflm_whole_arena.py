@@ -51,6 +51,12 @@ class WholeArena:
     # and `least` the figure with none of them counted.
     overlapping: tuple[str, ...] = ()
     least: int = 0
+    # The most the non-persistent memory holds while the model sets up, the tail apart: the
+    # scratch-request array and a node's temporaries in Prepare, the planning step's temporaries
+    # and planner room. With two buffers (MicroAllocator::Create(persistent, non_persistent)) the
+    # temporaries are checked against the non-persistent buffer's end, not the tail
+    # (kernels/tflm_regions.py).
+    temporaries: int = 0
 
     @property
     def exact(self) -> bool:
@@ -90,16 +96,21 @@ class _Tail:
         self.bytes = align_up(self.bytes + size, alignment)
 
 
-def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = None) -> WholeArena:
+def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = None,
+                        after: int | None = None) -> WholeArena:
     """`head`: the plan's size when the model carries its own offline plan (else TFLite Micro's
-    own planner, predicted)."""
+    own planner, predicted). `after`: the tail earlier models set up on the same allocator left
+    (kernels/tflm_shared_arena.py); None, a fresh allocator of the model's own."""
     if head is None:
         head = predict_tflm(model, target.cmsis_nn).head
     unmodelled: set[str] = set()
     tail = _Tail()
     a = target.struct_align
-    for size in target.allocator_objects:
-        tail.take(size, a)
+    if after is None:
+        for size in target.allocator_objects:
+            tail.take(size, a)
+    else:
+        tail.bytes = after
     variables = tflm_arena.resource_variable_count(model)
     if variables:
         tail.take(target.resource_variables, ARENA_ALIGNMENT)
@@ -136,7 +147,7 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
     requests = 0
     # Prepare, node by node: the head holds the scratch-request array, temp the node's tensors
     # (a TfLiteTensor each, with its quantization), and temp may not reach the tail.
-    prepare_peak = 0
+    prepare_peak = temp_peak = 0
     overlap_peak: tuple[int, str] = (0, "")
     firsts = np.cumsum([0] + [len(sg.operators) for sg in model.subgraphs]).tolist()
     visited = _visited(distinct, which)
@@ -147,6 +158,7 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
         buffers = f.buffers[f.first:]
         start = target.scratch_request * (requests + target.max_scratch_per_op)
         temp, live, before = figures.temps(f, number, start)
+        temp_peak = max(temp_peak, temp)
         # Temporaries taken after Prepare's buffers count once those buffers are taken (below);
         # with no buffer between them, every temporary is live at once.
         prepare_peak = max(prepare_peak, tail.bytes + (temp if before is None or not buffers else before))
@@ -190,8 +202,9 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
     temporaries = (target.scratch_request * (requests + target.max_scratch_per_op)
                    + align_up(target.pointer * len(model.subgraphs), a)
                    + target.allocation_info * (tensors + requests))
-    setup = (align_up(at_planning, ARENA_ALIGNMENT) + align_up(temporaries, ARENA_ALIGNMENT)
-             + target.planner_per_buffer * planned)
+    planning = align_up(temporaries, ARENA_ALIGNMENT) + target.planner_per_buffer * planned
+    temp_peak = max(temp_peak, planning)
+    setup = align_up(at_planning, ARENA_ALIGNMENT) + planning
     setup = max(setup, prepare_peak)
     whole = align_up(head + tail.bytes, ARENA_ALIGNMENT)
     arena = least = max(whole, align_up(setup, ARENA_ALIGNMENT))
@@ -205,7 +218,7 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
         overlapping = (overlap_peak[1],)
     return WholeArena(target.name, arena, head, tail.bytes, setup,
                       "head + tail" if whole >= setup else "set-up", tuple(sorted(unmodelled)),
-                      target.measured, target.rule, overlapping, least)
+                      target.measured, target.rule, overlapping, least, temp_peak)
 
 
 # Kernels whose figures (builtin data, persistent buffers, temporaries, scratch requests) read the

@@ -42,6 +42,7 @@ from packager.package.target_verify import verify_on_target
 from packager.package.runtime_arena import (check_target, needed_bytes, whole_arena_sentences, with_runtime_arena,
                                            with_standing)
 from packager.package.notes import model_notes
+from packager.package.regions import overflow, parse_regions as region_specs, split as split_figures, with_regions
 from packager.package.assemble import package_plan
 from packager.package.sidecar import TENSOR, PackagePlan, SourceModel, WrittenFile
 from packager.package.check import check_offline_model, check_package_plan
@@ -53,6 +54,10 @@ from packager.size_limits import check_tensor_sizes
 
 class BudgetExceeded(PlanError):
     """The best plan does not fit the memory budget the user gave."""
+
+
+class RegionOverflow(BudgetExceeded):
+    """A part of TFLite Micro's memory does not fit the region `--regions` gives it."""
 
 
 @dataclass(frozen=True)
@@ -261,11 +266,12 @@ def prepare(model: Model, source_name: str, semantics: str = TFLM.name, strategy
 def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.name,
             strategy: str = "best", budget: int | None = None, name: str | None = None,
             dims: Sequence[str] = (), report: bool = True, target: str = "host",
-            verify: bool = False, keep_offline_plan: bool = False) -> PackageResult:
+            verify: bool = False, keep_offline_plan: bool = False, regions: str | None = None) -> PackageResult:
     """`dims`: --dim specs bounding the symbols of a model with dynamic shapes; `report`: also
     write `<prefix>_report.html`; `target`: the TFLite Micro build the whole arena is for;
     `verify`: run the packaged model on tflite-micro first (package/verify.py);
-    `keep_offline_plan`: keep an OfflineMemoryAllocation the model already has (Vela's)."""
+    `keep_offline_plan`: keep an OfflineMemoryAllocation the model already has (Vela's);
+    `regions`: --regions, TFLite Micro's memory in two buffers (package/regions.py)."""
     model_path, out_dir = Path(model_path), Path(out_dir)
     if semantics not in SEMANTICS:
         raise PackagerError(f"unknown semantics '{semantics}' (choose from {', '.join(SEMANTICS)})")
@@ -274,6 +280,7 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
         raise PackagerError(f"--name '{prefix}' is not a C identifier (letters, digits, '_'; "
                             "not starting with a digit)")
     names = file_names(prefix, semantics, report)
+    specs = region_specs(regions) if regions is not None else None
     refuse_to_replace_input(model_path, out_dir, names)
     model = read_model(model_path)
     # Refused before planning when a file of this run would overwrite a user's file.
@@ -287,6 +294,9 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
                else f"the lower bound {bound:,} B would fit; try another --strategy")
         raise BudgetExceeded(f"{model_path.name}: the plan needs {needed:,} B {what}, "
                              f"{needed - budget:,} B over the budget of {budget:,} B ({why})")
+    figures = split_figures(plan, model) if specs is not None else None
+    if specs is not None and overflow(model_path.name, specs, figures):
+        raise RegionOverflow(overflow(model_path.name, specs, figures))
     notes: list[str] = []
     target_note, target_shown = None, None
     with staged_folder(out_dir) as folder:
@@ -306,6 +316,7 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
             verification = (verify_package(original, folder.read(f"{prefix}.tflite"), plan, model) if verify
                             else skipped())
             plan = with_standing(plan, target_shown or verification.shown, verification.not_run)
+        plan = with_regions(plan, specs, figures)  # their standing follows the whole arena's
         whats |= write_files(folder, plan, model, prefix, notes, planned.unmodelled_ops, keep_offline_plan=keep)
         if existing is not None:
             notes.insert(0, existing_plan_note(existing, plan.arena_bytes, keep, keep_offline_plan, why_not))

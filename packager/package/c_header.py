@@ -22,6 +22,7 @@ from packager.emit.encoded_blocks import encoded_in_blocks
 from packager.kernels.tflm_offline_plan import INT32_MAX, offline_plan_of
 from packager.errors import PlanError
 from packager.model import Model
+from packager.package import regions
 from packager.package.sidecar import SCRATCH, PackagePlan, end_to_end
 from packager.package.standing import SIDE_WORDS
 from packager.semantics import SEMANTICS
@@ -331,6 +332,7 @@ def _lines(plan: PackagePlan, model: Model, prefix: str, rows: _Rows, object_siz
     if plan.is_dynamic:
         out += _symbol_macros(P, plan)
     out += _whole_arena_macros(P, whole) if whole else _arena_macro(P, plan.semantics)
+    out += regions.header_lines(P, prefix, plan, model) if plan.regions else []
     out += _io_macros(P, model, rows)
     out += ["/* Each arena's size and its start when the arenas are laid end to end. */",
             f"static const int32_t {P}_ARENA_SIZES[{P}_ARENA_COUNT] = {{", *int_rows(arena_sizes), "};",

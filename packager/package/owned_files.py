@@ -31,6 +31,10 @@ PLAN_JSON = "{}_plan.json"
 PREFIX_FILES = (PLAN_JSON, "{}_plan.tplan", "{}_plan.h", "{}_model.h", "{}_model.c",
                 "{}_report.html", "{}.tflite", "{}_op_resolver.h")
 _LARGEST_PLAN_FILE = 1 << 30
+# What `package A B ...` writes for a shared arena (package/shared_arena.py): its record, a JSON of
+# SHARED_FORMAT, names the other two with their sha256 as a plan does its files.
+SHARED_FILES = ("{}_arena.json", "{}_arena.h", "{}_op_resolver.h")
+SHARED_FORMAT = "tflpack-shared-arena"
 
 
 class InputModelInTheWay(OutputError):
@@ -103,7 +107,29 @@ def files_of_ours(out_dir: Path) -> dict[str, str]:
         allowed = {pattern.format(prefix) for pattern in PREFIX_FILES} - {plan_path.name}
         ours.update((f.name, source) for f in record
                     if f.name in allowed and _matches(out_dir / f.name, f.sha256, f.bytes))
+    for record_path in out_dir.glob(SHARED_FILES[0].format("*")):
+        prefix = record_path.name[:-len(SHARED_FILES[0].format(""))]
+        found = _shared_record(record_path) if prefix else None
+        if found is not None:
+            ours[record_path.name] = found[0]
+            allowed = {pattern.format(prefix) for pattern in SHARED_FILES[1:]}
+            ours.update((n, found[0]) for n, sha256, size in found[1]
+                        if n in allowed and _matches(out_dir / n, sha256, size))
     return ours
+
+
+def _shared_record(path: Path) -> tuple[str, list[tuple[str, str, int]]] | None:
+    """(its models' file names joined by '+', the files it records) for a shared-arena record of ours."""
+    if _signature(path) is None or path.stat().st_size > _LARGEST_PLAN_FILE:
+        return None
+    try:
+        doc = json.loads(path.read_bytes())
+        if not (isinstance(doc, dict) and doc.get("format") == SHARED_FORMAT):
+            return None
+        return ("+".join(m["file"] for m in doc["models"]),
+                [(f["name"], f["sha256"], int(f["bytes"])) for f in doc["files"]])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _earlier_record(plan_path: Path) -> tuple[str, tuple] | None:

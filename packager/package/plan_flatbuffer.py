@@ -16,8 +16,9 @@ import numpy as np
 from packager.errors import PlanError
 from packager.package.columns import NO_ALIAS, TensorColumns, TensorEntry, utf8_texts
 from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
-                                      PassSection, PersistentEntry, RuntimeArena, SourceModel, SymbolEntry)
+                                      PassSection, PersistentEntry, Region, RuntimeArena, SourceModel, SymbolEntry)
 from schemas.tflpack_plan import (Arena, ObjectPlan, OffsetPlan, PassPlan, PersistentTensor, Plan,
+                                  Region as FbRegion,
                                   RuntimeArena as FbRuntimeArena, SourceModel as FbSourceModel, Symbol,
                                   TensorColumns as FbTensorColumns, Texts)
 
@@ -36,6 +37,8 @@ def dumps(plan: PackagePlan) -> bytes:
     symbols = (_table_vector(b, Plan.StartSymbolsVector, [_symbol(b, s) for s in plan.symbols])
                if plan.symbols else None)
     runtime_arena = None if plan.runtime_arena is None else _runtime_arena(b, plan.runtime_arena)
+    regions = (_table_vector(b, Plan.StartRegionsVector, [_region(b, r) for r in plan.regions])
+               if plan.regions else None)
     Plan.Start(b)
     Plan.AddFormat(b, fmt)
     Plan.AddFormatVersion(b, plan.format_version)
@@ -48,6 +51,8 @@ def dumps(plan: PackagePlan) -> bytes:
         Plan.AddSymbols(b, symbols)
     if runtime_arena is not None:
         Plan.AddRuntimeArena(b, runtime_arena)
+    if regions is not None:
+        Plan.AddRegions(b, regions)
     b.Finish(Plan.End(b), file_identifier=FILE_IDENTIFIER)
     return bytes(memoryview(b.Bytes)[b.Head():])  # b.Output(), copied once (it makes a copy too)
 
@@ -127,6 +132,18 @@ def _tensor_columns(b: flatbuffers.Builder, c: TensorColumns) -> int:
     if size_expr is not None:
         T.AddSizeExpr(b, size_expr)
     return T.End(b)
+
+
+def _region(b: flatbuffers.Builder, r: Region) -> int:
+    part, section, bound, reason = (b.CreateString(x) for x in (r.part, r.section, r.bound, r.reason))
+    FbRegion.Start(b)
+    FbRegion.AddPart(b, part)
+    FbRegion.AddSection(b, section)
+    FbRegion.AddCapacity(b, r.capacity)
+    FbRegion.AddBytes(b, r.bytes)
+    FbRegion.AddBound(b, bound)
+    FbRegion.AddReason(b, reason)
+    return FbRegion.End(b)
 
 
 def _runtime_arena(b: flatbuffers.Builder, r: RuntimeArena) -> int:
@@ -264,7 +281,8 @@ def loads(data: bytes) -> PackagePlan:
             arenas=tuple(_arena_from(_need(root.Arenas(i), "arena"), version)
                          for i in _n(root.ArenasLength(), data)),
             symbols=tuple(_symbol_from(_need(root.Symbols(i), "symbol")) for i in _n(root.SymbolsLength(), data)),
-            runtime_arena=_runtime_arena_from(root.RuntimeArena()))
+            runtime_arena=_runtime_arena_from(root.RuntimeArena()),
+            regions=tuple(_region_from(_need(root.Regions(i), "region")) for i in _n(root.RegionsLength(), data)))
     except PlanError:
         raise
     except _CORRUPT as e:
@@ -399,6 +417,10 @@ def _runtime_arena_from(r) -> RuntimeArena | None:
                         _s(r.HeadPlan()),
                         # a plan written before standings were recorded: exact as it said, else unknown
                         _s(r.Bound()) or ("exact" if r.Exact() else "unknown"), _s(r.NotRun()))
+
+
+def _region_from(r) -> Region:
+    return Region(_s(r.Part()), _s(r.Section()), r.Capacity(), r.Bytes(), _s(r.Bound()), _s(r.Reason()))
 
 
 def _symbol_from(s) -> SymbolEntry:

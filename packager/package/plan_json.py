@@ -18,11 +18,12 @@ from typing import Any, Iterable
 from packager.errors import PlanError
 from packager.package.columns import NO_ALIAS, NUMBERS, TensorColumns, TensorEntry
 from packager.package.sidecar import (ArenaSection, ObjectSection, OffsetSection, PackagePlan,
-                                      PassSection, PersistentEntry, RuntimeArena, SourceModel, SymbolEntry,
-                                      WrittenFile)
+                                      PassSection, PersistentEntry, Region, RuntimeArena, SourceModel,
+                                      SymbolEntry, WrittenFile)
 
 _RUNTIME_ARENA_FIELDS = ("runtime", "target", "arena_bytes", "head_bytes", "tail_bytes",
                          "setup_bytes", "exact", "modelled", "rule", "reason", "bound")
+_REGION_FIELDS = ("part", "section", "capacity", "bytes", "bound", "reason")
 # TensorColumns' numbers by their JSON keys ("pass_" is "pass")
 _NUMBER_KEYS = {f: "pass" if f == "pass_" else f for f in NUMBERS}
 
@@ -59,6 +60,8 @@ def to_dict(plan: PackagePlan) -> dict[str, Any]:
             doc["runtime_arena"]["head_plan"] = plan.runtime_arena.head_plan
         if plan.runtime_arena.not_run:  # written only when no build of the target ran the model
             doc["runtime_arena"]["not_run"] = plan.runtime_arena.not_run
+    if plan.regions:  # written only with --regions
+        doc["regions"] = [{k: getattr(r, k) for k in _REGION_FIELDS} for r in plan.regions]
     return doc
 
 
@@ -124,7 +127,9 @@ def from_dict(doc: dict[str, Any]) -> PackagePlan:
         symbols=tuple(SymbolEntry(_str(s["name"]), _str(s["source"]), _bool(s["data_dependent"]),
                                   _int(s["pass"]), _int(s["min"]), _int(s["max"]))
                       for s in doc.get("symbols", ())),
-        runtime_arena=None if "runtime_arena" not in doc else _runtime_arena_from(doc["runtime_arena"]))
+        runtime_arena=None if "runtime_arena" not in doc else _runtime_arena_from(doc["runtime_arena"]),
+        regions=tuple(Region(_str(r["part"]), _str(r["section"]), _int(r["capacity"]), _int(r["bytes"]),
+                             _str(r["bound"]), _str(r["reason"])) for r in _of_type(dict, doc.get("regions", []))))
 
 
 def written_files(doc: dict[str, Any]) -> tuple[WrittenFile, ...]:

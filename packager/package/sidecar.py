@@ -121,6 +121,23 @@ class RuntimeArena:
 
 
 @dataclass(frozen=True)
+class Region:
+    """One of the two buffers of `package --regions` (MicroAllocator::Create(persistent, P,
+    non_persistent, NP)): the part of TFLite Micro's memory it holds, where it goes and whether it
+    fits (packager/package/regions.py)."""
+    part: str  # "non-persistent" (the head and the set-up temporaries) or "persistent" (the tail)
+    section: str  # the linker section the header declares its buffer in
+    capacity: int  # the bytes the region offers (the user's figure)
+    bytes: int  # the bytes TFLite Micro needs there: a multiple of 16
+    bound: str  # exact | upper | lower | unknown, as the whole arena's standing
+    reason: str  # one line: why the figure stands where it does
+
+    @property
+    def fits(self) -> bool:
+        return self.bytes <= self.capacity
+
+
+@dataclass(frozen=True)
 class WrittenFile:
     """A file a run wrote beside its plan JSON, as the plan records it: what lets a later run
     tell its own earlier files (same name, same bytes) from a user's (packager/package/owned_files.py)."""
@@ -140,6 +157,7 @@ class PackagePlan:
     format_version: int = FORMAT_VERSION
     symbols: tuple[SymbolEntry, ...] = ()  # dynamic shapes: the symbols and their bounds
     runtime_arena: RuntimeArena | None = None  # tflm only: TFLite Micro's whole arena
+    regions: tuple[Region, ...] = ()  # package --regions: the non-persistent and the persistent buffer
 
     @property
     def is_dynamic(self) -> bool:

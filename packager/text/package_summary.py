@@ -4,6 +4,7 @@ written, an earlier run's files removed, and the notes."""
 
 from __future__ import annotations
 
+from packager.package import regions
 from packager.package.runtime_arena import parts_text
 from packager.package.sidecar import ArenaSection, PackagePlan, RuntimeArena, offset_plan_of
 from packager.package.standing import SIDE_WORDS, declare_words
@@ -22,6 +23,7 @@ def summary_lines(result) -> list[str]:
              f"offsets aligned to {plan.alignment} B)"]
     if plan.runtime_arena is not None:
         lines = declare_lines(plan.runtime_arena, lines[0])
+    lines += regions.summary_lines(plan)  # --regions: each buffer, its region and its verdict
     if plan.is_dynamic:
         bounds = ", ".join(f"{s.name} in [{s.min}, {s.max}]" for s in plan.symbols)
         lines.append(f"  dynamic shapes ({bounds}): sizes are the largest, so the plan holds for every binding")
@@ -96,6 +98,7 @@ def summary_json(result) -> dict:
         "notes": list(result.notes),
         # tflm: TFLite Micro's whole arena to declare, its parts and its standing, as the sidecar has it
         **({"runtime_arena": runtime_arena_json(plan.runtime_arena)} if plan.runtime_arena else {}),
+        **(regions.summary_json(plan) if plan.regions else {}),
     }
 
 

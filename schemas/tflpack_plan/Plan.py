@@ -135,7 +135,32 @@ class Plan(object):
             return obj
         return None
 
-def PlanStart(builder): builder.StartObject(9)
+    # Plan
+    def Regions(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
+        if o != 0:
+            x = self._tab.Vector(o)
+            x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
+            x = self._tab.Indirect(x)
+            from .Region import Region
+            obj = Region()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+    # Plan
+    def RegionsLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Plan
+    def RegionsIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
+        return o == 0
+
+def PlanStart(builder): builder.StartObject(10)
 def Start(builder):
     return PlanStart(builder)
 def PlanAddFormat(builder, format): builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(format), 0)
@@ -171,6 +196,12 @@ def StartSymbolsVector(builder, numElems):
 def PlanAddRuntimeArena(builder, runtimeArena): builder.PrependUOffsetTRelativeSlot(8, flatbuffers.number_types.UOffsetTFlags.py_type(runtimeArena), 0)
 def AddRuntimeArena(builder, runtimeArena):
     return PlanAddRuntimeArena(builder, runtimeArena)
+def PlanAddRegions(builder, regions): builder.PrependUOffsetTRelativeSlot(9, flatbuffers.number_types.UOffsetTFlags.py_type(regions), 0)
+def AddRegions(builder, regions):
+    return PlanAddRegions(builder, regions)
+def PlanStartRegionsVector(builder, numElems): return builder.StartVector(4, numElems, 4)
+def StartRegionsVector(builder, numElems):
+    return PlanStartRegionsVector(builder, numElems)
 def PlanEnd(builder): return builder.EndObject()
 def End(builder):
     return PlanEnd(builder)

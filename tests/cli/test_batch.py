@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import json
 
+import pytest
+
 from typer.testing import CliRunner
 
 from packager.cli import app
@@ -15,8 +17,8 @@ MODELS = REPO / "fixtures" / "models"
 runner = CliRunner()
 
 
-def _row_of_package_run(path, tmp_path) -> dict:
-    name = path.relative_to(MODELS).as_posix()
+def _row_of_package_run(path, tmp_path, root=MODELS) -> dict:
+    name = path.relative_to(root).as_posix()
     r = runner.invoke(app, ["package", str(path), "-o", str(tmp_path / name), "--no-verify", "--no-report", "--json"])
     base = {"model": name, "semantics": "tflm", "target": "host"}
     if r.exit_code != 0:
@@ -45,6 +47,21 @@ def test_batch_gives_the_rows_of_one_package_run_per_model_whatever_the_jobs(tmp
     assert failed and len(failed) < len(rows)  # the dynamic models without --dim, in their rows
     assert r1.exit_code == r2.exit_code == 2
     assert f"{len(rows)} models, {len(rows) - len(failed)} planned, {len(failed)} failed" in r1.output
+
+
+def test_over_the_shared_models_the_rows_are_those_of_one_package_run_per_model(tmp_path):
+    """The batch over ../shared/models (its tflm/ folder too) on 2 processes states what `package` states for
+    each model run alone (benchmarks/bench_batch.py times the two; docs/api.md quotes it)."""
+    shared = REPO.parent / "shared" / "models"
+    if not shared.is_dir():
+        pytest.skip("../shared/models is absent")
+    out = tmp_path / "rows.jsonl"
+    r = runner.invoke(app, ["batch", str(shared), "-o", str(out), "--jobs", "2"])
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    paths = sorted(shared.rglob("*.tflite"), key=lambda p: p.relative_to(shared).as_posix())
+    assert len(rows) == len(paths) >= 12
+    assert rows == [_row_of_package_run(p, tmp_path / "pkg", shared) for p in paths]
+    assert r.exit_code == 0 and all(row["status"] == "ok" for row in rows)
 
 
 def test_csv_rows_and_a_folder_that_all_plans_exits_0(tmp_path):

@@ -49,3 +49,36 @@ def test_a_file_that_is_not_a_plan_is_one_line(plans, tmp_path):
     for path in (bad, tmp_path / "missing.json", MODELS / "chain.tflite"):
         r = runner.invoke(app, ["gate", str(path), "--baseline", str(plans["chain", "tflm"])])
         assert r.exit_code == 2 and r.output.startswith("error: ") and "Traceback" not in r.output, r.output
+
+
+@pytest.fixture(scope="module")
+def split_plans(tmp_path_factory):
+    out = {}
+    for name in ("op_zoo", "residual", "chain"):
+        folder = tmp_path_factory.mktemp(f"{name}-regions")
+        r = runner.invoke(app, ["package", str(MODELS / f"{name}.tflite"), "-o", str(folder), "--no-verify",
+                                "--no-report", "-q", "--regions", "non-persistent=.dtcm:1M,persistent=.sram:1M"])
+        assert r.exit_code == 0, r.output
+        out[name] = folder / f"{name}_plan.json"
+    return out
+
+
+def test_a_region_that_grows_fails_even_when_the_whole_arena_shrinks(split_plans):
+    # op_zoo's whole arena is far smaller than residual's, its persistent buffer is larger
+    r = runner.invoke(app, ["gate", str(split_plans["op_zoo"]), "--baseline", str(split_plans["residual"])])
+    assert r.exit_code == 3, r.output
+    assert "TFLite Micro arena: 5,952 B (new, op_zoo.tflite) vs 27,936 B (baseline, residual.tflite)" in r.output
+    assert "persistent buffer (.sram): 3,888 B (new, op_zoo.tflite) vs 3,376 B (baseline, residual.tflite): " \
+           "+512 B (+15.2%) GREW" in r.output
+    assert "error: the persistent buffer (.sram) grew by 512 B" in r.output
+    # the FlatBuffer form carries the regions too
+    r = runner.invoke(app, ["gate", str(split_plans["op_zoo"].with_suffix(".tplan")),
+                            "--baseline", str(split_plans["residual"].with_suffix(".tplan"))])
+    assert r.exit_code == 3 and "persistent buffer (.sram)" in r.output
+    r = runner.invoke(app, ["gate", str(split_plans["chain"]), "--baseline", str(split_plans["residual"])])
+    assert r.exit_code == 0 and "non-persistent buffer (.dtcm): 16,384 B" in r.output, r.output
+
+
+def test_regions_are_gated_only_when_both_plans_have_them(plans, split_plans):
+    r = runner.invoke(app, ["gate", str(split_plans["op_zoo"]), "--baseline", str(plans["residual", "tflm"])])
+    assert r.exit_code == 0 and "buffer" not in r.output, r.output

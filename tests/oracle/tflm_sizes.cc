@@ -1,6 +1,8 @@
 // tflm_sizes: sizeof/alignof of the TFLite Micro structures an arena holds, as one compiler lays them out.
 // Compiled (not run) by benchmarks/tflm_struct_sizes.py for each device ABI; the sizes are read back from the
 // object's data section. Facts for packager/kernels/tflm_arena.py's targets.
+#include "tensorflow/lite/micro/arena_allocator/non_persistent_arena_buffer_allocator.h"
+#include "tensorflow/lite/micro/arena_allocator/persistent_arena_buffer_allocator.h"
 #include "tensorflow/lite/micro/arena_allocator/single_arena_buffer_allocator.h"
 #include "tensorflow/lite/micro/memory_planner/greedy_memory_planner.h"
 #include "tensorflow/lite/micro/micro_allocation_info.h"
@@ -119,4 +121,6 @@ extern "C" const Entry tflm_sizes[] = {
     ENTRY(TfLiteBucketizeParams),  // TfLiteBucketizeParams
     ENTRY(TfLiteGeluParams),  // TfLiteGeluParams
     ENTRY(TfLiteReduceWindowParams),  // TfLiteReduceWindowParams
+    ENTRY(tflite::PersistentArenaBufferAllocator),  // tflite::PersistentArenaBufferAllocator
+    ENTRY(tflite::NonPersistentArenaBufferAllocator),  // tflite::NonPersistentArenaBufferAllocator
 };
