@@ -15,15 +15,17 @@ CACHE=${TFLPACK_CACHE:-$HOME/.cache/tflpack}
 # target -> "CPU KERNELS" of the shared Cortex-M recipe. Reference kernels compile the same on every core (no
 # core-dependent code path changes a buffer), so one M4 build stands for cortex-m0/m3/m4/m7/m33/m55 reference.
 # CMSIS-NN sizes its scratch buffers by core family: cortex-m3 is the no-DSP build, cortex-m4 the DSP one.
-# (MVE cannot execute here; its sizes are modelled, not built.)
+# MVE code cannot execute here: cortex-m55+cmsis-nn is the recipe's `mvesizes` build, the M4 CMSIS-NN library
+# with CMSIS-NN's buffer-size functions compiled for cortex-m55 (MVE) swapped in. Its set-up (AllocateTensors)
+# is an M55 build's; its Invoke runs DSP code on MVE-sized buffers, so only set-up counts there
+# (packager/runtimes/tflm_targets.py).
 declare -A RECIPE=(
   [cortex-m4]="cortex-m4 ref"
   [cortex-m4+cmsis-nn]="cortex-m4 cmsis_nn"
   [cortex-m3+cmsis-nn]="cortex-m3 cmsis_nn"
+  [cortex-m55+cmsis-nn]="cortex-m4 cmsis_nn mvesizes"
 )
-# CI builds the targets the product models (reference kernels); the CMSIS-NN builds are instruments for
-# modelling those kernels next (build them by name).
-ALL="cortex-m4"
+ALL="cortex-m4 cortex-m4+cmsis-nn cortex-m3+cmsis-nn cortex-m55+cmsis-nn"
 PRINT=0
 if [ "${1:-}" = "--print-dir" ]; then PRINT=1; shift; fi
 TARGETS=${*:-$ALL}
@@ -50,18 +52,24 @@ MK="make -s -f $ORACLE/cortex-m/Makefile TOP=$LIB RESOLVER=trim"
 for t in $TARGETS; do
   [ -n "${RECIPE[$t]:-}" ] || { echo "unknown target $t" >&2; exit 2; }
   [ -x "$OUT/$t/tflm_fit" ] && continue
-  read -r cpu kernels <<<"${RECIPE[$t]}"
+  read -r cpu kernels variant <<<"${RECIPE[$t]}"
   B=$LIB/build/$cpu-$kernels
   start=$(date +%s)
   # The library, the trimmed op resolver and the Linux-syscall layer, as the shared recipe builds them.
   nice -n 10 $MK CPU="$cpu" KERNELS="$kernels" -j2 "$B/libtflm.a" "$B/obj/harness_trim/ops_resolver_trim.o" \
     "$B/obj/harness_sys/linux_syscalls.o" >"$LIB/build-$cpu-$kernels.log" 2>&1 \
     || { tail -20 "$LIB/build-$cpu-$kernels.log" >&2; exit 1; }
+  lib=$B/libtflm.a
+  if [ "${variant:-}" = mvesizes ]; then
+    nice -n 10 $MK CPU="$cpu" KERNELS="$kernels" "$B-mvesizes/libtflm.a" >>"$LIB/build-$cpu-$kernels.log" 2>&1 \
+      || { tail -20 "$LIB/build-$cpu-$kernels.log" >&2; exit 1; }
+    lib=$B-mvesizes/libtflm.a
+  fi
   # Our harness, compiled with the recipe's own flags (printed by make -n for one object).
   flags=$($MK CPU="$cpu" KERNELS="$kernels" -n -B "$B/obj/harness_trim/ops_resolver_trim.o" | grep -o ' -std=c++17.* -c ' | sed 's/ -c $//')
   mkdir -p "$OUT/$t"
   arm-none-eabi-g++ $flags "$HERE/tests/oracle/tflm_fit.cc" "$B/obj/harness_trim/ops_resolver_trim.o" \
-    "$B/libtflm.a" -nostartfiles "$B/obj/harness_sys/linux_syscalls.o" -Wl,--gc-sections -o "$OUT/$t/tflm_fit.tmp"
+    "$lib" -nostartfiles "$B/obj/harness_sys/linux_syscalls.o" -Wl,--gc-sections -o "$OUT/$t/tflm_fit.tmp"
   mv "$OUT/$t/tflm_fit.tmp" "$OUT/$t/tflm_fit"
   echo "tflm oracle $t: $OUT/$t/tflm_fit ($(( $(date +%s) - start )) s)"
 done

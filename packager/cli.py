@@ -340,7 +340,8 @@ def package(models: list[Path] = typer.Argument(..., metavar="MODEL...",
             target: str = typer.Option("host", "--target", metavar="TARGET",
                                        help="The TFLite Micro build the whole arena is for: host (the pinned "
                                             "64-bit wheel), armhf-linux (32-bit ARM Linux), cortex-m or a core "
-                                            "(cortex-m0 ... cortex-m85: bare metal, reference kernels)."),
+                                            "(cortex-m0 ... cortex-m85: bare metal, reference kernels), "
+                                            "either with +cmsis-nn (CMSIS-NN kernels)."),
             no_verify: bool = typer.Option(False, "--no-verify",
                                            help="Do not run the packaged model on tflite-micro before writing."),
             keep_offline_plan: bool = typer.Option(False, "--keep-offline-plan",

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from packager.kernels import tflm_prepare_temps
+from packager.kernels import tflm_cmsis_nn, tflm_prepare_temps
 from packager.model import Model, Operator, Subgraph, operators_named
 
 
@@ -53,6 +53,7 @@ class Target:
     # buffer instead of allocator_objects: its persistent and non-persistent buffer allocators,
     # the memory planner, the micro allocator (sizeof, compiled for the target's ABI)
     two_buffer_objects: tuple[int, ...] = ()
+    cmsis_nn: str = ""  # CMSIS-NN kernels for this core family (kernels/tflm_cmsis_nn.py); "": reference
 
 
 # The pinned wheel's build (x86-64, compression on, GreedyMemoryPlanner) with a plain
@@ -126,12 +127,22 @@ TARGETS = {t.name: t for t in (HOST, ARMHF_LINUX, CORTEX_M_REFERENCE)}
 # oracle); `cortex-m` alone means that bare-metal build.
 CORTEX_M_CORES = ("cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33",
                   "cortex-m55", "cortex-m85")
-TARGET_CHOICES = ("host", "armhf-linux", "cortex-m", *CORTEX_M_CORES)
+CMSIS_NN = "+cmsis-nn"  # a core's name with this: that core's build with CMSIS-NN kernels
+TARGET_CHOICES = ("host", "armhf-linux", "cortex-m", *CORTEX_M_CORES,
+                  *(f"{core}{CMSIS_NN}" for core in ("cortex-m", *CORTEX_M_CORES)))
+
+# The CMSIS-NN builds .ci/build_tflm_targets.sh makes, per core family: one core of each family
+# stands for the others (the kernels' buffers depend on the family alone). MVE code cannot run
+# here: the MVE build is a DSP build with CMSIS-NN's MVE buffer-size functions, whose set-up is an
+# M55's (runtimes/tflm_targets.py, SET_UP_ONLY).
+CMSIS_NN_ORACLES = {tflm_cmsis_nn.NO_DSP: "cortex-m3+cmsis-nn", tflm_cmsis_nn.DSP: "cortex-m4+cmsis-nn",
+                    tflm_cmsis_nn.MVE: "cortex-m55+cmsis-nn"}
 
 
 def target_named(name: str) -> Target | None:
     """The target a `--target` value names (None: not one): host, armhf-linux, cortex-m (= a
-    bare-metal Cortex-M build, reference kernels) or a core, e.g. cortex-m4."""
+    bare-metal Cortex-M build, reference kernels), a core (e.g. cortex-m4), or either Cortex-M
+    name with +cmsis-nn (that build with CMSIS-NN kernels; cortex-m+cmsis-nn is the M4's)."""
     if name in TARGETS:
         return TARGETS[name]
     if name == "cortex-m":
@@ -139,6 +150,20 @@ def target_named(name: str) -> Target | None:
     if name in CORTEX_M_CORES:
         return dataclasses.replace(CORTEX_M_REFERENCE, name=name,
                                    description=CORTEX_M_REFERENCE.description.replace("Cortex-M", name))
+    if name.endswith(CMSIS_NN):
+        core = name[:-len(CMSIS_NN)]
+        core = "cortex-m4" if core == "cortex-m" else core
+        family = tflm_cmsis_nn.CORE_FAMILY.get(core)
+        if family is None:
+            return None
+        return dataclasses.replace(
+            CORTEX_M_REFERENCE, name=f"{core}{CMSIS_NN}", cmsis_nn=family,
+            description=f"bare-metal {core} (arm-none-eabi, short enums), CMSIS-NN kernels ({family}), "
+                        "plain MicroInterpreter",
+            oracle=CMSIS_NN_ORACLES.get(family, ""),
+            rule="modelled: 32-bit struct sizes as arm-none-eabi-gcc lays them out (short enums), "
+                 f"CMSIS-NN's OpData and {family} scratch sizes read from its sources "
+                 "(kernels/tflm_cmsis_nn.py), the same allocation order as the measured 64-bit build")
     return None
 
 
@@ -323,7 +348,11 @@ def persistent_buffers(model: Model, s: int, op: Operator, target: Target) -> li
     if rule is None:
         from packager.kernels import tflm_signal  # custom ops of the Signal library
         return tflm_signal.persistent_buffers(model, s, op, target)
-    return rule(model, model.subgraphs[s], op, target)
+    buffers = rule(model, model.subgraphs[s], op, target)
+    if target.cmsis_nn and op.name in tflm_cmsis_nn.REPLACED:  # CMSIS-NN's kernel instead
+        return tflm_cmsis_nn.persistent_buffers(model.subgraphs[s], op, target.cmsis_nn, buffers,
+                                                target.eval_tensor)
+    return buffers
 
 
 def unmodelled_name(model: Model, s: int, op: Operator) -> str:
@@ -387,7 +416,7 @@ def prepare_temps(sg: Subgraph, op: Operator, target: Target, start: int,
             elif k == 1:  # its TfLiteAffineQuantization: the two pointers
                 live = temp + 2 * target.pointer
             temp += size  # k == 2, the zero-point array: only its address is used
-    return temp, (live if prepare_buffers_overlap_by_rule(sg, op) else temp)
+    return temp, (live if buffers_may_overlap_temps(sg, op, target) else temp)
 
 
 def prepare_temps_before_buffers(sg: Subgraph, op: Operator, target: Target, start: int,
@@ -426,6 +455,13 @@ def prepare_buffers_overlap_by_rule(sg: Subgraph, op: Operator) -> bool:
     if op.name == "SOFTMAX":
         return sg.tensors[op.inputs[0]].type == "INT16"
     return op.name in _READS_STRUCTS_AFTER_BUFFERS
+
+
+def buffers_may_overlap_temps(sg: Subgraph, op: Operator, target: Target) -> bool:
+    """prepare_buffers_overlap_by_rule on `target`: on a CMSIS-NN build also its integer LSTM
+    (its kernel sums)."""
+    return prepare_buffers_overlap_by_rule(sg, op) or (
+        bool(target.cmsis_nn) and tflm_cmsis_nn.prepare_buffers_overlap_temps(sg, op))
 
 
 def align_up(n: int, alignment: int) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from packager.kernels import tflm_cmsis_nn
 from packager.model import Model, Operator, Subgraph
 from packager.plan.records import UsageRecord, align_up
 
@@ -108,9 +109,16 @@ _RULES = {"MEAN": _reduce, "REDUCE_ALL": _reduce, "MIRROR_PAD": _mirror_pad, "AD
           "SVDF": _svdf, "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "TRANSPOSE_CONV": _transpose_conv}
 
 
-def requests(sg: Subgraph, op: Operator, model=None, s: int = 0) -> tuple[list[ScratchRequest], bool]:
+def requests(sg: Subgraph, op: Operator, model=None, s: int = 0,
+             cmsis_nn: str = "") -> tuple[list[ScratchRequest], bool]:
     """(the op's requests in order, whether the rule is known). `model` and `s` (the subgraph's
-    index) are needed for custom ops whose requests depend on their custom options."""
+    index) are needed for custom ops whose requests depend on their custom options. `cmsis_nn`:
+    the core family of a CMSIS-NN build (kernels/tflm_cmsis_nn.py), "" for reference kernels."""
+    if cmsis_nn and not op.opcode.is_custom and op.name in tflm_cmsis_nn.REPLACED:
+        wanted = tflm_cmsis_nn.scratch_requests(sg, op, cmsis_nn)
+        if wanted is None:
+            return [], False
+        return [ScratchRequest(r.nbytes, r.what) for r in wanted], True
     rule = _RULES.get(op.name)
     if rule is not None:
         return rule(sg, op), True
@@ -126,9 +134,11 @@ def requests(sg: Subgraph, op: Operator, model=None, s: int = 0) -> tuple[list[S
     return [], op.name in _NO_REQUESTS
 
 
-def scratch_records(model: Model, op_scopes, size_rounding: int) -> tuple[list[UsageRecord], list[str], list[str]]:
+def scratch_records(model: Model, op_scopes, size_rounding: int,
+                    cmsis_nn: str = "") -> tuple[list[UsageRecord], list[str], list[str]]:
     """(a record per scratch request, alive over its op's scopes; the op of each; the ops whose
-    requests are not known), subgraphs in order, ops in order, as the kernels ask for them."""
+    requests are not known), subgraphs in order, ops in order, as the kernels ask for them.
+    `cmsis_nn`: as for requests()."""
     records, names, uncovered = [], [], set()
     quiet: dict[int, bool] = {}  # id(op code) -> its kernel requests nothing (the op's figures)
     for s, sg in enumerate(model.subgraphs):
@@ -137,12 +147,13 @@ def scratch_records(model: Model, op_scopes, size_rounding: int) -> tuple[list[U
             nothing = quiet.get(id(code))
             if nothing is None:
                 nothing = quiet[id(code)] = (code.name not in _RULES and not code.is_custom
-                                             and code.name in _NO_REQUESTS)
+                                             and code.name in _NO_REQUESTS
+                                             and not (cmsis_nn and code.name in tflm_cmsis_nn.REPLACED))
             if nothing:
                 continue  # requests() gives ([], True): no record, nothing uncovered
             if (s, i) not in op_scopes:
                 continue  # a subgraph no op runs: TFLite Micro never prepares it either
-            wanted, known = requests(sg, op, model, s)
+            wanted, known = requests(sg, op, model, s, cmsis_nn)
             if not known:
                 uncovered.add(op.name)
             first, last = op_scopes[(s, i)]

@@ -24,7 +24,7 @@ from operator import attrgetter
 import numpy as np
 
 from packager.kernels.tflm_head import predict_tflm
-from packager.kernels import tflm_arena, tflm_scratch
+from packager.kernels import tflm_arena, tflm_cmsis_nn, tflm_scratch
 from packager.kernels.tflm_arena import HOST, Target
 from packager.model import Model, tensor_bytes
 from packager.plan.records import align_up
@@ -102,7 +102,7 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
     own planner, predicted). `after`: the tail earlier models set up on the same allocator left
     (kernels/tflm_shared_arena.py); None, a fresh allocator of the model's own."""
     if head is None:
-        head = predict_tflm(model).head
+        head = predict_tflm(model, target.cmsis_nn).head
     unmodelled: set[str] = set()
     tail = _Tail()
     a = target.struct_align
@@ -159,7 +159,9 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
         start = target.scratch_request * (requests + target.max_scratch_per_op)
         temp, live, before = figures.temps(f, number, start)
         temp_peak = max(temp_peak, temp)
-        prepare_peak = max(prepare_peak, tail.bytes + (temp if before is None else before))
+        # Temporaries taken after Prepare's buffers count once those buffers are taken (below);
+        # with no buffer between them, every temporary is live at once.
+        prepare_peak = max(prepare_peak, tail.bytes + (temp if before is None or not buffers else before))
         for size in buffers:
             tail.take(size, ARENA_ALIGNMENT)
         if buffers and before is not None:
@@ -260,6 +262,8 @@ class _OpFigures:
         self.period = math.lcm(*tflm_arena.temp_alignments(target))
         self.tensor_keys: dict[int, list[int]] = {}
         self.field_numbers: dict[tuple, int] = {}
+        # CMSIS-NN's scratch sizes read the convolutions' strides, padding and dilation too.
+        self.reads_options = _READS_OPTIONS | (tflm_cmsis_nn.READS_OPTIONS if target.cmsis_nn else frozenset())
 
     shared = True  # False: every node's figures computed alone (the tests compare the two)
 
@@ -281,7 +285,7 @@ class _OpFigures:
         if op.opcode.is_custom:
             return None
         options = ()
-        if op.name in _READS_OPTIONS:
+        if op.name in self.reads_options:
             options = tuple(sorted(op.options.items()))
             try:
                 hash(options)
@@ -331,7 +335,7 @@ class _OpFigures:
             code_number = dict(zip(some_node, range(len(some_node))))
             code_of = np.fromiter(map(code_number.__getitem__, map(id, codes)), dtype=np.int64, count=len(ops))
             del codes
-            by_node = np.array([code.is_custom or code.name in _READS_OPTIONS
+            by_node = np.array([code.is_custom or code.name in self.reads_options
                                 for code in (ops[k].opcode for k in some_node.values())], dtype=bool)
             alone = by_node[code_of] | (not self.shared)
             in_counts, in_flat = _operands(ops, "inputs")
@@ -370,11 +374,12 @@ class _OpFigures:
         if buffers is None:
             unmodelled = tflm_arena.unmodelled_name(model, s, op)
             buffers = []
-        wanted, known_requests = tflm_scratch.requests(sg, op, model, s)
+        wanted, known_requests = tflm_scratch.requests(sg, op, model, s, target.cmsis_nn)
         first = tflm_arena.init_buffers(op, buffers)
+        overlap = tflm_arena.buffers_may_overlap_temps(sg, op, target)
         figures = _Figures(tflm_arena.builtin_data(op, target), buffers, first, unmodelled,
                            tflm_arena.prepare_temp_tensors(op, sg),
-                           tflm_arena.prepare_buffers_overlap_by_rule(sg, op), len(wanted), known_requests,
+                           overlap, len(wanted), known_requests,
                            key, quiet=known_requests and not wanted and not buffers[first:], node=(sg, op))
         if key is not None:
             self.memo[key] = figures

@@ -496,6 +496,9 @@ def _whole_arena_macros(P: str, arena) -> list[str]:
             f"TFLite Micro's whole arena ({arena.runtime}, target {arena.target}):",
             f"give MicroInterpreter {P}_TENSOR_ARENA_BYTES bytes, starting on a 16-byte boundary.",
             (f"{P}_ARENA_HEAD_BYTES: the head, this plan (tensors and kernel scratch buffers);"
+             if not arena.head_plan and not arena.target.endswith("+cmsis-nn") else
+             f"{P}_ARENA_HEAD_BYTES: the head, this plan's tensors and the scratch buffers CMSIS-NN's kernels "
+             "ask for, which TFLite Micro places around them;"
              if not arena.head_plan else
              f"{P}_ARENA_HEAD_BYTES: the head, {arena.head_plan} (kept in the model: TFLite Micro uses "
              f"its offsets, not this header's {P}_PLAN_BYTES plan);"),

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from packager.kernels import tflm_coverage
 from packager.kernels.tflm_arena import TARGET_CHOICES, target_named
+from packager.kernels.tflm_head import predict_tflm
 from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.errors import PackagerError
 from packager.model import Model
@@ -20,9 +21,6 @@ DEVICE_RUNTIME = "TFLite Micro 90b983c2"  # the sources the 32-bit targets are m
 
 
 def check_target(name: str) -> str:
-    if name.endswith("+cmsis-nn") and target_named(name[:-len("+cmsis-nn")]) is not None:
-        raise PackagerError(f"target '{name}': CMSIS-NN kernels are not modelled yet (their scratch buffers "
-                            "and OpData differ from the reference kernels'); choose a reference-kernel target")
     if target_named(name) is None:
         raise PackagerError(f"unknown target '{name}' (choose from {', '.join(TARGET_CHOICES)})")
     return name
@@ -37,6 +35,13 @@ def runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
     if not SEMANTICS[plan.semantics].whole_arena_predicted or len(plan.arenas) != 1 or not plan.arenas[0].inline:
         return None
     rules = target_named(target)
+    if rules.cmsis_nn:
+        # CMSIS-NN's kernels ask for other scratch buffers than the plan made room for: TFLite
+        # Micro places them around the tensors the packaged model fixes (this plan's offsets, or
+        # the model's own offline plan when it is kept).
+        from packager.package.build import offline_offsets
+        kept = head is not None
+        head = predict_tflm(model, rules.cmsis_nn, None if kept else offline_offsets(plan)).head
     whole = predict_whole_arena(model, rules, head=plan.arena_bytes if head is None else head)
     modelled, rule = not rules.measured, rules.rule
     if rules.oracle and not tflm_coverage.unproven(model, rules.oracle):

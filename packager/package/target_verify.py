@@ -57,7 +57,7 @@ def verify_on_target(plan: PackagePlan, model: Model,
         if below and arena.bound == EXACT:
             raise VerifyError(f"the packaged model also runs in {n - STEP:,} B on TFLite Micro built for "
                               f"{target.oracle}: the declared {n:,} B is not the smallest")
-    runtime = f"TFLite Micro built for {target.oracle}"
+    runtime = tflm_targets.runtime_name(target.oracle)
     if below is None:
         # Its stored shapes ran, not the largest the plan is made for: nothing settled (as on the host).
         return plan, f"runs in {n:,} B on {runtime} (its stored shapes; not checked to be the smallest)", None

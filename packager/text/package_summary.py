@@ -115,7 +115,8 @@ def declare_lines(arena: RuntimeArena, first_line: str) -> list[str]:
     made of (figures that add up) and the one-line reason for its standing."""
     before = f"not run on TFLite Micro ({arena.not_run}): " if arena.not_run else ""
     side = "" if arena.exact else f", {SIDE_WORDS[arena.bound]}"  # exact: as it always said
-    parts = (f" ({arena.head_plan or 'the plan'})", " (persistent)")
+    head = "the plan's tensors, CMSIS-NN's scratch around them" if arena.target.endswith("+cmsis-nn") else "the plan"
+    parts = (f" ({arena.head_plan or head})", " (persistent)")
     return [f"{before}{declare_words(arena.bound, arena.arena_bytes)} of TFLite Micro arena "
             f"({arena.target}{side}): {first_line}",
             f"  = {parts_text(arena, parts)}; {arena.reason}"]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.runtime_cases import RUNTIME_CASES
+from fixtures.tflm_cmsis_kernels import CMSIS_BUILDERS
 from fixtures.tflm_kernels import KERNEL_BUILDERS
 from packager.kernels import tflm_coverage
 from packager.kernels.tflm_arena import target_named
@@ -21,10 +22,13 @@ from packager.runtimes.tflm_targets import fits
 from tests.conftest import REPO, SHARED_MODELS
 from tests.oracle.locate import program
 
-TARGETS = ("cortex-m4",)
+# The reference build and the CMSIS-NN builds of the DSP and no-DSP families (each stands for its
+# family's cores: packager/kernels/tflm_arena.py, CMSIS_NN_ORACLES).
+TARGETS = ("cortex-m4", "cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn", "cortex-m55+cmsis-nn")
 GENEROUS = 8 << 20  # the fit program's whole static arena
 SHARED = sorted(p.stem for p in (SHARED_MODELS / "tflm").glob("*.tflite"))
-FIXTURES = sorted(KERNEL_BUILDERS) + [f"runtime_{f.__name__}" for f in RUNTIME_CASES]
+FIXTURES = (sorted(KERNEL_BUILDERS) + [f"runtime_{f.__name__}" for f in RUNTIME_CASES]
+            + sorted(CMSIS_BUILDERS))
 CATALOG = REPO / "fixtures" / "models"
 CASES = ([f"shared:{name}" for name in SHARED] + [f"fixture:{name}" for name in FIXTURES]
          + [f"catalog:{p.stem}" for p in sorted(CATALOG.glob("*.tflite"))])
@@ -38,7 +42,7 @@ def case_path(case: str, folder: str) -> Path:
     if kind == "catalog":
         return CATALOG / f"{name}.tflite"
     path = Path(folder) / f"{name}.tflite"
-    builders = {f"runtime_{f.__name__}": f for f in RUNTIME_CASES} | KERNEL_BUILDERS
+    builders = {f"runtime_{f.__name__}": f for f in RUNTIME_CASES} | KERNEL_BUILDERS | CMSIS_BUILDERS
     path.write_bytes(builders[name]().build())
     return path
 
@@ -90,7 +94,7 @@ def test_runs_in_the_declared_arena_and_not_16_bytes_less(target, case, folder):
 @pytest.mark.parametrize("target", TARGETS)
 def test_the_coverage_matrix_claims_only_what_ran_exact(target, folder):
     build, _ = oracle(target)
-    claimed = set(tflm_coverage.PROVEN[build])
+    claimed = set(tflm_coverage.PROVEN.get(build, frozenset()))
     held: set[str] = set()
     for case in CASES:
         if case.startswith("shared:") and not SHARED_MODELS.exists():
@@ -166,3 +170,23 @@ def test_package_notes_a_model_the_device_build_cannot_run_at_all(tmp_path, monk
                      verify=True)  # float16 DEQUANTIZE: no TFLite Micro runs it
     assert "not run on TFLite Micro built for cortex-m4: it does not run the model at all" in result.notes
     assert "_ARENA_EXACT 0" in (tmp_path / "o" / "dequantize_fp16_plan.h").read_text()
+
+
+@pytest.mark.parametrize("target", ["cortex-m4+cmsis-nn", "cortex-m7+cmsis-nn", "cortex-m3+cmsis-nn",
+                                    "cortex-m55+cmsis-nn"])
+def test_package_verifies_a_cmsis_nn_target_on_its_build(target, tmp_path, monkeypatch):
+    """An int8 3x3 convolution: CMSIS-NN asks for an im2col buffer the plan left no room for, which
+    TFLite Micro places around the packaged model's fixed tensors; the declared arena must be the
+    one the target's build sets the packaged model up in, and not 16 B less."""
+    from packager.package.build import package
+    from packager.runtimes.tflm_targets import ENV
+    from tests.oracle.locate import builds
+    build, _ = oracle(target)
+    monkeypatch.setenv(ENV, str(builds()))
+    path = tmp_path / "conv.tflite"
+    path.write_bytes(CMSIS_BUILDERS["cmsis_conv_3x3"]().build())
+    result = package(path, tmp_path / "o", report=False, target=target, verify=True)
+    assert any(n.startswith(f"verified on TFLite Micro built for {build}") for n in result.notes), result.notes
+    assert "_ARENA_EXACT 1" in (tmp_path / "o" / "conv_plan.h").read_text()
+    arena = result.plan.runtime_arena
+    assert arena.target == target and arena.head_bytes > result.plan.arena_bytes  # the im2col buffer
