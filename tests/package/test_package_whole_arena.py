@@ -180,3 +180,16 @@ def test_a_model_with_a_larger_offline_plan_gets_it_replaced_and_says_so(tmp_pat
                for n in result.notes)
     kept = package(path, tmp_path / "k", report=False, keep_offline_plan=True)
     assert kept.plan.runtime_arena.head_bytes == at > result.plan.runtime_arena.head_bytes
+
+
+def test_a_model_with_several_signatures_says_which_one_a_device_runs(tmp_path):
+    """TFLite Micro sets every subgraph up and runs subgraph 0: the note says so, and the head
+    holds the other signatures' tensors (planned by tflpack, all live at once, as TFLite Micro's
+    lifetime -1 makes them)."""
+    from fixtures.tflm_kernels import three_signatures
+    path = tmp_path / "three_signatures.tflite"
+    path.write_bytes(three_signatures().build())
+    result = package(path, tmp_path / "o", report=False, verify=False)
+    assert any(n.startswith("3 signatures: TFLite Micro has no signature runner") and "('serving_default')" in n
+               for n in result.notes), result.notes
+    assert result.plan.arena_bytes == 1200  # 32 + 16 + 3 x 384 B of the other two subgraphs, beside subgraph 0's 96
