@@ -49,6 +49,12 @@ class Target:
     builtin: dict[str, tuple[int, int]] = field(default_factory=dict)  # builtin data that differs
     oracle: str = ""  # the build of .ci/build_tflm_targets.sh that runs this target's code ("": none)
     compression: bool = True  # USE_TFLM_COMPRESSION: some kernels keep OpData only then
+    # Kernels whose figures this target's own build contradicts with no rule found yet: named as
+    # not modelled (the runtime may need more), never stated exact.
+    unsettled: frozenset[str] = frozenset()
+    # Kernels whose head figures (one plan for every target) count more than this build takes: the
+    # kernel -> why, said beside the figure (an upper bound).
+    over_counted: dict[str, str] = field(default_factory=dict)
 
 
 # The pinned wheel's build (x86-64, compression on, GreedyMemoryPlanner) with a plain
@@ -80,6 +86,12 @@ ARMHF_LINUX = Target(
     eval_tensor=12, node_and_registration=32, tflite_tensor=40, affine_quantization=12,
     scratch_handle=4, scratch_request=12, allocation_info=24, resource_variables=12,
     resource_variable=20, fc_builtin=(16, 4), measured=False, struct_align=4, compression=False,
+    oracle="armhf-linux",
+    # EMBEDDING_LOOKUP: the 32-bit builds set a one-op model up in 16 B more than predicted, two ops
+    # in exactly the prediction, three in 16 B more (the tails agree; the set-up room at planning
+    # does not). The host build never ran it (its Python interpreter refuses these models).
+    unsettled=frozenset({"EMBEDDING_LOOKUP"}),
+    over_counted={"ADD_N": "ADD_N's scratch buffer is planned at 8 B an input pointer, 4 on this target"},
     rule="modelled: 32-bit struct sizes of the public tflite-micro sources (4-byte pointers), "
          "the same allocation order as the measured 64-bit build",
     opdata={"CONV_2D": 64, "DEPTHWISE_CONV_2D": 64, "FULLY_CONNECTED": 48,
