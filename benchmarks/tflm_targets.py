@@ -2,7 +2,7 @@
 program .ci/build_tflm_targets.sh builds, run under qemu-arm): the smallest arena the model sets up
 and runs in (16-byte steps, searched from the prediction), and whether the figure is proven.
 
-    bash .ci/build_tflm_targets.sh && python -m benchmarks.tflm_targets [TARGET...]   (default: cortex-m4 armhf-linux)
+    bash .ci/build_tflm_targets.sh && python -m benchmarks.tflm_targets [TARGET...]   (default: cortex-m4)
 
 Rows: the shared TFLite Micro models (../shared/models/tflm), every fixture of
 fixtures/tflm_kernels.py and fixtures/runtime_cases.py, then the catalog's models (fixtures/models).
@@ -54,7 +54,7 @@ def row(path: Path, target, program: Path) -> list[str]:
 
 
 def main(argv: list[str]) -> None:
-    targets = [target_named(name) for name in (argv or ["cortex-m4", "armhf-linux"])]
+    targets = [target_named(name) for name in (argv or ["cortex-m4"])]
     where = subprocess.run(["bash", str(REPO / ".ci" / "build_tflm_targets.sh"), "--print-dir"],
                            capture_output=True, text=True, check=True).stdout.strip()
     programs = [fit_program(t.oracle, Path(where)) if where else None for t in targets]
