@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds the TFLite Micro fit oracle for each device target (tests/oracle/tflm_fit.cc, linked against
-# TFLite Micro built by the shared recipe in ../shared/oracles/tflm for that core and kernel set).
+# TFLite Micro built by the shared recipe in ../shared/oracles/tflm for that core and kernel set; armhf-linux by
+# the shared 32-bit ARM Linux recipe).
 #   build_tflm_targets.sh [--print-dir] [TARGET...]     (default: every target below)
 # Cached outside the clone: ${TFLPACK_CACHE:-$HOME/.cache/tflpack}/tflm-targets-<key>/<target>/tflm_fit, where
 # <key> is the sha256 (first 16 hex) of the shared sources, the recipes, this script and the harness. The library
-# objects are cached by the sources and recipe alone (tflm-lib-<key>), so a change of the harness relinks only.
+# objects are cached by the sources and recipe alone (tflm-lib-<key>; armhf-linux: tflm-lib-linux-<key>), so a
+# change of the harness relinks only.
 # `--print-dir` prints that folder and builds nothing (the tests' locator asks it). Without ../shared or the
 # arm-none-eabi toolchain it says so and exits 0: the tests that need an oracle then skip, naming the reason.
 set -euo pipefail
@@ -12,7 +14,7 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${TFLPACK_SHARED:-$HERE/../shared}
 ORACLE=$SHARED/oracles/tflm
 CACHE=${TFLPACK_CACHE:-$HOME/.cache/tflpack}
-# target -> "CPU KERNELS" of the shared Cortex-M recipe. Reference kernels compile the same on every core (no
+# target -> "CPU KERNELS RESOLVER [VARIANT]" of the shared Cortex-M recipe. Reference kernels compile the same on every core (no
 # core-dependent code path changes a buffer), so one M4 build stands for cortex-m0/m3/m4/m7/m33/m55 reference.
 # CMSIS-NN sizes its scratch buffers by core family: cortex-m3 is the no-DSP build, cortex-m4 the DSP one.
 # MVE code cannot execute here: cortex-m55+cmsis-nn is the recipe's `mvesizes` build, the M4 CMSIS-NN library
@@ -20,12 +22,26 @@ CACHE=${TFLPACK_CACHE:-$HOME/.cache/tflpack}
 # is an M55 build's; its Invoke runs DSP code on MVE-sized buffers, so only set-up counts there
 # (packager/runtimes/tflm_targets.py).
 declare -A RECIPE=(
-  [cortex-m4]="cortex-m4 ref"
-  [cortex-m4+cmsis-nn]="cortex-m4 cmsis_nn"
-  [cortex-m3+cmsis-nn]="cortex-m3 cmsis_nn"
-  [cortex-m55+cmsis-nn]="cortex-m4 cmsis_nn mvesizes"
+  [cortex-m4]="cortex-m4 ref full"
+  [cortex-m4+cmsis-nn]="cortex-m4 cmsis_nn trim"
+  [cortex-m3+cmsis-nn]="cortex-m3 cmsis_nn trim"
+  [cortex-m55+cmsis-nn]="cortex-m4 cmsis_nn trim mvesizes"
+  [armhf-linux]="armhf ref full"
 )
+# CI builds the reference-kernel device target and the CMSIS-NN builds (DSP, no DSP, and the M4 library with
+# MVE's buffer sizes); armhf-linux's figures are still 16 B over its build on four catalog models
+# (docs/tflm-arena.md): build it by name.
 ALL="cortex-m4 cortex-m4+cmsis-nn cortex-m3+cmsis-nn cortex-m55+cmsis-nn"
+# The resolver (third word above): full, the fit program registers every operator TFLite Micro's reference kernels
+# have, as the tflite-micro Python package's op resolver does (the recipe's ops_resolver_nosignal.cc: all but the
+# Signal library's ops, which the recipe does not build); trim, the recipe's 33-operator resolver, which keeps a
+# fresh machine's CMSIS-NN builds to about a hundred objects each. TFLPACK_TFLM_RESOLVER=full|trim overrides it for
+# every target.
+case ${TFLPACK_TFLM_RESOLVER:-} in
+  ""|full|trim) ;;
+  *) echo "TFLPACK_TFLM_RESOLVER must be full or trim" >&2; exit 2 ;;
+esac
+resolver_object() { [ "$1" = trim ] && echo obj/harness_trim/ops_resolver_trim.o || echo obj/harness/ops_resolver_nosignal.o; }
 PRINT=0
 if [ "${1:-}" = "--print-dir" ]; then PRINT=1; shift; fi
 TARGETS=${*:-$ALL}
@@ -35,7 +51,8 @@ if [ ! -f "$ORACLE/prepare.sh" ]; then
 fi
 hash_files() { (cd "$1" && find "${@:2}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16; }
 LIBKEY=$(hash_files "$ORACLE" src prepare.sh cortex-m)
-FITKEY=$( { echo "$LIBKEY"; sha256sum "$HERE/.ci/build_tflm_targets.sh" "$HERE/tests/oracle/tflm_fit.cc" | cut -c1-64; } | sha256sum | cut -c1-16)
+LINUXKEY=$(hash_files "$ORACLE" src prepare.sh linux)
+FITKEY=$( { echo "$LIBKEY $LINUXKEY ${TFLPACK_TFLM_RESOLVER:-}"; sha256sum "$HERE/.ci/build_tflm_targets.sh" "$HERE/tests/oracle/tflm_fit.cc" | cut -c1-64; } | sha256sum | cut -c1-16)
 OUT=$CACHE/tflm-targets-$FITKEY
 if [ $PRINT = 1 ]; then echo "$OUT"; exit 0; fi
 if ! command -v arm-none-eabi-g++ >/dev/null 2>&1 || ! command -v qemu-arm >/dev/null 2>&1; then
@@ -45,30 +62,56 @@ if ! command -v arm-none-eabi-g++ >/dev/null 2>&1 || ! command -v qemu-arm >/dev
   fi
   command -v arm-none-eabi-g++ >/dev/null 2>&1 || { echo "note: no arm-none-eabi-g++; device-target oracles not built"; exit 0; }
 fi
+if [[ " $TARGETS " == *" armhf-linux "* ]] && ! command -v arm-linux-gnueabihf-g++ >/dev/null 2>&1 \
+    && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && apt-get install -y -qq g++-arm-linux-gnueabihf) >/dev/null 2>&1 || true
+fi
 LIB=$CACHE/tflm-lib-$LIBKEY
 mkdir -p "$LIB" "$OUT"
 [ -f "$LIB/srcs_ref.txt" ] || bash "$ORACLE/prepare.sh" "$LIB" >/dev/null
-MK="make -s -f $ORACLE/cortex-m/Makefile TOP=$LIB RESOLVER=trim"
+MK="make -s -f $ORACLE/cortex-m/Makefile TOP=$LIB"
 for t in $TARGETS; do
   [ -n "${RECIPE[$t]:-}" ] || { echo "unknown target $t" >&2; exit 2; }
   [ -x "$OUT/$t/tflm_fit" ] && continue
-  read -r cpu kernels variant <<<"${RECIPE[$t]}"
-  B=$LIB/build/$cpu-$kernels
+  read -r cpu kernels resolver variant <<<"${RECIPE[$t]}"
+  resolver=${TFLPACK_TFLM_RESOLVER:-$resolver}
+  ROBJ=$(resolver_object "$resolver")
   start=$(date +%s)
-  # The library, the trimmed op resolver and the Linux-syscall layer, as the shared recipe builds them.
-  nice -n 10 $MK CPU="$cpu" KERNELS="$kernels" -j2 "$B/libtflm.a" "$B/obj/harness_trim/ops_resolver_trim.o" \
+  if [ "$cpu" = armhf ]; then
+    # 32-bit ARM Linux (arm-linux-gnueabihf, static): the linux recipe's library and op resolver, in a folder of
+    # its own (keyed by that recipe); only the full resolver exists there.
+    command -v arm-linux-gnueabihf-g++ >/dev/null 2>&1 || { echo "note: no arm-linux-gnueabihf-g++; $t not built"; continue; }
+    LL=$CACHE/tflm-lib-linux-$LINUXKEY
+    mkdir -p "$LL"
+    [ -f "$LL/srcs.txt" ] || bash "$ORACLE/prepare.sh" "$LL" >/dev/null
+    LMK="make -s -f $ORACLE/linux/Makefile TOP=$LL ARCH=armhf"
+    LB=$LL/build/armhf
+    # A failure here costs this target only (its tests then skip, naming it), not the other builds.
+    nice -n 10 $LMK -j2 "$LB/libtflm.a" "$LB/obj/harness/ops_resolver_nosignal.o" >"$LL/build-armhf.log" 2>&1 \
+      || { tail -20 "$LL/build-armhf.log" >&2; echo "note: $t not built"; continue; }
+    flags=$($LMK -n -B "$LB/obj/harness/ops_resolver_nosignal.o" | grep -o ' -std=c++17.* -c ' | sed 's/ -c $//')
+    mkdir -p "$OUT/$t"
+    arm-linux-gnueabihf-g++ $flags "$HERE/tests/oracle/tflm_fit.cc" "$LB/obj/harness/ops_resolver_nosignal.o" \
+      "$LB/libtflm.a" -Wl,--gc-sections -static -o "$OUT/$t/tflm_fit.tmp" || { echo "note: $t not linked"; continue; }
+    mv "$OUT/$t/tflm_fit.tmp" "$OUT/$t/tflm_fit"
+    echo "tflm oracle $t: $OUT/$t/tflm_fit ($(( $(date +%s) - start )) s)"
+    continue
+  fi
+  B=$LIB/build/$cpu-$kernels
+  # The library, the op resolver and the Linux-syscall layer, as the shared recipe builds them.
+  nice -n 10 $MK RESOLVER="$resolver" CPU="$cpu" KERNELS="$kernels" -j2 "$B/libtflm.a" "$B/$ROBJ" \
     "$B/obj/harness_sys/linux_syscalls.o" >"$LIB/build-$cpu-$kernels.log" 2>&1 \
     || { tail -20 "$LIB/build-$cpu-$kernels.log" >&2; exit 1; }
   lib=$B/libtflm.a
   if [ "${variant:-}" = mvesizes ]; then
-    nice -n 10 $MK CPU="$cpu" KERNELS="$kernels" "$B-mvesizes/libtflm.a" >>"$LIB/build-$cpu-$kernels.log" 2>&1 \
+    nice -n 10 $MK RESOLVER="$resolver" CPU="$cpu" KERNELS="$kernels" "$B-mvesizes/libtflm.a" >>"$LIB/build-$cpu-$kernels.log" 2>&1 \
       || { tail -20 "$LIB/build-$cpu-$kernels.log" >&2; exit 1; }
     lib=$B-mvesizes/libtflm.a
   fi
   # Our harness, compiled with the recipe's own flags (printed by make -n for one object).
-  flags=$($MK CPU="$cpu" KERNELS="$kernels" -n -B "$B/obj/harness_trim/ops_resolver_trim.o" | grep -o ' -std=c++17.* -c ' | sed 's/ -c $//')
+  flags=$($MK RESOLVER="$resolver" CPU="$cpu" KERNELS="$kernels" -n -B "$B/$ROBJ" | grep -o ' -std=c++17.* -c ' | sed 's/ -c $//')
   mkdir -p "$OUT/$t"
-  arm-none-eabi-g++ $flags "$HERE/tests/oracle/tflm_fit.cc" "$B/obj/harness_trim/ops_resolver_trim.o" \
+  arm-none-eabi-g++ $flags "$HERE/tests/oracle/tflm_fit.cc" "$B/$ROBJ" \
     "$lib" -nostartfiles "$B/obj/harness_sys/linux_syscalls.o" -Wl,--gc-sections -o "$OUT/$t/tflm_fit.tmp"
   mv "$OUT/$t/tflm_fit.tmp" "$OUT/$t/tflm_fit"
   echo "tflm oracle $t: $OUT/$t/tflm_fit ($(( $(date +%s) - start )) s)"

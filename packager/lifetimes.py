@@ -421,6 +421,31 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
         scope = len(model.subgraphs[0].operators)
         ends = [_chain_ends(model.subgraphs[0])]
         ends += [_ends_of({}, {}, 0, len(sg.tensors)) for sg in model.subgraphs[1:]]
+    # TFLite Micro sets up every subgraph (AllocateTensors) and gives a buffer to every tensor that
+    # is not constant, not a variable and not empty. One that no op it runs creates or reads
+    # (another signature's subgraph, a dangling tensor) keeps lifetime -1 to -1: all of them live
+    # at once, beside nothing else, with the scratch buffers of the kernels of the subgraphs no op
+    # runs (every subgraph is prepared). A scope after the last stands for that -1 (it overlaps
+    # the same buffers); a tensor read but never written (-1 to its last reader) then spans every
+    # scope, an upper bound (no model seen has both).
+    cats_of = [{t: c for t, c in _classify(model, sg, sem, plan_dynamic).items() if 0 <= t < len(sg.tensors)}
+               for sg in model.subgraphs]
+    never = []
+    for s, sg in enumerate(model.subgraphs):
+        starts, stops = ends[s]
+        sized = np.array([(b or 0) > 0 for b in tensor_bytes(model, s)], dtype=bool)
+        free = np.ones(len(sg.tensors), dtype=bool)
+        free[list(cats_of[s])] = False
+        never.append(free & sized & (starts < 0) & (stops < 0))
+    reached = {s for (s, _) in op_scopes} if calls_children else {0}
+    idle_ops = [(s, i) for s, sg in enumerate(model.subgraphs) if s not in reached for i in range(len(sg.operators))]
+    before_all = -1
+    if idle_ops or any(n.any() for n in never):
+        before_all = scope = scope + 1
+        if not calls_children:
+            op_scopes = dict(OneScopePerOp(len(model.subgraphs[0].operators)).items())
+            calls_children = True
+        op_scopes.update({key: (before_all, before_all) for key in idle_ops})
     category: list[str] = []  # every tensor's, in global id order
     columns: list[list[np.ndarray]] = [[], [], [], []]  # the records' tensor, first, last, size
     persistent = 0
@@ -428,14 +453,18 @@ def _inline_lifetimes(model: Model, sem: Semantics, plan_dynamic: bool = False) 
     for s, sg in enumerate(model.subgraphs):
         n = len(sg.tensors)
         # (an op's absent optional output, -1, may be classified too: no tensor of the file)
-        cats = {t: c for t, c in _classify(model, sg, sem, plan_dynamic).items() if 0 <= t < n}
+        cats = cats_of[s]
         starts, stops = ends[s]
         classified = np.zeros(n, dtype=bool)
         classified[list(cats)] = True
         # Read but never written (an Ethos-U op's scratch tensors): TFLite Micro still
         # allocates it, alive from before the first scope (-1) to its last reader.
         starts = np.where(~classified & (starts < 0) & (stops >= 0), 0, starts)
-        unused = ~classified & (starts < 0)  # never written, or in a subgraph no op runs
+        if before_all >= 0:
+            stops = np.where(~classified & (ends[s][0] < 0) & (stops >= 0), before_all, stops)
+            starts = np.where(never[s], before_all, starts)
+            stops = np.where(never[s], before_all, stops)
+        unused = ~classified & (starts < 0)  # empty, and no op creates it
         planned = np.flatnonzero(~classified & (starts >= 0))
         nbytes = tensor_bytes(model, s)
         names = [PLANNED] * n

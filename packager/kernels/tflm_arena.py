@@ -54,6 +54,12 @@ class Target:
     # the memory planner, the micro allocator (sizeof, compiled for the target's ABI)
     two_buffer_objects: tuple[int, ...] = ()
     cmsis_nn: str = ""  # CMSIS-NN kernels for this core family (kernels/tflm_cmsis_nn.py); "": reference
+    # Kernels whose figures this target's own build contradicts with no rule found yet: named as
+    # not modelled (the runtime may need more), never stated exact.
+    unsettled: frozenset[str] = frozenset()
+    # Kernels whose head figures (one plan for every target) count more than this build takes: the
+    # kernel -> why, said beside the figure (an upper bound).
+    over_counted: dict[str, str] = field(default_factory=dict)
 
 
 # The pinned wheel's build (x86-64, compression on, GreedyMemoryPlanner) with a plain
@@ -86,6 +92,12 @@ ARMHF_LINUX = Target(
     scratch_handle=4, scratch_request=12, allocation_info=24, resource_variables=12,
     resource_variable=20, fc_builtin=(16, 4), measured=False, struct_align=4, compression=False,
     two_buffer_objects=(16, 32, 44, 36),
+    oracle="armhf-linux",
+    # EMBEDDING_LOOKUP: the 32-bit builds set a one-op model up in 16 B more than predicted, two ops
+    # in exactly the prediction, three in 16 B more (the tails agree; the set-up room at planning
+    # does not). The host build never ran it (its Python interpreter refuses these models).
+    unsettled=frozenset({"EMBEDDING_LOOKUP"}),
+    over_counted={"ADD_N": "ADD_N's scratch buffer is planned at 8 B an input pointer, 4 on this target"},
     rule="modelled: 32-bit struct sizes of the public tflite-micro sources (4-byte pointers), "
          "the same allocation order as the measured 64-bit build",
     opdata={"CONV_2D": 64, "DEPTHWISE_CONV_2D": 64, "FULLY_CONNECTED": 48,

@@ -11,13 +11,20 @@ case that runs exact); a model with a form outside it is modelled, not proven.
 
 from __future__ import annotations
 
+from packager.kernels.tflm_op_resolver import BUILTIN_ADD, CUSTOM_ADD
 from packager.model import Model
 
 _PER_CHANNEL = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"})
 _DATA_INPUT = {"TRANSPOSE_CONV": 2}  # its input 0 is the output shape
 
-# The operators the oracle builds register: the shared recipe's trimmed op resolver (RESOLVER=trim,
-# cortex-m/harness/ops_resolver_trim.cc), 33 operators, so that CI builds each target in minutes.
+# The operators the oracle builds register (.ci/build_tflm_targets.sh). The full resolver (cortex-m4): the
+# tflite-micro Python package's op resolver without the Signal library's ops (the shared recipes build no
+# Signal kernels; its FFT ops need kissfft, which the shared sources do not hold), i.e. every builtin TFLite
+# Micro has a kernel for and its own custom ops but ethos-u (no Ethos-U driver here: AddEthosU adds nothing).
+# The CMSIS-NN builds use the recipe's trimmed resolver (cortex-m/harness/ops_resolver_trim.cc, 33 operators),
+# so that a fresh machine builds each in minutes.
+# tests/compare/test_tflm_targets.py holds these against each build's own `tflm_fit --registered`.
+REGISTERED = frozenset(BUILTIN_ADD) | {"CIRCULAR_BUFFER", "TFLM_DECODE", "TFLite_Detection_PostProcess"}
 TRIM_RESOLVER = frozenset({
     "ADD", "ASSIGN_VARIABLE", "AVERAGE_POOL_2D", "CALL_ONCE", "CAST", "CONCATENATION", "CONV_2D",
     "DEPTH_TO_SPACE", "DEPTHWISE_CONV_2D", "DEQUANTIZE", "DIV", "FULLY_CONNECTED", "HARD_SWISH",
@@ -25,6 +32,13 @@ TRIM_RESOLVER = frozenset({
     "RESHAPE", "SHAPE", "SOFTMAX", "SPLIT_V", "STRIDED_SLICE", "SUB", "SVDF", "TANH", "TRANSPOSE",
     "UNIDIRECTIONAL_SEQUENCE_LSTM", "VAR_HANDLE",
 })
+_TRIMMED_BUILDS = frozenset({"cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn", "cortex-m55+cmsis-nn"})
+
+
+def registered_by(build: str) -> frozenset[str]:
+    """The operators (builtin names and custom codes) the build's fit program registers."""
+    return TRIM_RESOLVER if build in _TRIMMED_BUILDS else REGISTERED
+TFLM_CUSTOM = frozenset(CUSTOM_ADD)  # the custom codes TFLite Micro has kernels for in some build
 
 # The kernel forms the CMSIS-NN builds hold exact: the cases of the reference build with
 # fixtures/tflm_cmsis_kernels.py (each CMSIS-NN buffer path).
@@ -46,22 +60,70 @@ _CMSIS_NN_FORMS = frozenset({
 # build -> the forms proven on it (see the module's comment; the test holds every entry). A build
 # not listed has proven nothing yet: its figures are proven only by running the model itself.
 PROVEN: dict[str, frozenset[str]] = {
-    # The shared TFLite Micro example models and the fixtures of fixtures/tflm_kernels.py and
-    # fixtures/runtime_cases.py whose operators the build registers.
+    # Every form held exact by a case on the full build: the shared TFLite Micro example models, the
+    # fixtures of fixtures/tflm_kernels.py and fixtures/runtime_cases.py, the catalog's models and
+    # the rows of the coverage matrix (fixtures/op_matrix.py, docs/device-matrix.md), none in a case
+    # that was not exact (tests/compare/test_tflm_targets.py and test_tflm_target_matrix.py).
     "cortex-m4": frozenset({
-        "ADD FLOAT32", "ADD INT8", "ASSIGN_VARIABLE RESOURCE", "AVERAGE_POOL_2D FLOAT32",
-        "AVERAGE_POOL_2D INT8", "CALL_ONCE NONE", "CAST FLOAT32", "CONCATENATION INT32",
-        "CONCATENATION INT8", "CONV_2D FLOAT32", "CONV_2D INT8 per-channel",
-        "DEPTHWISE_CONV_2D FLOAT32", "DEPTHWISE_CONV_2D INT8 per-channel", "DEPTH_TO_SPACE FLOAT32",
-        "DEQUANTIZE INT8", "DIV FLOAT32", "FULLY_CONNECTED FLOAT32", "FULLY_CONNECTED INT8",
-        "FULLY_CONNECTED INT8 per-channel", "HARD_SWISH FLOAT32", "HARD_SWISH INT8",
-        "LOGISTIC INT8", "MAXIMUM FLOAT32", "MEAN FLOAT32", "MEAN INT8", "MINIMUM FLOAT32",
-        "MUL FLOAT32", "MUL INT8", "PACK INT8", "PAD FLOAT32", "PAD INT8", "QUANTIZE FLOAT32",
-        "QUANTIZE INT16", "READ_VARIABLE RESOURCE", "RESHAPE FLOAT32", "RESHAPE INT8",
-        "SHAPE FLOAT32", "SOFTMAX FLOAT32", "SOFTMAX INT16", "SOFTMAX INT8", "SPLIT_V FLOAT32",
-        "STRIDED_SLICE FLOAT32", "STRIDED_SLICE INT32", "SUB INT8", "SVDF FLOAT32", "SVDF INT8",
-        "TANH INT8", "TRANSPOSE FLOAT32", "TRANSPOSE INT8", "UNIDIRECTIONAL_SEQUENCE_LSTM FLOAT32",
-        "UNIDIRECTIONAL_SEQUENCE_LSTM INT8", "VAR_HANDLE RESOURCE",
+        "ABS FLOAT32", "ABS INT16", "ABS INT8", "ADD FLOAT32", "ADD INT16", "ADD INT32", "ADD INT8",
+        "ARG_MAX FLOAT32", "ARG_MAX INT16", "ARG_MAX INT8",
+        "ARG_MIN FLOAT32", "ARG_MIN INT16", "ARG_MIN INT8", "ASSIGN_VARIABLE RESOURCE",
+        "AVERAGE_POOL_2D FLOAT32", "AVERAGE_POOL_2D INT16", "AVERAGE_POOL_2D INT8",
+        "BATCH_MATMUL FLOAT32", "BATCH_MATMUL INT16", "BATCH_MATMUL INT8", "BATCH_TO_SPACE_ND FLOAT32",
+        "BATCH_TO_SPACE_ND INT16", "BATCH_TO_SPACE_ND INT8", "BROADCAST_ARGS INT32",
+        "BROADCAST_TO FLOAT32", "BROADCAST_TO INT16", "BROADCAST_TO INT8", "CALL_ONCE NONE",
+        "CAST FLOAT32", "CAST INT32", "CEIL FLOAT32", "CIRCULAR_BUFFER", "CONCATENATION FLOAT32",
+        "CONCATENATION INT16", "CONCATENATION INT32", "CONCATENATION INT8", "CONV_2D FLOAT32",
+        "CONV_2D INT16 per-channel", "CONV_2D INT8", "CONV_2D INT8 per-channel", "COS FLOAT32",
+        "COS INT16", "COS INT8", "CUMSUM FLOAT32", "DEPTHWISE_CONV_2D FLOAT32",
+        "DEPTHWISE_CONV_2D INT16 per-channel", "DEPTHWISE_CONV_2D INT8",
+        "DEPTHWISE_CONV_2D INT8 per-channel", "DEPTH_TO_SPACE FLOAT32", "DEPTH_TO_SPACE INT8",
+        "DEQUANTIZE INT16", "DEQUANTIZE INT8", "DIV FLOAT32", "DIV INT16", "DIV INT8",
+        "DYNAMIC_UPDATE_SLICE FLOAT32", "DYNAMIC_UPDATE_SLICE INT16", "DYNAMIC_UPDATE_SLICE INT8",
+        "ELU FLOAT32", "ELU INT16", "ELU INT8", "EQUAL FLOAT32", "EQUAL INT16", "EQUAL INT8",
+        "EXP FLOAT32", "EXPAND_DIMS FLOAT32", "EXPAND_DIMS INT16", "EXPAND_DIMS INT8", "FILL INT32",
+        "FLOOR FLOAT32", "FLOOR INT16", "FLOOR INT8", "FLOOR_DIV FLOAT32", "FLOOR_DIV INT16",
+        "FLOOR_DIV INT8", "FLOOR_MOD FLOAT32", "FLOOR_MOD INT16", "FLOOR_MOD INT8",
+        "FULLY_CONNECTED FLOAT32", "FULLY_CONNECTED INT16 per-channel", "FULLY_CONNECTED INT8",
+        "FULLY_CONNECTED INT8 per-channel", "GATHER FLOAT32", "GATHER INT8", "GATHER_ND FLOAT32",
+        "GATHER_ND INT8", "GREATER FLOAT32", "GREATER INT16", "GREATER INT8", "GREATER_EQUAL FLOAT32",
+        "GREATER_EQUAL INT16", "GREATER_EQUAL INT8", "HARD_SWISH FLOAT32", "HARD_SWISH INT16",
+        "HARD_SWISH INT8", "IF BOOL", "L2_NORMALIZATION FLOAT32", "L2_NORMALIZATION INT8",
+        "L2_POOL_2D FLOAT32", "LEAKY_RELU FLOAT32", "LEAKY_RELU INT16", "LEAKY_RELU INT8",
+        "LESS FLOAT32", "LESS INT16", "LESS INT32", "LESS INT8", "LESS_EQUAL FLOAT32",
+        "LESS_EQUAL INT16", "LESS_EQUAL INT8", "LOG FLOAT32", "LOG INT16", "LOG INT8",
+        "LOGICAL_AND BOOL", "LOGICAL_NOT BOOL", "LOGICAL_OR BOOL", "LOGISTIC FLOAT32", "LOGISTIC INT8",
+        "LOG_SOFTMAX FLOAT32", "LOG_SOFTMAX INT16", "LOG_SOFTMAX INT8", "MAXIMUM FLOAT32",
+        "MAXIMUM INT16", "MAXIMUM INT8", "MAX_POOL_2D FLOAT32", "MAX_POOL_2D INT16", "MAX_POOL_2D INT8",
+        "MEAN FLOAT32", "MEAN INT16", "MEAN INT8", "MINIMUM FLOAT32", "MINIMUM INT16", "MINIMUM INT8",
+        "MIRROR_PAD FLOAT32", "MIRROR_PAD INT16", "MIRROR_PAD INT8", "MUL FLOAT32", "MUL INT16",
+        "MUL INT8", "NEG FLOAT32", "NEG INT16", "NEG INT8", "NOT_EQUAL FLOAT32", "NOT_EQUAL INT16",
+        "NOT_EQUAL INT8", "PACK FLOAT32", "PACK INT16", "PACK INT8", "PAD FLOAT32", "PAD INT16",
+        "PAD INT8", "PADV2 FLOAT32", "PADV2 INT16", "PADV2 INT8", "PRELU FLOAT32", "PRELU INT8",
+        "QUANTIZE FLOAT32", "QUANTIZE INT16", "QUANTIZE INT8", "READ_VARIABLE RESOURCE",
+        "REDUCE_ALL BOOL", "REDUCE_MAX FLOAT32", "REDUCE_MAX INT16", "REDUCE_MAX INT8",
+        "REDUCE_MIN FLOAT32", "REDUCE_MIN INT16", "REDUCE_MIN INT8", "RELU FLOAT32", "RELU INT16",
+        "RELU INT8", "RELU6 FLOAT32", "RELU6 INT16", "RELU6 INT8", "RESHAPE BOOL", "RESHAPE FLOAT32",
+        "RESHAPE INT16", "RESHAPE INT8", "RESIZE_BILINEAR FLOAT32", "RESIZE_BILINEAR INT16",
+        "RESIZE_BILINEAR INT8", "RESIZE_NEAREST_NEIGHBOR FLOAT32", "RESIZE_NEAREST_NEIGHBOR INT16",
+        "RESIZE_NEAREST_NEIGHBOR INT8", "REVERSE_V2 FLOAT32", "REVERSE_V2 INT16", "REVERSE_V2 INT8",
+        "ROUND FLOAT32", "RSQRT FLOAT32", "RSQRT INT16", "RSQRT INT8", "SELECT_V2 BOOL",
+        "SHAPE FLOAT32", "SHAPE INT16", "SHAPE INT8", "SIN FLOAT32", "SIN INT16", "SIN INT8",
+        "SLICE FLOAT32", "SLICE INT16", "SLICE INT8", "SOFTMAX FLOAT32", "SOFTMAX INT16",
+        "SOFTMAX INT8", "SPACE_TO_BATCH_ND FLOAT32", "SPACE_TO_BATCH_ND INT16",
+        "SPACE_TO_BATCH_ND INT8", "SPACE_TO_DEPTH FLOAT32", "SPACE_TO_DEPTH INT8", "SPLIT INT32",
+        "SPLIT_V FLOAT32", "SPLIT_V INT16", "SPLIT_V INT8", "SQRT FLOAT32", "SQRT INT16", "SQRT INT8",
+        "SQUARE FLOAT32", "SQUARE INT16", "SQUARE INT8", "SQUARED_DIFFERENCE FLOAT32",
+        "SQUARED_DIFFERENCE INT16", "SQUARED_DIFFERENCE INT8", "SQUEEZE FLOAT32", "SQUEEZE INT16",
+        "SQUEEZE INT8", "STRIDED_SLICE FLOAT32", "STRIDED_SLICE INT16", "STRIDED_SLICE INT32",
+        "STRIDED_SLICE INT8", "SUB FLOAT32", "SUB INT16", "SUB INT32", "SUB INT8", "SUM FLOAT32",
+        "SUM INT16", "SUM INT8", "SVDF FLOAT32", "SVDF INT8", "TANH FLOAT32", "TANH INT8",
+        "TFLM_DECODE", "TFLite_Detection_PostProcess", "TRANSPOSE FLOAT32", "TRANSPOSE INT16",
+        "TRANSPOSE INT8", "TRANSPOSE_CONV FLOAT32", "TRANSPOSE_CONV INT16 per-channel",
+        "TRANSPOSE_CONV INT8", "TRANSPOSE_CONV INT8 per-channel",
+        "UNIDIRECTIONAL_SEQUENCE_LSTM FLOAT32", "UNIDIRECTIONAL_SEQUENCE_LSTM INT8", "UNPACK FLOAT32",
+        "UNPACK INT16", "UNPACK INT8", "VAR_HANDLE RESOURCE", "WHILE INT32", "ZEROS_LIKE FLOAT32",
+        "ZEROS_LIKE INT16", "ZEROS_LIKE INT8",
     }),
     # The same cases on the DSP CMSIS-NN build (M4, M7, M33), with fixtures/tflm_cmsis_kernels.py:
     # each CMSIS-NN buffer path (im2col, 1xN, 1x1, int16 convolution, depthwise with and without its
@@ -71,6 +133,8 @@ PROVEN: dict[str, frozenset[str]] = {
     # M0+, M3) hold the same cases exact.
     "cortex-m55+cmsis-nn": _CMSIS_NN_FORMS,
     "cortex-m3+cmsis-nn": _CMSIS_NN_FORMS,
+    # The 32-bit ARM Linux build: nothing claimed until its own build has run the cases.
+    "armhf-linux": frozenset(),
 }
 
 
@@ -97,7 +161,7 @@ def form(sg, op) -> str:
 def unregistered(model: Model, build: str) -> list[str]:
     """The model's operators the oracle build does not register (it cannot run the model)."""
     names = {op.name for sg in model.subgraphs for op in sg.operators}
-    return sorted(names - TRIM_RESOLVER) if build else sorted(names)
+    return sorted(names - registered_by(build)) if build else sorted(names)
 
 
 def unproven(model: Model, build: str) -> list[str]:

@@ -36,6 +36,11 @@ def model_notes(plan: PackagePlan, model: Model, unmodelled_ops: tuple[str, ...]
                      "(subgraphs concatenated), as TFLite Micro's docs and current builds do; "
                      "older builds read it with per-subgraph indices and would misplace the tensors "
                      "of subgraphs 1 and up")
+    if SEMANTICS[plan.semantics].offline_plan and len(model.signature_defs) > 1:
+        first = next((s.key for s in model.signature_defs if s.subgraph == 0), "")
+        notes.append(f"{len(model.signature_defs)} signatures: TFLite Micro has no signature runner; it sets "
+                     "every subgraph up in the one arena (the figures count them all) and Invoke runs subgraph 0"
+                     f"{f' ({first!r})' if first else ''}; to run another signature on a device, convert it alone")
     dynamic = sum(1 for sg in model.subgraphs for t in sg.tensors if t.nbytes is None)
     if dynamic:
         notes.append(f"{dynamic} tensor(s) of variable size (strings, resources) are not planned")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 ENV = "TFLPACK_TFLM_TARGETS"
 FIT = "tflm_fit"
-FITS, DOES_NOT_SET_UP = 0, 4  # the program's exit statuses (5: Invoke failed)
+FITS, DOES_NOT_SET_UP, INVOKE_FAILED = 0, 4, 5  # the program's exit statuses
 ARENA_MAX = 8 << 20  # the fit program's static arena: no model gets more
 TIMEOUT = 300  # seconds: a failed TFLite Micro check halts by spinning, never by exiting
 # Builds whose set-up alone is the target's: cortex-m55+cmsis-nn is a DSP build with CMSIS-NN's MVE
@@ -50,18 +50,35 @@ def fit_program(build: str, where: Path | None = None) -> Path | None:
     return path if path.is_file() and os.access(path, os.X_OK) else None
 
 
-def fits(program: Path, model: Path, arena: int) -> bool:
-    """Whether the model sets up and runs once in `arena` bytes on this build. Cortex-M code runs
-    on an A-profile core under qemu-arm (its M-profile user mode cannot start a program); an arena
-    depends on how the code was compiled, not on which core executes it."""
+def status(program: Path, model: Path, arena: int, timeout: float = TIMEOUT) -> int | None:
+    """The fit program's exit status for the model in `arena` bytes (None: it halted, a TFLite
+    Micro check having failed). Cortex-M code runs on an A-profile core under qemu-arm (its
+    M-profile user mode cannot start a program); an arena depends on how the code was compiled,
+    not on which core executes it."""
     try:
         done = subprocess.run(["qemu-arm", "-cpu", "cortex-a15", str(program), str(model), str(arena)],
-                              capture_output=True, timeout=TIMEOUT)
+                              capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
+        return None
+    return done.returncode
+
+
+def fits(program: Path, model: Path, arena: int) -> bool:
+    """Whether the model sets up and runs once in `arena` bytes on this build (a set-up-only build:
+    whether it sets up)."""
+    code = status(program, model, arena)
+    if code is None:
         return False  # a TFLite Micro check failed and halted
     if program.parent.name in SET_UP_ONLY:
-        return done.returncode != DOES_NOT_SET_UP
-    return done.returncode == FITS
+        return code != DOES_NOT_SET_UP
+    return code == FITS
+
+
+def registered(program: Path, customs: list[str]) -> set[str]:
+    """The builtin operators the build's op resolver registers, and those of `customs` it does."""
+    done = subprocess.run(["qemu-arm", "-cpu", "cortex-a15", str(program), "--registered", *customs],
+                          capture_output=True, text=True, timeout=TIMEOUT, check=True)
+    return set(done.stdout.split())
 
 
 def smallest(program: Path, model: Path, hint: int, step: int = 16) -> int | None:

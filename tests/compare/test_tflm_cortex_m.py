@@ -80,14 +80,28 @@ def test_a_device_figure_is_exact_only_where_proven(tmp_path):
     from packager.package.build import package
     from fixtures.write_models import DEFAULT_DIR
 
+    import numpy as np
+    from fixtures.builder import ModelBuilder
+
     def header(model: str, name: str) -> str:
         out = tmp_path / name
-        package(model, out, report=False, target="cortex-m4")
+        package(model, out, report=False, target="cortex-m4", verify=False)  # the matrix alone
         return (out / f"{Path(model).stem}_plan.h").read_text()
 
-    chain = header(str(DEFAULT_DIR / "chain.tflite"), "chain")  # float CONV_2D, RELU
-    assert "_ARENA_EXACT 0" in chain and "Not proven either way" in chain
-    assert "RELU FLOAT32" in chain
+    m = ModelBuilder(description="mul_int32: one int32 MUL, a form no case holds")
+    g = m.subgraph("main")
+    x, y = g.tensor("x", [1, 8], "INT32"), g.tensor("y", [1, 8], "INT32")
+    g.op("MUL", [x, g.const("k", np.full([1], 3, np.int32))], [y], options=dict(fused_activation_function="NONE"))
+    g.inputs([x])
+    g.outputs([y])
+    m.signature("serving_default", inputs={"x": x}, outputs={"y": y}, subgraph=0)
+    mul = tmp_path / "mul_int32.tflite"
+    mul.write_bytes(m.build())
+    unproven = header(str(mul), "mul")
+    assert "_ARENA_EXACT 0" in unproven and "Not proven either way" in unproven
+    assert "MUL INT32" in unproven
+    chain = header(str(DEFAULT_DIR / "chain.tflite"), "chain")  # float CONV_2D, RELU: rows of the matrix
+    assert "_ARENA_EXACT 1" in chain
     svdf = tmp_path / "svdf_int8.tflite"
     svdf.write_bytes(KERNEL_BUILDERS["svdf_int8"]().build())
     proven = header(str(svdf), "svdf")

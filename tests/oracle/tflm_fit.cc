@@ -1,6 +1,8 @@
 // tflm_fit: does MODEL set up and run once in exactly N bytes of arena, on this build of TFLite Micro?
 //   tflm_fit MODEL.tflite N        exit 0: it fits (AllocateTensors and one Invoke on zero inputs worked)
 //                                  4: it does not set up in N (AllocateTensors failed); 5: Invoke failed; 2: bad call
+//   tflm_fit --registered [CUSTOM...]  prints each builtin operator this build's op resolver registers, then
+//                                  each CUSTOM code it registers (what the tests compare the coverage table with)
 // A device build's use of TFLite Micro, nothing more: the arena is a static 16-byte-aligned buffer, the
 // interpreter a plain tflite::MicroInterpreter. A model with VAR_HANDLE ops gets a MicroResourceVariables
 // table made from the same arena, one entry per distinct shared name, before the interpreter (as a streaming
@@ -74,9 +76,24 @@ int SetUpAndRun(tflite::MicroInterpreter& interpreter) {
   return interpreter.Invoke() == kTfLiteOk ? 0 : 5;
 }
 
+int Registered(const tflite::MicroOpResolver& resolver, int argc, char** argv) {
+  for (int op = tflite::BuiltinOperator_MIN; op <= tflite::BuiltinOperator_MAX; ++op) {
+    const auto code = static_cast<tflite::BuiltinOperator>(op);
+    if (code != tflite::BuiltinOperator_CUSTOM && resolver.FindOp(code) != nullptr) {
+      printf("%s\n", tflite::EnumNameBuiltinOperator(code));
+    }
+  }
+  for (int i = 2; i < argc; ++i) {
+    if (resolver.FindOp(argv[i]) != nullptr) printf("%s\n", argv[i]);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  static tflite::PythonOpsResolver resolver;
+  if (argc >= 2 && strcmp(argv[1], "--registered") == 0) return Registered(resolver, argc, argv);
   if (argc != 3) {
     fprintf(stderr, "usage: tflm_fit MODEL.tflite ARENA_BYTES\n");
     return 2;
@@ -88,7 +105,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   const tflite::Model* model = tflite::GetModel(data);
-  static tflite::PythonOpsResolver resolver;
   const int variables = ResourceVariables(model);
   int status;
   if (variables == 0) {

@@ -112,12 +112,14 @@ def test_summary_first_figure_is_declare_and_budget_compares_the_whole_arena(tmp
 
 
 def test_cortex_m_target_is_smaller_and_marked_modelled(tmp_path):
-    out = runner.invoke(app, ["package", str(DEFAULT_DIR / "chain.tflite"), "-o", str(tmp_path / "m"),
+    # float16 DEQUANTIZE: a form no device build runs, so the figure stays modelled
+    out = runner.invoke(app, ["package", str(DEFAULT_DIR / "dequantize_fp16.tflite"), "-o", str(tmp_path / "m"),
                               "--no-verify", "--target", "cortex-m"])
     assert out.exit_code == 0, out.output
-    header = (tmp_path / "m" / "chain_plan.h").read_text()
+    header = (tmp_path / "m" / "dequantize_fp16_plan.h").read_text()
     assert "Modelled, not measured" in header and "modelled, not measured" in out.output
-    host = package(DEFAULT_DIR / "chain.tflite", tmp_path / "h", report=False).plan.runtime_arena
+    host = package(DEFAULT_DIR / "dequantize_fp16.tflite", tmp_path / "h", report=False,
+                   verify=False).plan.runtime_arena
     assert macro(header, "TENSOR_ARENA_BYTES") < host.arena_bytes
     out = runner.invoke(app, ["package", str(DEFAULT_DIR / "chain.tflite"), "-o", str(tmp_path / "x"),
                               "--target", "riscv"])
@@ -180,3 +182,16 @@ def test_a_model_with_a_larger_offline_plan_gets_it_replaced_and_says_so(tmp_pat
                for n in result.notes)
     kept = package(path, tmp_path / "k", report=False, keep_offline_plan=True)
     assert kept.plan.runtime_arena.head_bytes == at > result.plan.runtime_arena.head_bytes
+
+
+def test_a_model_with_several_signatures_says_which_one_a_device_runs(tmp_path):
+    """TFLite Micro sets every subgraph up and runs subgraph 0: the note says so, and the head
+    holds the other signatures' tensors (planned by tflpack, all live at once, as TFLite Micro's
+    lifetime -1 makes them)."""
+    from fixtures.tflm_kernels import three_signatures
+    path = tmp_path / "three_signatures.tflite"
+    path.write_bytes(three_signatures().build())
+    result = package(path, tmp_path / "o", report=False, verify=False)
+    assert any(n.startswith("3 signatures: TFLite Micro has no signature runner") and "('serving_default')" in n
+               for n in result.notes), result.notes
+    assert result.plan.arena_bytes == 1200  # 32 + 16 + 3 x 384 B of the other two subgraphs, beside subgraph 0's 96
