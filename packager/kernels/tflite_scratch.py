@@ -23,6 +23,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+import numpy as np
+
 from packager.lifetimes import DYNAMIC as DYNAMIC_TENSOR, _classify
 from packager.model import ELEMENT_BITS, Model, Operator, Subgraph
 from packager.semantics import TFLITE
@@ -85,6 +87,11 @@ _NO_TEMPORARIES = frozenset({
     "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_SUM", "ZEROS_LIKE",
     # Custom ops the wheels register (their Prepare only sizes the output; measured likewise).
     "AudioSpectrogram", "Mfcc",
+    # Complex, random, bucketing and legacy hashing kernels (their Prepare only sizes or types
+    # the output; measured on the coverage matrix, both versions; DILATE is LiteRT's only).
+    "BUCKETIZE", "COMPLEX_ABS", "DILATE", "IMAG", "LSH_PROJECTION", "RANDOM_STANDARD_NORMAL",
+    "RANDOM_UNIFORM", "REAL", "EMBEDDING_LOOKUP_SPARSE", "SKIP_GRAM",
+    "HASHTABLE", "HASHTABLE_IMPORT", "HASHTABLE_FIND", "HASHTABLE_SIZE", "HASHTABLE_LOOKUP",
 })
 
 
@@ -542,6 +549,23 @@ Rule = Callable[[_Op], OpScratch]
 # follow (measured on both versions: a CONV_2D that adds its temporary in Prepare, then each of
 # these ops; tests/compare/test_init_reserved_indices.py). Which index a temporary gets decides
 # where it falls in the planner's per-node unordered_set, and so the order of equal-size tensors.
+def _rfft2d(o: _Op) -> OpScratch:
+    """rfft2d.cc: two arena temporaries for fft2d's working areas, sized from the constant
+    fft_length [h, w] with n = max(h, w / 2): int32 [2 + floor(sqrt(n))], and doubles held as
+    int64 [n / 2 + w / 4]. A computed fft_length leaves both (and the output) dynamic."""
+    length = o.input(1)
+    if length is None or not length.is_constant or o.model is None:
+        return missing("fft_length not constant (its working areas are sized at Eval)")
+    raw = o.model.buffer_bytes(length.buffer)
+    if length.type != "INT32" or len(raw) != 8:
+        return missing("fft_length not two int32 values")
+    h, w = (int(v) for v in np.frombuffer(raw, dtype="<i4"))
+    n = max(h, w // 2)
+    return OpScratch(2, (
+        Temporary(0, _bytes("INT32", 2 + int(math.sqrt(n))), ARENA, "fft_integer_working_area"),
+        Temporary(1, _bytes("INT64", n // 2 + w // 4), ARENA, "fft_double_working_area")))
+
+
 _INIT_RESERVED = {"ADD_N": 1, "RNN": 6, "UNIDIRECTIONAL_SEQUENCE_RNN": 6,
                   "BIDIRECTIONAL_SEQUENCE_RNN": 9, "SVDF": 6, "UNIDIRECTIONAL_SEQUENCE_LSTM": 12,
                   "LSTM": 21}
@@ -584,14 +608,19 @@ _SHARED_RULES = {
     "LSTM": _lstm,
     "BIDIRECTIONAL_SEQUENCE_LSTM": _bidirectional_lstm,
     "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm, "SVDF": _svdf,
-    "TFLite_Detection_PostProcess": _detection_postprocess,
+    "TFLite_Detection_PostProcess": _detection_postprocess, "RFFT2D": _rfft2d,
+    "MULTINOMIAL": lambda o: missing(
+        "its [batch, num_samples] output is not where its Prepare sizes it in the "
+        "arena (measured: the arena holds the logits only); not modelled"),
 }
 
 LITERT = ScratchRules(
     name="litert",
     description="ai-edge-litert 2.x kernels (ruy build: generic optimized CONV_2D)",
     rules={**_SHARED_RULES, "CONV_2D": _conv_litert, "CONV_3D": lambda o: _conv_3d(o, False),
-           "WHILE": _while_litert},
+           "WHILE": _while_litert,
+           "RFFT2D": lambda o: missing("its temporaries are not rfft2d.cc's two working areas of "
+                                       "2.14 (measured larger); not modelled")},
     no_temporaries=_NO_TEMPORARIES,
     dynamic_views_share_input=True,
     reserved_at_init=_INIT_RESERVED,

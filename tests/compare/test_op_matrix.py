@@ -118,6 +118,24 @@ def test_the_issue_rules_hold(measured_tflite):
     assert runners["signatures__float32_3_signatures"] == "exact"  # as get_signature_runner allocates
 
 
+def test_complex_random_bucketing_and_hashing_kernels(measured_tflite):
+    """The kernels built last: complex parts, random numbers (a computed shape leaves the
+    output dynamic), BUCKETIZE, LSH_PROJECTION, EMBEDDING_LOOKUP_SPARSE (output resized at Eval),
+    RFFT2D's two working areas (2.14; LiteRT's differ and are named), MULTINOMIAL named."""
+    rows, _ = measured_tflite
+    verdict = {r.model: r for r in rows}
+    litert = rows[0].runtime.startswith("ai-edge-litert")
+    for name in ("COMPLEX_ABS__complex64", "REAL__complex64", "IMAG__complex64",
+                 "RANDOM_UNIFORM__float32", "RANDOM_UNIFORM__float32_shape_from_input",
+                 "RANDOM_STANDARD_NORMAL__float32_shape_from_input", "BUCKETIZE__float32",
+                 "BUCKETIZE__int32", "LSH_PROJECTION__float32_sparse",
+                 "LSH_PROJECTION__float32_dense", "EMBEDDING_LOOKUP_SPARSE__float32",
+                 *(("DILATE__float32",) if litert else ("RFFT2D__float32",))):
+        assert verdict[name].verdict == EXACT, (name, verdict[name].why)
+    for name in ("MULTINOMIAL__float32", *(("RFFT2D__float32",) if litert else ())):
+        assert verdict[name].verdict == NAMED, (name, verdict[name].why)
+
+
 @pytest.mark.skipif(TFLM not in INSTALLED, reason="tflite-micro is not installed")
 def test_tflm_kernels_whose_prepare_buffers_overlap_their_temporaries(matrix_folder):
     """The kernels that take persistent buffers in Prepare and then read only their
