@@ -92,6 +92,10 @@ _NO_TEMPORARIES = frozenset({
     "BUCKETIZE", "COMPLEX_ABS", "DILATE", "IMAG", "LSH_PROJECTION", "RANDOM_STANDARD_NORMAL",
     "RANDOM_UNIFORM", "REAL", "EMBEDDING_LOOKUP_SPARSE", "SKIP_GRAM",
     "HASHTABLE", "HASHTABLE_IMPORT", "HASHTABLE_FIND", "HASHTABLE_SIZE", "HASHTABLE_LOOKUP",
+    # Options in the second union (BuiltinOptions2), ai-edge-litert's only: Prepare sizes the
+    # output (STABLEHLO_SCATTER's update body runs per element, on the stack).
+    "REDUCE_WINDOW", "STABLEHLO_PAD", "STABLEHLO_GATHER", "STABLEHLO_SCATTER",
+    "STABLEHLO_RNG_BIT_GENERATOR",
 })
 
 
@@ -609,6 +613,14 @@ _SHARED_RULES = {
     "BIDIRECTIONAL_SEQUENCE_LSTM": _bidirectional_lstm,
     "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm, "SVDF": _svdf,
     "TFLite_Detection_PostProcess": _detection_postprocess, "RFFT2D": _rfft2d,
+    # stablehlo_reduce_window.cc reserves two arena temporaries at Init: the input dilated by
+    # base_dilations, then that padded; both sizes come from builtin_options_2.
+    "STABLEHLO_REDUCE_WINDOW": lambda o: missing(
+        "its two arena temporaries (the input dilated by base_dilations, then padded) are "
+        "sized from builtin_options_2, which is not read; not modelled"),
+    "STABLEHLO_COMPOSITE": lambda o: missing(
+        "its decomposition subgraph (builtin_options_2, not read) is allocated as a called "
+        "subgraph; not modelled"),
     "MULTINOMIAL": lambda o: missing(
         "its [batch, num_samples] output is not where its Prepare sizes it in the "
         "arena (measured: the arena holds the logits only); not modelled"),
