@@ -238,9 +238,8 @@ def _transpose_conv(o: _Op) -> OpScratch:
     shape, w, x = o.input(0), o.input(1), o.input(2)
     if x is None or w is None or len(x.shape) != 4 or len(w.shape) != 4:
         return missing("a TRANSPOSE_CONV of another rank")
-    if shape is None or not shape.is_constant:
-        # Prepare then leaves the output (and col2im, accumulator) dynamic, sized at Eval.
-        return missing("a TRANSPOSE_CONV whose output shape is computed (its output is dynamic)")
+    # A computed output shape (not a constant) leaves the output dynamic too (semantics.py);
+    # the temporaries are the same, the heap ones sized at Eval.
     col2im_type = "FLOAT32" if x.type == "FLOAT32" else "INT32"
     temps = [("col2im", _bytes(col2im_type, x.shape[1] * x.shape[2] * math.prod(w.shape[:3])),
               DYNAMIC),
