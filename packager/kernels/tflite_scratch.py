@@ -363,6 +363,13 @@ def _lstm_shape(o: _Op, sequence: bool) -> tuple[int, int, int] | str:
     return n_batch, w_out.shape[0], 4 if o.input(1) is None else 5
 
 
+def _integer_lstm_temporaries(n_batch: int, n_cell: int) -> tuple[Temporary, ...]:
+    """The 8x8->16 integer LSTM kernels' six [batch, cells] buffers: four int16, int8, int32."""
+    kinds = ("INT16",) * 4 + ("INT8", "INT32")
+    return tuple(Temporary(k, _bytes(t, n_batch * n_cell), ARENA, f"scratch_{k}")
+                 for k, t in enumerate(kinds))
+
+
 def _sequence_lstm(o: _Op) -> OpScratch:
     """unidirectional_sequence_lstm.cc: Init reserves twelve indices; Prepare uses one float
     scratch buffer of [batch, cells x 5 + 16] (x 4 + 16 without an input gate, CIFG) for float
@@ -372,9 +379,7 @@ def _sequence_lstm(o: _Op) -> OpScratch:
     if x is not None and w_out is not None and x.type == "INT8" and w_out.type == "INT8" \
             and len(x.shape) == 3:
         n_batch = x.shape[1] if o.option("time_major", 0) else x.shape[0]
-        kinds = ("INT16",) * 4 + ("INT8", "INT32")
-        return OpScratch(12, tuple(Temporary(k, _bytes(t, n_batch * w_out.shape[0]), ARENA,
-                                             f"scratch_{k}") for k, t in enumerate(kinds)))
+        return OpScratch(12, _integer_lstm_temporaries(n_batch, w_out.shape[0]))
     shape = _lstm_shape(o, sequence=True)
     if isinstance(shape, str):
         return missing(shape)
@@ -391,8 +396,14 @@ def _sequence_lstm(o: _Op) -> OpScratch:
 def _lstm(o: _Op) -> OpScratch:
     """lstm.cc (one step, full kernel): 21 indices reserved; a float scratch buffer of
     [batch, cells x 5] (no +16, unlike the sequence kernel), then the hybrid kernel's buffers
-    as the sequence kernel's (measured on the coverage matrix, both versions)."""
+    as the sequence kernel's, or the 8x8->16 integer kernel's six (measured on the coverage
+    matrix, both versions)."""
     x, w_out = o.input(0), o.input(4)
+    if x is not None and w_out is not None and x.type == "INT8" and w_out.type == "INT8" \
+            and len(x.shape) == 2:
+        # The 8x8->16 integer kernel: the sequence kernel's six [batch, cells] buffers (measured
+        # on the coverage matrix, both versions).
+        return OpScratch(21, _integer_lstm_temporaries(x.shape[0], w_out.shape[0]))
     shape = _lstm_shape(o, sequence=False)
     if isinstance(shape, str):
         return missing(shape)
