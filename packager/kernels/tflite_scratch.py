@@ -95,7 +95,7 @@ _NO_TEMPORARIES = frozenset({
     # Options in the second union (BuiltinOptions2), ai-edge-litert's only: Prepare sizes the
     # output (STABLEHLO_SCATTER's update body runs per element, on the stack).
     "REDUCE_WINDOW", "STABLEHLO_PAD", "STABLEHLO_GATHER", "STABLEHLO_SCATTER",
-    "STABLEHLO_RNG_BIT_GENERATOR",
+    "STABLEHLO_RNG_BIT_GENERATOR", "MULTINOMIAL",
 })
 
 
@@ -631,9 +631,6 @@ _SHARED_RULES = {
     "STABLEHLO_COMPOSITE": lambda o: missing(
         "its decomposition subgraph (builtin_options_2, not read) is allocated as a called "
         "subgraph; not modelled"),
-    "MULTINOMIAL": lambda o: missing(
-        "its [batch, num_samples] output is not where its Prepare sizes it in the "
-        "arena (measured: the arena holds the logits only); not modelled"),
 }
 
 LITERT = ScratchRules(
