@@ -102,6 +102,10 @@ _TFLITE_DYNAMIC_OUTPUTS = {
     # whenever either is computed.
     "SCATTER_ND": (2,), "SEGMENT_SUM": (0, 1), "UNSORTED_SEGMENT_SUM": (1, 2),
     "UNSORTED_SEGMENT_PROD": (1, 2), "UNSORTED_SEGMENT_MAX": (1, 2), "UNSORTED_SEGMENT_MIN": (1, 2),
+    "RANDOM_UNIFORM": (0,), "RANDOM_STANDARD_NORMAL": (0,),  # a computed shape
+    "MULTINOMIAL": (0, 1),  # sized in Prepare only when logits and num_samples are constant
+    "EMBEDDING_LOOKUP_SPARSE": (0, 1, 2, 3),  # resized at Eval from the ids and indices
+    "TRANSPOSE_CONV": (0,),  # its output_shape input, when computed
 }
 
 TFLITE = Semantics(

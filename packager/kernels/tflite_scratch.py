@@ -23,6 +23,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+import numpy as np
+
 from packager.lifetimes import DYNAMIC as DYNAMIC_TENSOR, _classify
 from packager.model import ELEMENT_BITS, Model, Operator, Subgraph
 from packager.semantics import TFLITE
@@ -85,6 +87,15 @@ _NO_TEMPORARIES = frozenset({
     "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_SUM", "ZEROS_LIKE",
     # Custom ops the wheels register (their Prepare only sizes the output; measured likewise).
     "AudioSpectrogram", "Mfcc",
+    # Complex, random, bucketing and legacy hashing kernels (their Prepare only sizes or types
+    # the output; measured on the coverage matrix, both versions; DILATE is LiteRT's only).
+    "BUCKETIZE", "COMPLEX_ABS", "DILATE", "IMAG", "LSH_PROJECTION", "RANDOM_STANDARD_NORMAL",
+    "RANDOM_UNIFORM", "REAL", "EMBEDDING_LOOKUP_SPARSE", "SKIP_GRAM",
+    "HASHTABLE", "HASHTABLE_IMPORT", "HASHTABLE_FIND", "HASHTABLE_SIZE", "HASHTABLE_LOOKUP",
+    # Options in the second union (BuiltinOptions2), ai-edge-litert's only: Prepare sizes the
+    # output (STABLEHLO_SCATTER's update body runs per element, on the stack).
+    "REDUCE_WINDOW", "STABLEHLO_PAD", "STABLEHLO_GATHER", "STABLEHLO_SCATTER",
+    "STABLEHLO_RNG_BIT_GENERATOR", "MULTINOMIAL",
 })
 
 
@@ -227,9 +238,8 @@ def _transpose_conv(o: _Op) -> OpScratch:
     shape, w, x = o.input(0), o.input(1), o.input(2)
     if x is None or w is None or len(x.shape) != 4 or len(w.shape) != 4:
         return missing("a TRANSPOSE_CONV of another rank")
-    if shape is None or not shape.is_constant:
-        # Prepare then leaves the output (and col2im, accumulator) dynamic, sized at Eval.
-        return missing("a TRANSPOSE_CONV whose output shape is computed (its output is dynamic)")
+    # A computed output shape (not a constant) leaves the output dynamic too (semantics.py);
+    # the temporaries are the same, the heap ones sized at Eval.
     col2im_type = "FLOAT32" if x.type == "FLOAT32" else "INT32"
     temps = [("col2im", _bytes(col2im_type, x.shape[1] * x.shape[2] * math.prod(w.shape[:3])),
               DYNAMIC),
@@ -353,6 +363,13 @@ def _lstm_shape(o: _Op, sequence: bool) -> tuple[int, int, int] | str:
     return n_batch, w_out.shape[0], 4 if o.input(1) is None else 5
 
 
+def _integer_lstm_temporaries(n_batch: int, n_cell: int) -> tuple[Temporary, ...]:
+    """The 8x8->16 integer LSTM kernels' six [batch, cells] buffers: four int16, int8, int32."""
+    kinds = ("INT16",) * 4 + ("INT8", "INT32")
+    return tuple(Temporary(k, _bytes(t, n_batch * n_cell), ARENA, f"scratch_{k}")
+                 for k, t in enumerate(kinds))
+
+
 def _sequence_lstm(o: _Op) -> OpScratch:
     """unidirectional_sequence_lstm.cc: Init reserves twelve indices; Prepare uses one float
     scratch buffer of [batch, cells x 5 + 16] (x 4 + 16 without an input gate, CIFG) for float
@@ -362,9 +379,7 @@ def _sequence_lstm(o: _Op) -> OpScratch:
     if x is not None and w_out is not None and x.type == "INT8" and w_out.type == "INT8" \
             and len(x.shape) == 3:
         n_batch = x.shape[1] if o.option("time_major", 0) else x.shape[0]
-        kinds = ("INT16",) * 4 + ("INT8", "INT32")
-        return OpScratch(12, tuple(Temporary(k, _bytes(t, n_batch * w_out.shape[0]), ARENA,
-                                             f"scratch_{k}") for k, t in enumerate(kinds)))
+        return OpScratch(12, _integer_lstm_temporaries(n_batch, w_out.shape[0]))
     shape = _lstm_shape(o, sequence=True)
     if isinstance(shape, str):
         return missing(shape)
@@ -381,8 +396,14 @@ def _sequence_lstm(o: _Op) -> OpScratch:
 def _lstm(o: _Op) -> OpScratch:
     """lstm.cc (one step, full kernel): 21 indices reserved; a float scratch buffer of
     [batch, cells x 5] (no +16, unlike the sequence kernel), then the hybrid kernel's buffers
-    as the sequence kernel's (measured on the coverage matrix, both versions)."""
+    as the sequence kernel's, or the 8x8->16 integer kernel's six (measured on the coverage
+    matrix, both versions)."""
     x, w_out = o.input(0), o.input(4)
+    if x is not None and w_out is not None and x.type == "INT8" and w_out.type == "INT8" \
+            and len(x.shape) == 2:
+        # The 8x8->16 integer kernel: the sequence kernel's six [batch, cells] buffers (measured
+        # on the coverage matrix, both versions).
+        return OpScratch(21, _integer_lstm_temporaries(x.shape[0], w_out.shape[0]))
     shape = _lstm_shape(o, sequence=False)
     if isinstance(shape, str):
         return missing(shape)
@@ -542,6 +563,23 @@ Rule = Callable[[_Op], OpScratch]
 # follow (measured on both versions: a CONV_2D that adds its temporary in Prepare, then each of
 # these ops; tests/compare/test_init_reserved_indices.py). Which index a temporary gets decides
 # where it falls in the planner's per-node unordered_set, and so the order of equal-size tensors.
+def _rfft2d(o: _Op) -> OpScratch:
+    """rfft2d.cc: two arena temporaries for fft2d's working areas, sized from the constant
+    fft_length [h, w] with n = max(h, w / 2): int32 [2 + floor(sqrt(n))], and doubles held as
+    int64 [n / 2 + w / 4]. A computed fft_length leaves both (and the output) dynamic."""
+    length = o.input(1)
+    if length is None or not length.is_constant or o.model is None:
+        return missing("fft_length not constant (its working areas are sized at Eval)")
+    raw = o.model.buffer_bytes(length.buffer)
+    if length.type != "INT32" or len(raw) != 8:
+        return missing("fft_length not two int32 values")
+    h, w = (int(v) for v in np.frombuffer(raw, dtype="<i4"))
+    n = max(h, w // 2)
+    return OpScratch(2, (
+        Temporary(0, _bytes("INT32", 2 + int(math.sqrt(n))), ARENA, "fft_integer_working_area"),
+        Temporary(1, _bytes("INT64", n // 2 + w // 4), ARENA, "fft_double_working_area")))
+
+
 _INIT_RESERVED = {"ADD_N": 1, "RNN": 6, "UNIDIRECTIONAL_SEQUENCE_RNN": 6,
                   "BIDIRECTIONAL_SEQUENCE_RNN": 9, "SVDF": 6, "UNIDIRECTIONAL_SEQUENCE_LSTM": 12,
                   "LSTM": 21}
@@ -584,14 +622,24 @@ _SHARED_RULES = {
     "LSTM": _lstm,
     "BIDIRECTIONAL_SEQUENCE_LSTM": _bidirectional_lstm,
     "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _sequence_lstm, "SVDF": _svdf,
-    "TFLite_Detection_PostProcess": _detection_postprocess,
+    "TFLite_Detection_PostProcess": _detection_postprocess, "RFFT2D": _rfft2d,
+    # stablehlo_reduce_window.cc reserves two arena temporaries at Init: the input dilated by
+    # base_dilations, then that padded; both sizes come from builtin_options_2.
+    "STABLEHLO_REDUCE_WINDOW": lambda o: missing(
+        "its two arena temporaries (the input dilated by base_dilations, then padded) are "
+        "sized from builtin_options_2, which is not read; not modelled"),
+    "STABLEHLO_COMPOSITE": lambda o: missing(
+        "its decomposition subgraph (builtin_options_2, not read) is allocated as a called "
+        "subgraph; not modelled"),
 }
 
 LITERT = ScratchRules(
     name="litert",
     description="ai-edge-litert 2.x kernels (ruy build: generic optimized CONV_2D)",
     rules={**_SHARED_RULES, "CONV_2D": _conv_litert, "CONV_3D": lambda o: _conv_3d(o, False),
-           "WHILE": _while_litert},
+           "WHILE": _while_litert,
+           "RFFT2D": lambda o: missing("its temporaries are not rfft2d.cc's two working areas of "
+                                       "2.14 (measured larger); not modelled")},
     no_temporaries=_NO_TEMPORARIES,
     dynamic_views_share_input=True,
     reserved_at_init=_INIT_RESERVED,

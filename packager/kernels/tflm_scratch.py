@@ -105,8 +105,18 @@ def _add_n(sg: Subgraph, op: Operator) -> list[ScratchRequest]:
     return [ScratchRequest(8 * len(op.inputs), "input pointers")]
 
 
+def _int4_filter(sg: Subgraph, op: Operator) -> list[ScratchRequest]:
+    """conv_common.cc, depthwise_conv_common.cc: an int4 filter is unpacked at Eval into a
+    scratch buffer of one byte per filter element; other filters ask for nothing."""
+    w = sg.tensors[op.inputs[1]]
+    if w.type != "INT4":
+        return []
+    return [ScratchRequest(math.prod(w.shape), "unpacked int4 filter")]
+
+
 _RULES = {"MEAN": _reduce, "REDUCE_ALL": _reduce, "MIRROR_PAD": _mirror_pad, "ADD_N": _add_n, "SUM": _reduce, "REDUCE_MAX": _reduce, "REDUCE_MIN": _reduce,
-          "SVDF": _svdf, "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "TRANSPOSE_CONV": _transpose_conv}
+          "SVDF": _svdf, "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "TRANSPOSE_CONV": _transpose_conv,
+          "CONV_2D": _int4_filter, "DEPTHWISE_CONV_2D": _int4_filter}
 
 
 def requests(sg: Subgraph, op: Operator, model=None, s: int = 0,

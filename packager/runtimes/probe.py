@@ -106,8 +106,9 @@ def _tensor_row(wrapper, index: int, subgraph: int) -> list:
         # buffer would dereference null dims, so ask for type and shape first (they raise).
         dtype = wrapper.TensorType(index, subgraph)
         wrapper.TensorSize(index, subgraph)
-        if dtype is object or getattr(dtype, "__name__", "") == "object_":
-            # Resource, variant and string tensors: viewing them can crash the interpreter.
+        if getattr(dtype, "__name__", "") in ("object", "object_", "bytes_", "str_"):
+            # Resource, variant and string tensors (string: numpy.bytes_): viewing them can
+            # crash the interpreter.
             return [index, None, "no buffer view (resource, variant or string)"]
         array = wrapper.tensor(wrapper, index, subgraph)
     except (ValueError, RuntimeError) as e:
@@ -377,6 +378,12 @@ def _invoke_and_measure(wrapper, count: int, wanted: set[tuple[int, int]]) -> di
     with captured_output() as output:
         try:
             for i in wrapper.InputIndices():
+                if getattr(wrapper.TensorType(int(i), 0), "__name__", "") == "bytes_":
+                    # A string input never set has no buffer: reading it crashes the
+                    # interpreter, so it gets empty strings without being read.
+                    shape = [int(d) for d in wrapper.TensorSize(int(i), 0)]
+                    wrapper.SetTensor(int(i), np.full(shape, b"", dtype=np.bytes_))
+                    continue
                 current = np.asarray(wrapper.GetTensor(int(i)))
                 if current.dtype != object:
                     wrapper.SetTensor(int(i), np.zeros_like(current))

@@ -118,6 +118,38 @@ def test_the_issue_rules_hold(measured_tflite):
     assert runners["signatures__float32_3_signatures"] == "exact"  # as get_signature_runner allocates
 
 
+def test_complex_random_bucketing_and_hashing_kernels(measured_tflite):
+    """The kernels built last: complex parts, random numbers (a computed shape or computed
+    logits leave the output dynamic), BUCKETIZE, LSH_PROJECTION, EMBEDDING_LOOKUP_SPARSE (output
+    resized at Eval), strings (SKIP_GRAM, hash tables: HASHTABLE stops allocate_tensors()'
+    preparation), RFFT2D's two working areas (2.14; LiteRT's differ and are named), the
+    BuiltinOptions2 operators, int4-weight and uint8 modes, the integer LSTMs, a computed
+    TRANSPOSE_CONV output shape."""
+    rows, _ = measured_tflite
+    verdict = {r.model: r for r in rows}
+    litert = rows[0].runtime.startswith("ai-edge-litert")
+    for name in ("COMPLEX_ABS__complex64", "REAL__complex64", "IMAG__complex64",
+                 "RANDOM_UNIFORM__float32", "RANDOM_UNIFORM__float32_shape_from_input",
+                 "RANDOM_STANDARD_NORMAL__float32_shape_from_input", "BUCKETIZE__float32",
+                 "BUCKETIZE__int32", "LSH_PROJECTION__float32_sparse",
+                 "LSH_PROJECTION__float32_dense", "EMBEDDING_LOOKUP_SPARSE__float32",
+                 "MULTINOMIAL__float32", "MULTINOMIAL__float32_constant_logits",
+                 "SKIP_GRAM__string", "HASHTABLE_LOOKUP__float32",
+                 "HASHTABLE__string_keys_int64_values_with_hashtable_import_hashtable_find_hashtable_size",
+                 "TRANSPOSE_CONV__float32_output_shape_computed",
+                 "TRANSPOSE_CONV__int8_output_shape_computed", "LSTM__int8x8_16",
+                 "UNIDIRECTIONAL_SEQUENCE_LSTM__int8x8_16", "CONV_2D__int4_weights_3x3",
+                 "CONV_2D__uint8_3x3", "DEPTHWISE_CONV_2D__int4_weights_3x3",
+                 "FULLY_CONNECTED__uint8",
+                 *(("DILATE__float32", "STABLEHLO_PAD__int8", "STABLEHLO_GATHER__float32",
+                    "STABLEHLO_SCATTER__float32", "REDUCE_WINDOW__float32_2x2_window_sum",
+                    "STABLEHLO_RNG_BIT_GENERATOR__uint64_state_threefry",
+                    "FULLY_CONNECTED__int4_weights") if litert else ("RFFT2D__float32",))):
+        assert verdict[name].verdict == EXACT, (name, verdict[name].why)
+    for name in ("RFFT2D__float32",) if litert else ():
+        assert verdict[name].verdict == NAMED, (name, verdict[name].why)
+
+
 @pytest.mark.skipif(TFLM not in INSTALLED, reason="tflite-micro is not installed")
 def test_tflm_kernels_whose_prepare_buffers_overlap_their_temporaries(matrix_folder):
     """The kernels that take persistent buffers in Prepare and then read only their
@@ -125,7 +157,9 @@ def test_tflm_kernels_whose_prepare_buffers_overlap_their_temporaries(matrix_fol
     predicted (it runs there, and fails 16 bytes below); int8 SOFTMAX runs (beta 1)."""
     rows, _ = _measured(str(matrix_folder), TFLM)
     verdict = {r.model: r.verdict for r in rows}
-    for name in ("FULLY_CONNECTED__int8", "FULLY_CONNECTED__int16x8_keep_num_dims",
+    for name in ("CONV_2D__int4_weights_3x3", "DEPTHWISE_CONV_2D__int4_weights_multiplier_2",
+                 "UNIDIRECTIONAL_SEQUENCE_LSTM__int8x8_16",
+                 "FULLY_CONNECTED__int8", "FULLY_CONNECTED__int16x8_keep_num_dims",
                  "BATCH_MATMUL__int8_constant_rhs", "GATHER__int8", "LOG_SOFTMAX__int8",
                  "DEPTH_TO_SPACE__int8", "SPACE_TO_DEPTH__int8", "SOFTMAX__int8"):
         assert verdict[name] == EXACT, name
