@@ -116,6 +116,61 @@ def test_the_coverage_matrix_claims_only_what_ran_exact(target, folder):
     assert held, "no case ran exact"
 
 
+def _lookups(count: int) -> bytes:
+    """`count` float EMBEDDING_LOOKUPs of model-input ids: each Prepare moves its output's dims to
+    persistent memory, then takes its OpData (on 32-bit the tail then lies off a 16-byte boundary,
+    where the order changes the set-up room)."""
+    import numpy as np
+    from fixtures.builder import ModelBuilder
+    m = ModelBuilder(description=f"lookups: {count} EMBEDDING_LOOKUP")
+    g = m.subgraph("main")
+    ids = g.tensor("ids", [3], "INT32")
+    outs = {}
+    for i in range(count):
+        table = g.const(f"table{i}", np.arange(24, dtype=np.float32).reshape(6, 4) * (i + 1))
+        outs[f"y{i}"] = g.tensor(f"y{i}", [3, 4])
+        g.op("EMBEDDING_LOOKUP", [ids, table], [outs[f"y{i}"]])
+    g.inputs([ids])
+    g.outputs(list(outs.values()))
+    m.signature("serving_default", inputs={"ids": ids}, outputs=outs, subgraph=0)
+    return m.build()
+
+
+def _add_n(inputs: int, type_name: str) -> bytes:
+    """One ADD_N of `inputs` tensors of 64 values: its scratch holds a pointer per input (4 B on
+    32-bit, 8 on the host), enough to change the head where 16-byte rounding does not hide it."""
+    from fixtures.builder import ModelBuilder, Quantization
+    m = ModelBuilder(description=f"add_n: {inputs} inputs, {type_name}")
+    g = m.subgraph("main")
+    q = {"quantization": Quantization(scale=[0.05], zero_point=[0])} if type_name == "INT8" else {}
+    xs = [g.tensor(f"x{i}", [1, 64], type_name, **q) for i in range(inputs)]
+    y = g.tensor("y", [1, 64], type_name, **q)
+    g.op("ADD_N", xs, [y], options_table="AddNOptions")
+    g.inputs(xs)
+    g.outputs([y])
+    m.signature("serving_default", inputs={f"x{i}": x for i, x in enumerate(xs)}, outputs={"y": y}, subgraph=0)
+    return m.build()
+
+
+POINTER_CASES = {**{f"lookups_{k}": functools.partial(_lookups, k) for k in (1, 2, 3)},
+                 **{f"add_n_{k}_{t.lower()}": functools.partial(_add_n, k, t)
+                    for k in (3, 5) for t in ("FLOAT32", "INT8")}}
+
+
+@pytest.mark.parametrize("case", sorted(POINTER_CASES))
+@pytest.mark.parametrize("target", ("cortex-m4", "armhf-linux"))
+def test_32_bit_lookups_and_pointer_scratch_are_exact(target, case, tmp_path):
+    """EMBEDDING_LOOKUP (dims before OpData) and ADD_N (a 4-byte pointer an input) on a 32-bit
+    build: exact, set up and run in the declared arena and not in 16 B less."""
+    _, found = oracle(target)
+    path = tmp_path / f"{case}.tflite"
+    path.write_bytes(POINTER_CASES[case]())
+    prediction = predict_whole_arena(read_model(path), target_named(target))
+    assert prediction.exact, prediction.why_inexact
+    n = prediction.arena
+    assert (fits(found, path, n), fits(found, path, n - 16)) == (True, False), f"declared {n:,} B"
+
+
 def _mul_int32() -> bytes:
     """An int32 MUL: registered by the device build, a form outside its coverage matrix (the
     matrix's MUL rows are float32, int8 and int16)."""
