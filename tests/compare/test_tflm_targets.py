@@ -171,6 +171,26 @@ def test_32_bit_lookups_and_pointer_scratch_are_exact(target, case, tmp_path):
     assert (fits(found, path, n), fits(found, path, n - 16)) == (True, False), f"declared {n:,} B"
 
 
+def test_package_places_a_32_bit_pointer_scratch_as_the_device_does(tmp_path, monkeypatch):
+    """ADD_N's scratch is 12 B (three 4-byte pointers) on cortex-m4, 24 in the host's plan: the
+    declared arena counts the device's head (TFLite Micro places the scratch around the packaged
+    tensors), the device build runs in it and not 16 B less, and the host verification still sees
+    the plan's own head."""
+    from packager.package.build import package
+    from packager.runtimes.tflm_targets import ENV
+    from tests.oracle.locate import builds
+    oracle("cortex-m4")
+    monkeypatch.setenv(ENV, str(builds()))
+    path = tmp_path / "add_n.tflite"
+    path.write_bytes(_add_n(3, "FLOAT32"))
+    result = package(path, tmp_path / "o", report=False, target="cortex-m4", verify=True)
+    assert any(n.startswith("verified on tflite-micro") for n in result.notes), result.notes
+    assert any(n.startswith("verified on TFLite Micro built for cortex-m4") for n in result.notes), result.notes
+    arena = result.plan.runtime_arena
+    assert arena.head_bytes < result.plan.arena_bytes  # 16 B of pointer scratch less than the host's
+    assert "_ARENA_EXACT 1" in (tmp_path / "o" / "add_n_plan.h").read_text()
+
+
 def _mul_int32() -> bytes:
     """An int32 MUL: registered by the device build, a form outside its coverage matrix (the
     matrix's MUL rows are float32, int8 and int16)."""
