@@ -29,8 +29,8 @@ declare -A RECIPE=(
   [armhf-linux]="armhf ref full"
 )
 # CI builds the reference-kernel device target and the CMSIS-NN builds (DSP, no DSP, and the M4 library with
-# MVE's buffer sizes); armhf-linux's figures are still 16 B over its build on four catalog models
-# (docs/tflm-arena.md): build it by name.
+# MVE's buffer sizes); armhf-linux (its figures match the shared prebuilt 32-bit probe, docs/tflm-arena.md)
+# is built by name.
 ALL="cortex-m4 cortex-m4+cmsis-nn cortex-m3+cmsis-nn cortex-m55+cmsis-nn"
 # The resolver (third word above): full, the fit program registers every operator TFLite Micro's reference kernels
 # have, as the tflite-micro Python package's op resolver does (the recipe's ops_resolver_nosignal.cc: all but the
