@@ -22,11 +22,10 @@ from packager.runtimes.tflm_targets import fits, registered
 from tests.conftest import REPO, SHARED_MODELS
 from tests.oracle.locate import program
 
-# The reference build and the CMSIS-NN builds of the DSP and no-DSP families (each stands for its
-# family's cores: packager/kernels/tflm_arena.py, CMSIS_NN_ORACLES).
-TARGETS = ("cortex-m4", "cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn", "cortex-m55+cmsis-nn")
-# armhf-linux is built by name only (bash .ci/build_tflm_targets.sh armhf-linux); its figures match the
-# shared prebuilt 32-bit ARM Linux probe on every case here it runs (test_tflm_cortex_m.py holds some).
+# The reference builds (bare-metal Cortex-M, 32-bit ARM Linux) and the CMSIS-NN builds of the DSP,
+# no-DSP and MVE families (each stands for its family's cores: packager/kernels/tflm_arena.py,
+# CMSIS_NN_ORACLES).
+TARGETS = ("cortex-m4", "armhf-linux", "cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn", "cortex-m55+cmsis-nn")
 GENEROUS = 8 << 20  # the fit program's whole static arena
 SHARED = sorted(p.stem for p in (SHARED_MODELS / "tflm").glob("*.tflite"))
 FIXTURES = (sorted(KERNEL_BUILDERS) + [f"runtime_{f.__name__}" for f in RUNTIME_CASES]
