@@ -119,3 +119,15 @@ def test_tiling_table_counts_the_nodes_to_each_perfect_packing(capsys):
     assert bench_tiling.main(["--sizes", "60", "--seeds", "1,2", "--nodes-per-record", "50"]) == 0
     table = capsys.readouterr().out
     assert table.count("packed") == 2 and "perfect 60, seed 2" in table
+
+
+def test_lower_bound_table_grows_windows_until_one_stays_open(tmp_path, capsys):
+    from benchmarks import bench_lower_bound, perfect_packing
+
+    path = perfect_packing.write(tmp_path / "p.csv", 60, 1)  # packs at its bound: every window does
+    assert bench_lower_bound.main([str(path), "--nodes", "5000", "--tiling-nodes", "5000"]) == 0
+    out = capsys.readouterr().out
+    windows, tiling = out.split("\n\n")
+    assert "open" not in windows and windows.count("packs") >= 2
+    assert "| 60 of 60 |" in windows  # grown to the whole instance
+    assert tiling.count("packs") == 3  # each order of the tiling probe packs it at the bound

@@ -213,3 +213,25 @@ def test_the_plan_it_returns_holds_python_ints():
     plan = integer_program.plan(records, greedy_by_size.plan(records))
     assert all(type(v) is int for v in (*plan.assignment, *plan.object_sizes))
     assert type(plan.proven_optimal) is bool
+
+
+def test_a_whole_model_over_its_entry_budget_goes_to_the_window_search(monkeypatch):
+    # a perfect packing of 250 buffers: its whole model (180,214 entries) took HiGHS to 282 MB
+    from benchmarks import perfect_packing
+    from packager.plan.objects import binary_program
+
+    records = tuple(UsageRecord(i, lower, upper - 1, size)
+                    for i, (lower, upper, size, _) in enumerate(perfect_packing.cut(250, 1)))
+    assert len(records) <= integer_program.WHOLE_MODEL_RECORDS
+    handed = []
+    solve = binary_program.solve
+
+    def spy(cost, rows, *args, **kwargs):
+        handed.append(len(rows))
+        return solve(cost, rows, *args, **kwargs)
+
+    monkeypatch.setattr(binary_program, "solve", spy)
+    solution = integer_program.solve(records)
+    check_object_plan(records, solution.plan)
+    assert handed and max(handed) <= integer_program.WHOLE_MODEL_NONZEROS  # windows only
+    assert not solution.proven_optimal and solution.plan.search_stopped  # and it says why

@@ -17,8 +17,8 @@ The solver's effort is capped by a node count and the model's size, never by tim
 depends only on the input; when the node cap stops it, the best plan found so far is returned,
 not marked proven, and SolverLimitError when there is none.
 
-Above WHOLE_MODEL_RECORDS records the whole model is too large (a variable per disjoint pair):
-the strategy then improves the best plan it is given, or greedy_by_size_improved's, by small
+Above WHOLE_MODEL_RECORDS records, or WHOLE_MODEL_NONZEROS entries of its matrix, the whole model
+is too large (a variable per disjoint pair; HiGHS's memory grows with it): the strategy then improves the best plan it is given, or greedy_by_size_improved's, by small
 integer programs over time windows (integer_program_windows.py), with a work budget. That plan
 is proven optimal only when it meets the lower bound; otherwise `search_stopped` says what
 stopped the search.
@@ -45,6 +45,15 @@ WHOLE_MODEL_RECORDS = 250
 # The window search's work is bounded, but the plan it starts from and the lower bound grow with
 # the records: it refuses above this (a model of a million tensors plans with the greedy ones).
 MAX_RECORDS = 1_000_000
+# A memory guard, counted (the same on every machine): HiGHS's branch and bound over the whole model
+# took the process to 100 MB at 133,796 entries (MiniMalloc's E, 215 records) but to 282 MB at
+# 180,214 (a perfect packing of 250 buffers, benchmarks/perfect_packing.py; 384 MB inside `best`).
+# Above this many entries the window search improves a plan instead, as above WHOLE_MODEL_RECORDS.
+WHOLE_MODEL_NONZEROS = 150_000
+
+
+class _TooLarge(Exception):
+    """The whole model has more than WHOLE_MODEL_NONZEROS entries."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,8 @@ def solve(records: Sequence[UsageRecord], node_limit: int = NODE_LIMIT,
         return _improve(records, start)
     try:
         whole = _whole_model(records, node_limit)
+    except _TooLarge:
+        return _improve(records, start)
     except SolverLimitError:
         if start is None:
             raise
@@ -124,6 +135,8 @@ def _whole_model(records: Sequence[UsageRecord], node_limit: int) -> Solution:
             cols += [np.append(n + first + clique, rep)]
             vals += [np.append(np.ones(len(clique)), -1.0)]
             n_rows += 1
+    if sum(len(r) for r in rows) > WHOLE_MODEL_NONZEROS:
+        raise _TooLarge
     lower = np.concatenate([np.ones(n), np.full(n_rows - n, -np.inf)])
     upper = np.concatenate([np.ones(n), np.zeros(n_rows - n)])
     cost = np.concatenate([size, np.zeros(len(pair_rep))])
