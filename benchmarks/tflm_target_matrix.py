@@ -3,7 +3,7 @@ TFLite Micro (packager/compare/device_matrix.py), one column per target.
 
     bash .ci/build_tflm_targets.sh && python -m benchmarks.tflm_target_matrix [--write docs/device-matrix.md] [TARGET...]
 
-Default target: cortex-m4. Prints the page (or writes it).
+Default targets: cortex-m4 and armhf-linux. Prints the page (or writes it).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from packager.kernels.tflm_arena import target_named
 from packager.runtimes.tflm_targets import fit_program
 
 REPO = Path(__file__).resolve().parents[1]
-TARGETS = ("cortex-m4",)
+TARGETS = ("cortex-m4", "armhf-linux")
 
 
 def builds_dir() -> Path | None:

@@ -40,13 +40,15 @@ def _as_given(tensors, scratch, fixed) -> OffsetPlan:
     return OffsetPlan("offline", offsets, extent + (rest.arena if rest else 0), TFLM.alignment)
 
 
-def predict_tflm(model: Model, cmsis_nn: str = "", offline: list[int] | None = None) -> PredictedHead:
+def predict_tflm(model: Model, cmsis_nn: str = "", offline: list[int] | None = None,
+                 pointer: int = 8) -> PredictedHead:
     """`cmsis_nn`: the core family of a CMSIS-NN build, whose kernels ask for other scratch
     buffers (kernels/tflm_cmsis_nn.py); `offline`: the OfflineMemoryAllocation the model will
-    carry (every tensor's offset in the global numbering, -1 for none), else its own, if any."""
+    carry (every tensor's offset in the global numbering, -1 for none), else its own, if any;
+    `pointer`: the build's bytes of a pointer (ADD_N's scratch holds one per input)."""
     (arena,) = model_lifetimes(model, TFLM)
     tensors = [r for r in arena.records if r.size > 0]  # zero-byte tensors are never planned
-    scratch, names, uncovered = scratch_records(model, arena.op_scopes, TFLM.size_rounding, cmsis_nn)
+    scratch, names, uncovered = scratch_records(model, arena.op_scopes, TFLM.size_rounding, cmsis_nn, pointer)
     records = tensors + scratch
     # A model carrying an OfflineMemoryAllocation: TFLite Micro places those tensors where it
     # says and plans the rest (scratch buffers) around them.

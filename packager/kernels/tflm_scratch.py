@@ -99,10 +99,10 @@ def _mirror_pad(sg: Subgraph, op: Operator) -> list[ScratchRequest]:
     return [ScratchRequest(4 * rank, "output dims elements"), ScratchRequest(4 * rank, "input dims elements")]
 
 
-def _add_n(sg: Subgraph, op: Operator) -> list[ScratchRequest]:
-    """add_n.cc: a pointer per input (8 bytes on the 64-bit build; 4 on a 32-bit target, so the
-    figure there is rounded up, never down)."""
-    return [ScratchRequest(8 * len(op.inputs), "input pointers")]
+def _add_n(sg: Subgraph, op: Operator, pointer: int = 8) -> list[ScratchRequest]:
+    """add_n.cc: a pointer per input (`sizeof(float*)` or `sizeof(int8_t*)`: 8 bytes on the
+    64-bit build, 4 on a 32-bit target)."""
+    return [ScratchRequest(pointer * len(op.inputs), "input pointers")]
 
 
 def _int4_filter(sg: Subgraph, op: Operator) -> list[ScratchRequest]:
@@ -119,11 +119,22 @@ _RULES = {"MEAN": _reduce, "REDUCE_ALL": _reduce, "MIRROR_PAD": _mirror_pad, "AD
           "CONV_2D": _int4_filter, "DEPTHWISE_CONV_2D": _int4_filter}
 
 
+# Rules whose sizes count pointers: they take the target's pointer size too.
+_READS_POINTER = frozenset({"ADD_N"})
+
+
+def reads_pointer(model: Model) -> bool:
+    """Whether a kernel of the model asks for scratch sized in pointers (the head then differs
+    between a 64-bit and a 32-bit build)."""
+    return any(op.name in _READS_POINTER for sg in model.subgraphs for op in sg.operators)
+
+
 def requests(sg: Subgraph, op: Operator, model=None, s: int = 0,
-             cmsis_nn: str = "") -> tuple[list[ScratchRequest], bool]:
+             cmsis_nn: str = "", pointer: int = 8) -> tuple[list[ScratchRequest], bool]:
     """(the op's requests in order, whether the rule is known). `model` and `s` (the subgraph's
     index) are needed for custom ops whose requests depend on their custom options. `cmsis_nn`:
-    the core family of a CMSIS-NN build (kernels/tflm_cmsis_nn.py), "" for reference kernels."""
+    the core family of a CMSIS-NN build (kernels/tflm_cmsis_nn.py), "" for reference kernels.
+    `pointer`: the build's bytes of a pointer (8: the host's)."""
     if cmsis_nn and not op.opcode.is_custom and op.name in tflm_cmsis_nn.REPLACED:
         wanted = tflm_cmsis_nn.scratch_requests(sg, op, cmsis_nn)
         if wanted is None:
@@ -131,7 +142,7 @@ def requests(sg: Subgraph, op: Operator, model=None, s: int = 0,
         return [ScratchRequest(r.nbytes, r.what) for r in wanted], True
     rule = _RULES.get(op.name)
     if rule is not None:
-        return rule(sg, op), True
+        return (rule(sg, op, pointer) if op.name in _READS_POINTER else rule(sg, op)), True
     if model is not None and op.opcode.is_custom:
         from packager.kernels import tflm_custom_ops
         sizes = tflm_custom_ops.scratch_requests(model, s, op)
@@ -144,11 +155,11 @@ def requests(sg: Subgraph, op: Operator, model=None, s: int = 0,
     return [], op.name in _NO_REQUESTS
 
 
-def scratch_records(model: Model, op_scopes, size_rounding: int,
-                    cmsis_nn: str = "") -> tuple[list[UsageRecord], list[str], list[str]]:
+def scratch_records(model: Model, op_scopes, size_rounding: int, cmsis_nn: str = "",
+                    pointer: int = 8) -> tuple[list[UsageRecord], list[str], list[str]]:
     """(a record per scratch request, alive over its op's scopes; the op of each; the ops whose
     requests are not known), subgraphs in order, ops in order, as the kernels ask for them.
-    `cmsis_nn`: as for requests()."""
+    `cmsis_nn`, `pointer`: as for requests()."""
     records, names, uncovered = [], [], set()
     quiet: dict[int, bool] = {}  # id(op code) -> its kernel requests nothing (the op's figures)
     for s, sg in enumerate(model.subgraphs):
@@ -163,7 +174,7 @@ def scratch_records(model: Model, op_scopes, size_rounding: int,
                 continue  # requests() gives ([], True): no record, nothing uncovered
             if (s, i) not in op_scopes:
                 continue  # a subgraph no op runs: TFLite Micro never prepares it either
-            wanted, known = requests(sg, op, model, s, cmsis_nn)
+            wanted, known = requests(sg, op, model, s, cmsis_nn, pointer)
             if not known:
                 uncovered.add(op.name)
             first, last = op_scopes[(s, i)]

@@ -91,13 +91,10 @@ class WholeArena:
 
 
 def _over_counted(model: Model, target: Target) -> tuple[str, ...]:
-    """Target.over_counted's sentences for the kernels of the model where the count differs: ADD_N's
-    pointer scratch (planned at 8 B an input) only where 16-byte rounding does not hide it."""
+    """Target.over_counted's sentences for the kernels of the model."""
     if not target.over_counted:
         return ()
-    ops = [op for sg in model.subgraphs for op in sg.operators if op.name in target.over_counted]
-    over = {op.name for op in ops if op.name != "ADD_N"
-            or align_up(8 * len(op.inputs), ARENA_ALIGNMENT) != align_up(target.pointer * len(op.inputs), ARENA_ALIGNMENT)}
+    over = {op.name for sg in model.subgraphs for op in sg.operators if op.name in target.over_counted}
     return tuple(target.over_counted[name] for name in sorted(over))
 
 
@@ -117,7 +114,7 @@ def predict_whole_arena(model: Model, target: Target = HOST, head: int | None = 
     own planner, predicted). `after`: the tail earlier models set up on the same allocator left
     (kernels/tflm_shared_arena.py); None, a fresh allocator of the model's own."""
     if head is None:
-        head = predict_tflm(model, target.cmsis_nn).head
+        head = predict_tflm(model, target.cmsis_nn, pointer=target.pointer).head
     unmodelled: set[str] = set()
     tail = _Tail()
     a = target.struct_align
@@ -392,7 +389,7 @@ class _OpFigures:
         if buffers is None:
             unmodelled = tflm_arena.unmodelled_name(model, s, op)
             buffers = []
-        wanted, known_requests = tflm_scratch.requests(sg, op, model, s, target.cmsis_nn)
+        wanted, known_requests = tflm_scratch.requests(sg, op, model, s, target.cmsis_nn, target.pointer)
         first = tflm_arena.init_buffers(op, buffers)
         overlap = tflm_arena.buffers_may_overlap_temps(sg, op, target)
         figures = _Figures(tflm_arena.builtin_data(op, target), buffers, first, unmodelled,

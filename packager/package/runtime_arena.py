@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from packager.kernels import tflm_coverage
+from packager.kernels import tflm_coverage, tflm_scratch
 from packager.kernels.tflm_arena import TARGET_CHOICES, target_named
 from packager.kernels.tflm_head import predict_tflm
 from packager.kernels.tflm_whole_arena import predict_whole_arena
@@ -26,6 +26,13 @@ def check_target(name: str) -> str:
     return name
 
 
+def scratch_differs_from_host(model: Model, target: str) -> bool:
+    """Whether the target's kernels ask for other scratch buffers than the host's, which the plan
+    made room for: CMSIS-NN's, and a 32-bit build's pointer-sized ones (ADD_N)."""
+    rules = target_named(target)
+    return bool(rules.cmsis_nn) or (rules.pointer != 8 and tflm_scratch.reads_pointer(model))
+
+
 def runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
                   head: int | None = None, head_plan: str = "") -> RuntimeArena | None:
     """None unless the plan is TFLite Micro's (tflm semantics, one inline arena). `head`: the
@@ -35,13 +42,15 @@ def runtime_arena(plan: PackagePlan, model: Model, target: str = "host",
     if not SEMANTICS[plan.semantics].whole_arena_predicted or len(plan.arenas) != 1 or not plan.arenas[0].inline:
         return None
     rules = target_named(target)
-    if rules.cmsis_nn:
-        # CMSIS-NN's kernels ask for other scratch buffers than the plan made room for: TFLite
-        # Micro places them around the tensors the packaged model fixes (this plan's offsets, or
-        # the model's own offline plan when it is kept).
+    if scratch_differs_from_host(model, target):
+        # CMSIS-NN's kernels ask for other scratch buffers than the plan made room for, and a
+        # 32-bit build's ADD_N for 4 B an input pointer where the plan has 8: TFLite Micro places
+        # them around the tensors the packaged model fixes (this plan's offsets, or the model's
+        # own offline plan when it is kept).
         from packager.package.build import offline_offsets
         kept = head is not None
-        head = predict_tflm(model, rules.cmsis_nn, None if kept else offline_offsets(plan)).head
+        head = predict_tflm(model, rules.cmsis_nn, None if kept else offline_offsets(plan),
+                            pointer=rules.pointer).head
     whole = predict_whole_arena(model, rules, head=plan.arena_bytes if head is None else head)
     modelled, rule = not rules.measured, rules.rule
     if rules.oracle and not tflm_coverage.unproven(model, rules.oracle):

@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packager.errors import PlanError
-from packager.kernels.tflm_arena import HOST, target_named
+from packager.kernels.tflm_arena import HOST
 from packager.kernels.tflm_head import predict_tflm
 from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.model import Model
 from packager.package.constant_data import short_constant
+from packager.package.runtime_arena import scratch_differs_from_host
 from packager.package.sidecar import PackagePlan
 from packager.package.standing import EXACT, UPPER, Shown
 from packager.runtimes.child import Unavailable
@@ -63,8 +64,9 @@ def verify_package(original: Path | bytes, packed: bytes, plan: PackagePlan, mod
     if short is not None:
         return _unverified(short)
     head = plan.runtime_arena.head_bytes  # the plan's, or a kept offline plan's
-    if target_named(plan.runtime_arena.target).cmsis_nn:
-        # The host runs reference kernels: their scratch buffers, not CMSIS-NN's, sit in its head.
+    if scratch_differs_from_host(model, plan.runtime_arena.target):
+        # The host runs its own reference kernels: their scratch buffers, not CMSIS-NN's or a
+        # 32-bit build's, sit in its head.
         head = predict_tflm(model).head if plan.runtime_arena.head_plan else plan.arena_bytes
     # The packaged model is the input's graph plus its offline plan (package/check.py proves it),
     # and with the head given the prediction reads only the graph: no second read of the model.

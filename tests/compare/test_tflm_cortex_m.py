@@ -35,11 +35,12 @@ def test_cortex_m_figure_matches_the_32_bit_measurement(name):
 
 
 # Smallest arenas of kernel fixtures measured on the same 32-bit ARM Linux build (its prebuilt probe
-# in ../shared/oracles/tflm, a plain interpreter; 16 B less fails). ADD_N's pointer scratch is counted
-# at 8 B a pointer, so small_scratch stays 16 B over there (the safe side), and is left out.
+# in ../shared/oracles/tflm, a plain interpreter; 16 B less fails). small_scratch: ADD_N's scratch at
+# 4 B an input pointer; dims_copies: EMBEDDING_LOOKUP's dims before its OpData.
 MEASURED_32_BIT_FIXTURES = {
     "lstm_float": 2_080, "transpose_conv_int8": 2_512, "opdata_kernels": 2_256, "device_kernels": 3_136,
     "setup_transpose_conv": 1_360, "setup_concatenation": 704, "reductions": 1_584, "svdf_int8": 864,
+    "small_scratch": 1_632, "dims_copies": 1_744,
 }
 
 
@@ -48,7 +49,21 @@ def test_armhf_linux_figure_matches_the_32_bit_measurement_of_a_fixture(name):
     from fixtures.tflm_kernels import KERNEL_BUILDERS
     from packager.reader import parse_model
     model = parse_model(KERNEL_BUILDERS[name]().build())
-    assert predict_whole_arena(model, ARMHF_LINUX).arena == MEASURED_32_BIT_FIXTURES[name]
+    prediction = predict_whole_arena(model, ARMHF_LINUX)
+    assert prediction.exact and prediction.arena == MEASURED_32_BIT_FIXTURES[name]
+
+
+# Smallest arenas of catalog models measured on the same prebuilt 32-bit ARM Linux probe: the first
+# CONV_2D's OpData (56 B without compression) sets where the tail's 16-byte rounding falls.
+MEASURED_32_BIT_CATALOG = {"chain": 17_728, "branches": 42_608, "dynamic_batch": 3_760,
+                           "quantized_int8": 3_520, "mobile_block": 172_256, "residual": 35_136}
+
+
+@pytest.mark.parametrize("name", sorted(MEASURED_32_BIT_CATALOG))
+def test_armhf_linux_figure_matches_the_32_bit_measurement_of_a_catalog_model(name):
+    from tests.conftest import REPO
+    model = read_model(REPO / "fixtures" / "models" / f"{name}.tflite")
+    assert predict_whole_arena(model, ARMHF_LINUX).arena == MEASURED_32_BIT_CATALOG[name]
 
 
 # Smallest arenas measured on TFLite Micro built for a Cortex-M4 as its own Cortex-M targets build it

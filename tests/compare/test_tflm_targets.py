@@ -22,11 +22,10 @@ from packager.runtimes.tflm_targets import fits, registered
 from tests.conftest import REPO, SHARED_MODELS
 from tests.oracle.locate import program
 
-# The reference build and the CMSIS-NN builds of the DSP and no-DSP families (each stands for its
-# family's cores: packager/kernels/tflm_arena.py, CMSIS_NN_ORACLES).
-TARGETS = ("cortex-m4", "cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn", "cortex-m55+cmsis-nn")
-# armhf-linux is built by name only (bash .ci/build_tflm_targets.sh armhf-linux): its figures are
-# 16 B over its build on chain, branches, dynamic_batch and quantized_int8 (a rule not found yet).
+# The reference builds (bare-metal Cortex-M, 32-bit ARM Linux) and the CMSIS-NN builds of the DSP,
+# no-DSP and MVE families (each stands for its family's cores: packager/kernels/tflm_arena.py,
+# CMSIS_NN_ORACLES).
+TARGETS = ("cortex-m4", "armhf-linux", "cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn", "cortex-m55+cmsis-nn")
 GENEROUS = 8 << 20  # the fit program's whole static arena
 SHARED = sorted(p.stem for p in (SHARED_MODELS / "tflm").glob("*.tflite"))
 FIXTURES = (sorted(KERNEL_BUILDERS) + [f"runtime_{f.__name__}" for f in RUNTIME_CASES]
@@ -114,6 +113,81 @@ def test_the_coverage_matrix_claims_only_what_ran_exact(target, folder):
     # Every claim is held by these cases or by a row of the coverage matrix (test_tflm_target_matrix.py).
     assert not claimed & failed, f"claimed, but in a case not exact: {sorted(claimed & failed)}"
     assert held, "no case ran exact"
+
+
+def _lookups(count: int) -> bytes:
+    """`count` float EMBEDDING_LOOKUPs of model-input ids: each Prepare moves its output's dims to
+    persistent memory, then takes its OpData (on 32-bit the tail then lies off a 16-byte boundary,
+    where the order changes the set-up room)."""
+    import numpy as np
+    from fixtures.builder import ModelBuilder
+    m = ModelBuilder(description=f"lookups: {count} EMBEDDING_LOOKUP")
+    g = m.subgraph("main")
+    ids = g.tensor("ids", [3], "INT32")
+    outs = {}
+    for i in range(count):
+        table = g.const(f"table{i}", np.arange(24, dtype=np.float32).reshape(6, 4) * (i + 1))
+        outs[f"y{i}"] = g.tensor(f"y{i}", [3, 4])
+        g.op("EMBEDDING_LOOKUP", [ids, table], [outs[f"y{i}"]])
+    g.inputs([ids])
+    g.outputs(list(outs.values()))
+    m.signature("serving_default", inputs={"ids": ids}, outputs=outs, subgraph=0)
+    return m.build()
+
+
+def _add_n(inputs: int, type_name: str) -> bytes:
+    """One ADD_N of `inputs` tensors of 64 values: its scratch holds a pointer per input (4 B on
+    32-bit, 8 on the host), enough to change the head where 16-byte rounding does not hide it."""
+    from fixtures.builder import ModelBuilder, Quantization
+    m = ModelBuilder(description=f"add_n: {inputs} inputs, {type_name}")
+    g = m.subgraph("main")
+    q = {"quantization": Quantization(scale=[0.05], zero_point=[0])} if type_name == "INT8" else {}
+    xs = [g.tensor(f"x{i}", [1, 64], type_name, **q) for i in range(inputs)]
+    y = g.tensor("y", [1, 64], type_name, **q)
+    g.op("ADD_N", xs, [y], options_table="AddNOptions")
+    g.inputs(xs)
+    g.outputs([y])
+    m.signature("serving_default", inputs={f"x{i}": x for i, x in enumerate(xs)}, outputs={"y": y}, subgraph=0)
+    return m.build()
+
+
+POINTER_CASES = {**{f"lookups_{k}": functools.partial(_lookups, k) for k in (1, 2, 3)},
+                 **{f"add_n_{k}_{t.lower()}": functools.partial(_add_n, k, t)
+                    for k in (3, 5) for t in ("FLOAT32", "INT8")}}
+
+
+@pytest.mark.parametrize("case", sorted(POINTER_CASES))
+@pytest.mark.parametrize("target", ("cortex-m4", "armhf-linux"))
+def test_32_bit_lookups_and_pointer_scratch_are_exact(target, case, tmp_path):
+    """EMBEDDING_LOOKUP (dims before OpData) and ADD_N (a 4-byte pointer an input) on a 32-bit
+    build: exact, set up and run in the declared arena and not in 16 B less."""
+    _, found = oracle(target)
+    path = tmp_path / f"{case}.tflite"
+    path.write_bytes(POINTER_CASES[case]())
+    prediction = predict_whole_arena(read_model(path), target_named(target))
+    assert prediction.exact, prediction.why_inexact
+    n = prediction.arena
+    assert (fits(found, path, n), fits(found, path, n - 16)) == (True, False), f"declared {n:,} B"
+
+
+def test_package_places_a_32_bit_pointer_scratch_as_the_device_does(tmp_path, monkeypatch):
+    """ADD_N's scratch is 12 B (three 4-byte pointers) on cortex-m4, 24 in the host's plan: the
+    declared arena counts the device's head (TFLite Micro places the scratch around the packaged
+    tensors), the device build runs in it and not 16 B less, and the host verification still sees
+    the plan's own head."""
+    from packager.package.build import package
+    from packager.runtimes.tflm_targets import ENV
+    from tests.oracle.locate import builds
+    oracle("cortex-m4")
+    monkeypatch.setenv(ENV, str(builds()))
+    path = tmp_path / "add_n.tflite"
+    path.write_bytes(_add_n(3, "FLOAT32"))
+    result = package(path, tmp_path / "o", report=False, target="cortex-m4", verify=True)
+    assert any(n.startswith("verified on tflite-micro") for n in result.notes), result.notes
+    assert any(n.startswith("verified on TFLite Micro built for cortex-m4") for n in result.notes), result.notes
+    arena = result.plan.runtime_arena
+    assert arena.head_bytes < result.plan.arena_bytes  # 16 B of pointer scratch less than the host's
+    assert "_ARENA_EXACT 1" in (tmp_path / "o" / "add_n_plan.h").read_text()
 
 
 def _mul_int32() -> bytes:
