@@ -18,13 +18,13 @@ _PER_CHANNEL = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TR
 _DATA_INPUT = {"TRANSPOSE_CONV": 2}  # its input 0 is the output shape
 
 # The operators the oracle builds register (.ci/build_tflm_targets.sh). The full resolver (cortex-m4): the
-# tflite-micro Python package's op resolver without the Signal library's ops (the shared recipes build no
-# Signal kernels; its FFT ops need kissfft, which the shared sources do not hold), i.e. every builtin TFLite
-# Micro has a kernel for and its own custom ops but ethos-u (no Ethos-U driver here: AddEthosU adds nothing).
+# tflite-micro Python package's op resolver, the Signal library's ops included (built beside the recipe's
+# library, kissfft downloaded at build time), i.e. every builtin TFLite Micro has a kernel for and its own
+# custom ops but ethos-u (no Ethos-U driver here: AddEthosU adds nothing).
 # The CMSIS-NN builds use the recipe's trimmed resolver (cortex-m/harness/ops_resolver_trim.cc, 33 operators),
 # so that a fresh machine builds each in minutes.
 # tests/compare/test_tflm_targets.py holds these against each build's own `tflm_fit --registered`.
-REGISTERED = frozenset(BUILTIN_ADD) | {"CIRCULAR_BUFFER", "TFLM_DECODE", "TFLite_Detection_PostProcess"}
+REGISTERED = frozenset(BUILTIN_ADD) | (frozenset(CUSTOM_ADD) - {"ethos-u"})
 TRIM_RESOLVER = frozenset({
     "ADD", "ASSIGN_VARIABLE", "AVERAGE_POOL_2D", "CALL_ONCE", "CAST", "CONCATENATION", "CONV_2D",
     "DEPTH_TO_SPACE", "DEPTHWISE_CONV_2D", "DEQUANTIZE", "DIV", "FULLY_CONNECTED", "HARD_SWISH",
@@ -108,7 +108,12 @@ PROVEN: dict[str, frozenset[str]] = {
         "RESIZE_BILINEAR INT8", "RESIZE_NEAREST_NEIGHBOR FLOAT32", "RESIZE_NEAREST_NEIGHBOR INT16",
         "RESIZE_NEAREST_NEIGHBOR INT8", "REVERSE_V2 FLOAT32", "REVERSE_V2 INT16", "REVERSE_V2 INT8",
         "ROUND FLOAT32", "RSQRT FLOAT32", "RSQRT INT16", "RSQRT INT8", "SELECT_V2 BOOL",
-        "SHAPE FLOAT32", "SHAPE INT16", "SHAPE INT8", "SIN FLOAT32", "SIN INT16", "SIN INT8",
+        "SHAPE FLOAT32", "SHAPE INT16", "SHAPE INT8",
+        "SignalDelay INT16", "SignalEnergy INT16", "SignalFftAutoScale INT16", "SignalFilterBank UINT32",
+        "SignalFilterBankLog UINT32", "SignalFilterBankSpectralSubtraction UINT32",
+        "SignalFilterBankSquareRoot UINT64", "SignalFramer INT16", "SignalIrfft FLOAT32", "SignalIrfft INT16",
+        "SignalOverlapAdd INT16", "SignalPCAN UINT32", "SignalRfft INT16", "SignalStacker INT16",
+        "SignalWindow INT16", "SIN FLOAT32", "SIN INT16", "SIN INT8",
         "SLICE FLOAT32", "SLICE INT16", "SLICE INT8", "SOFTMAX FLOAT32", "SOFTMAX INT16",
         "SOFTMAX INT8", "SPACE_TO_BATCH_ND FLOAT32", "SPACE_TO_BATCH_ND INT16",
         "SPACE_TO_BATCH_ND INT8", "SPACE_TO_DEPTH FLOAT32", "SPACE_TO_DEPTH INT8", "SPLIT INT32",
@@ -148,8 +153,8 @@ def forms(model: Model) -> list[str]:
 
 
 def form(sg, op) -> str:
-    if op.opcode.is_custom:
-        return op.name
+    if op.opcode.is_custom and not op.name.startswith("Signal"):
+        return op.name  # (the Signal ops keep per-type state, kissfft's among them: their form has the type)
     at = _DATA_INPUT.get(op.name, 0)
     first = op.inputs[at] if len(op.inputs) > at and op.inputs[at] >= 0 else (op.outputs[0] if op.outputs else -1)
     kind = sg.tensors[first].type if first >= 0 else "NONE"
