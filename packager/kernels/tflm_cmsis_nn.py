@@ -193,7 +193,7 @@ def _fully_connected(sg: Subgraph, op: Operator, family: str) -> list[Request]:
     of rank > 2, accumulation depth a multiple of 4) with per-tensor quantization asks for a
     multiplier and a shift per output; otherwise only arm_fully_connected_s8_get_buffer_size's
     kernel sums (MVE), which are persistent when the weights and bias are constant."""
-    x, wts, y = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]], sg.tensors[op.outputs[0]]
+    x, wts = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]
     if x.type != "INT8" or wts.type == "INT4":
         return []  # int16: arm_fully_connected_s16_get_buffer_size is 0 on every core
     depth = _shape(sg, op.inputs[1])[-1]

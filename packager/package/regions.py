@@ -127,11 +127,11 @@ def header_lines(P: str, prefix: str, plan: PackagePlan, model: Model) -> list[s
     and the lines that create the allocator and the interpreter over them."""
     non, per = plan.regions
     variables = tflm_arena.resource_variable_count(model)
-    create = [f"tflite::MicroAllocator* allocator = tflite::MicroAllocator::Create(",
+    create = ["tflite::MicroAllocator* allocator = tflite::MicroAllocator::Create(",
               f"    {prefix}_persistent_arena, {P}_PERSISTENT_BYTES,",
               f"    {prefix}_non_persistent_arena, {P}_NON_PERSISTENT_BYTES);"]
     if variables:
-        create += [f"tflite::MicroResourceVariables* variables =",
+        create += ["tflite::MicroResourceVariables* variables =",
                    f"    tflite::MicroResourceVariables::Create(allocator, {P}_RESOURCE_VARIABLES);",
                    f"tflite::MicroInterpreter interpreter(tflite::GetModel({prefix}_model), resolver, allocator, "
                    "variables);"]
