@@ -33,11 +33,17 @@ TRIM_RESOLVER = frozenset({
     "UNIDIRECTIONAL_SEQUENCE_LSTM", "VAR_HANDLE",
 })
 _TRIMMED_BUILDS = frozenset({"cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn", "cortex-m55+cmsis-nn"})
+# armhf-linux (built by name, the linux recipe's library) has the recipe's resolver without the Signal ops.
+_NO_SIGNAL_BUILDS = frozenset({"armhf-linux"})
 
 
 def registered_by(build: str) -> frozenset[str]:
     """The operators (builtin names and custom codes) the build's fit program registers."""
-    return TRIM_RESOLVER if build in _TRIMMED_BUILDS else REGISTERED
+    if build in _TRIMMED_BUILDS:
+        return TRIM_RESOLVER
+    if build in _NO_SIGNAL_BUILDS:
+        return frozenset(n for n in REGISTERED if not n.startswith("Signal"))
+    return REGISTERED
 TFLM_CUSTOM = frozenset(CUSTOM_ADD)  # the custom codes TFLite Micro has kernels for in some build
 
 # The kernel forms the CMSIS-NN builds hold exact: the cases of the reference build with
