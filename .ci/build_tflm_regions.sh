@@ -28,16 +28,14 @@ if [ $PRINT = 1 ]; then echo "$OUT"; exit 0; fi
 [ -x "$OUT/tflm_regions" ] && exit 0
 command -v g++ >/dev/null 2>&1 || { echo "note: no g++; tflm_regions is not built"; exit 0; }
 bash "$HERE/.ci/build_tflm_x86_64.sh"  # prepares TOP and builds the library (compression on), cached
-[ -f "$TOP/srcs.txt" ] || { echo "note: TFLite Micro's x86-64 sources are not prepared; tflm_regions is not built"; exit 0; }
-MK="make -s -f $ORACLE/linux/Makefile TOP=$TOP ARCH=x86_64 COMPRESSION=1"
 B=$TOP/build/x86_64-comp
+R=$B/obj/python/tflite_micro/python_ops_resolver.o  # the wheel's op resolver, the Signal ops included
+[ -f "$B/libtflm.a" ] && [ -f "$R" ] || { echo "note: TFLite Micro's x86-64 library is not built; tflm_regions is not built"; exit 0; }
 start=$(date +%s)
-nice -n 10 $MK -j2 "$B/libtflm.a" "$B/obj/harness/ops_resolver_nosignal.o" >"$TOP/build-comp.log" 2>&1 \
-  || { tail -20 "$TOP/build-comp.log" >&2; exit 1; }
-# Our harness, compiled with the recipe's own flags (printed by make -n for one object).
-flags=$($MK -n -B "$B/obj/harness/ops_resolver_nosignal.o" | grep -o ' -std=c++17.* -c ' | sed 's/ -c $//')
+# Our harness, compiled with the recipe's own flags (build_tflm_x86_64.sh writes them).
+flags=$(cat "$TOP/cxxflags.txt")
 mkdir -p "$OUT"
-g++ $flags "$HERE/tests/oracle/tflm_regions.cc" "$B/obj/harness/ops_resolver_nosignal.o" "$B/libtflm.a" \
+g++ $flags "$HERE/tests/oracle/tflm_regions.cc" "$R" "$B/libtflm.a" \
   -Wl,--gc-sections -o "$OUT/tflm_regions.tmp"
 echo "$flags" > "$OUT/cxxflags.txt"  # for the tests that compile the header's own lines against the library
 ln -sfn "$B/libtflm.a" "$OUT/libtflm.a"

@@ -30,8 +30,9 @@ bash "$HERE/.ci/build_tflm_x86_64.sh"
 if [ ! -x "$OUT/tflm_shared" ]; then
   mkdir -p "$OUT"
   start=$(date +%s)
-  # The op resolver of the tflite-micro Python package without the Signal ops (prepare.sh writes it).
-  nice -n 10 g++ $(cat "$LIB/cxxflags.txt") "$HERE/tests/oracle/tflm_shared.cc" "$LIB/harness/ops_resolver_nosignal.cc" \
+  # The op resolver of the tflite-micro Python package, the Signal ops included (build_tflm_x86_64.sh builds it).
+  nice -n 10 g++ $(cat "$LIB/cxxflags.txt") "$HERE/tests/oracle/tflm_shared.cc" \
+    "$LIB/build/x86_64-comp/obj/python/tflite_micro/python_ops_resolver.o" \
     "$LIB/build/x86_64-comp/libtflm.a" -Wl,--gc-sections -o "$OUT/tflm_shared.tmp"
   mv "$OUT/tflm_shared.tmp" "$OUT/tflm_shared"
   echo "built the shared-arena harness in $(( $(date +%s) - start )) s: $OUT/tflm_shared"

@@ -32,8 +32,9 @@ declare -A RECIPE=(
 # CMSIS-NN builds (DSP, no DSP, and the M4 library with MVE's buffer sizes).
 ALL="cortex-m4 armhf-linux cortex-m4+cmsis-nn cortex-m3+cmsis-nn cortex-m55+cmsis-nn"
 # The resolver (third word above): full, the fit program registers every operator TFLite Micro's reference kernels
-# have, as the tflite-micro Python package's op resolver does (the recipe's ops_resolver_nosignal.cc: all but the
-# Signal library's ops, which the recipe does not build); trim, the recipe's 33-operator resolver, which keeps a
+# have, as the tflite-micro Python package's op resolver does (python_ops_resolver.cc, the Signal library's ops
+# included: the recipe's library has no Signal kernels, so they are built beside it, in tflm-signal-<key> keyed by
+# the library's key and kissfft's pinned tarball, .ci/fetch_kissfft.sh, and linked with it); trim, the recipe's 33-operator resolver, which keeps a
 # fresh machine's CMSIS-NN builds to about a hundred objects each. TFLPACK_TFLM_RESOLVER=full|trim overrides it for
 # every target.
 case ${TFLPACK_TFLM_RESOLVER:-} in
@@ -51,7 +52,8 @@ fi
 hash_files() { (cd "$1" && find "${@:2}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16; }
 LIBKEY=$(hash_files "$ORACLE" src prepare.sh cortex-m)
 LINUXKEY=$(hash_files "$ORACLE" src prepare.sh linux)
-FITKEY=$( { echo "$LIBKEY $LINUXKEY ${TFLPACK_TFLM_RESOLVER:-}"; sha256sum "$HERE/.ci/build_tflm_targets.sh" "$HERE/tests/oracle/tflm_fit.cc" | cut -c1-64; } | sha256sum | cut -c1-16)
+KISSKEY=$( { bash "$HERE/.ci/fetch_kissfft.sh" --sha256; sha256sum "$HERE/.ci/fetch_kissfft.sh" | cut -c1-64; } | sha256sum | cut -c1-16)
+FITKEY=$( { echo "$LIBKEY $LINUXKEY $KISSKEY ${TFLPACK_TFLM_RESOLVER:-}"; sha256sum "$HERE/.ci/build_tflm_targets.sh" "$HERE/tests/oracle/tflm_fit.cc" | cut -c1-64; } | sha256sum | cut -c1-16)
 OUT=$CACHE/tflm-targets-$FITKEY
 if [ $PRINT = 1 ]; then echo "$OUT"; exit 0; fi
 if ! command -v arm-none-eabi-g++ >/dev/null 2>&1 || ! command -v qemu-arm >/dev/null 2>&1; then
@@ -109,8 +111,27 @@ for t in $TARGETS; do
   fi
   # Our harness, compiled with the recipe's own flags (printed by make -n for one object).
   flags=$($MK RESOLVER="$resolver" CPU="$cpu" KERNELS="$kernels" -n -B "$B/$ROBJ" | grep -o ' -std=c++17.* -c ' | sed 's/ -c $//')
+  objs="$B/$ROBJ"
+  if [ "$resolver" = full ]; then
+    # The Signal library (not in TFLite Micro's sources.inc) and the wheel's whole op resolver, compiled by the same
+    # recipe with kissfft on the include path (OPT is the one recipe variable free to carry it), in a folder of
+    # their own; the fit program links them before the library.
+    KISSFFT=$(bash "$HERE/.ci/fetch_kissfft.sh")
+    SIG=$CACHE/tflm-signal-$( { echo "$LIBKEY $KISSKEY"; } | sha256sum | cut -c1-16)
+    mkdir -p "$SIG"
+    [ -f "$SIG/srcs_ref.txt" ] || bash "$ORACLE/prepare.sh" "$SIG" >/dev/null
+    SB=$SIG/build/$cpu-$kernels
+    sigsrcs=$(cd "$SIG/src" && ls signal/micro/kernels/*.cc signal/src/*.cc signal/src/kiss_fft_wrappers/*.cc \
+              | grep -v '_flexbuffers_generated_data\.cc$')
+    sigobjs=$(for f in $sigsrcs; do echo "$SB/obj/${f%.cc}.o"; done)
+    nice -n 10 make -s -f "$ORACLE/cortex-m/Makefile" TOP="$SIG" RESOLVER=full CPU="$cpu" KERNELS="$kernels" \
+      OPT="-O2 -I$KISSFFT" -j2 $sigobjs "$SB/obj/python/tflite_micro/python_ops_resolver.o" \
+      >"$SIG/build-$cpu-$kernels.log" 2>&1 || { tail -20 "$SIG/build-$cpu-$kernels.log" >&2; exit 1; }
+    rm -f "$SB/libsignal.a"; arm-none-eabi-ar rcs "$SB/libsignal.a" $sigobjs
+    objs="$SB/obj/python/tflite_micro/python_ops_resolver.o $SB/libsignal.a"
+  fi
   mkdir -p "$OUT/$t"
-  arm-none-eabi-g++ $flags "$HERE/tests/oracle/tflm_fit.cc" "$B/$ROBJ" \
+  arm-none-eabi-g++ $flags "$HERE/tests/oracle/tflm_fit.cc" $objs \
     "$lib" -nostartfiles "$B/obj/harness_sys/linux_syscalls.o" -Wl,--gc-sections -o "$OUT/$t/tflm_fit.tmp"
   mv "$OUT/$t/tflm_fit.tmp" "$OUT/$t/tflm_fit"
   echo "tflm oracle $t: $OUT/$t/tflm_fit ($(( $(date +%s) - start )) s)"

@@ -18,13 +18,13 @@ _PER_CHANNEL = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TR
 _DATA_INPUT = {"TRANSPOSE_CONV": 2}  # its input 0 is the output shape
 
 # The operators the oracle builds register (.ci/build_tflm_targets.sh). The full resolver (cortex-m4): the
-# tflite-micro Python package's op resolver without the Signal library's ops (the shared recipes build no
-# Signal kernels; its FFT ops need kissfft, which the shared sources do not hold), i.e. every builtin TFLite
-# Micro has a kernel for and its own custom ops but ethos-u (no Ethos-U driver here: AddEthosU adds nothing).
+# tflite-micro Python package's op resolver, the Signal library's ops included (built beside the recipe's
+# library, kissfft downloaded at build time), i.e. every builtin TFLite Micro has a kernel for and its own
+# custom ops but ethos-u (no Ethos-U driver here: AddEthosU adds nothing).
 # The CMSIS-NN builds use the recipe's trimmed resolver (cortex-m/harness/ops_resolver_trim.cc, 33 operators),
 # so that a fresh machine builds each in minutes.
 # tests/compare/test_tflm_targets.py holds these against each build's own `tflm_fit --registered`.
-REGISTERED = frozenset(BUILTIN_ADD) | {"CIRCULAR_BUFFER", "TFLM_DECODE", "TFLite_Detection_PostProcess"}
+REGISTERED = frozenset(BUILTIN_ADD) | (frozenset(CUSTOM_ADD) - {"ethos-u"})
 TRIM_RESOLVER = frozenset({
     "ADD", "ASSIGN_VARIABLE", "AVERAGE_POOL_2D", "CALL_ONCE", "CAST", "CONCATENATION", "CONV_2D",
     "DEPTH_TO_SPACE", "DEPTHWISE_CONV_2D", "DEQUANTIZE", "DIV", "FULLY_CONNECTED", "HARD_SWISH",
@@ -33,11 +33,17 @@ TRIM_RESOLVER = frozenset({
     "UNIDIRECTIONAL_SEQUENCE_LSTM", "VAR_HANDLE",
 })
 _TRIMMED_BUILDS = frozenset({"cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn", "cortex-m55+cmsis-nn"})
+# armhf-linux (built by name, the linux recipe's library) has the recipe's resolver without the Signal ops.
+_NO_SIGNAL_BUILDS = frozenset({"armhf-linux"})
 
 
 def registered_by(build: str) -> frozenset[str]:
     """The operators (builtin names and custom codes) the build's fit program registers."""
-    return TRIM_RESOLVER if build in _TRIMMED_BUILDS else REGISTERED
+    if build in _TRIMMED_BUILDS:
+        return TRIM_RESOLVER
+    if build in _NO_SIGNAL_BUILDS:
+        return frozenset(n for n in REGISTERED if not n.startswith("Signal"))
+    return REGISTERED
 TFLM_CUSTOM = frozenset(CUSTOM_ADD)  # the custom codes TFLite Micro has kernels for in some build
 
 # The kernel forms the CMSIS-NN builds hold exact: the cases of the reference build with
@@ -125,10 +131,21 @@ _REFERENCE_FORMS = frozenset({
     "ZEROS_LIKE INT16", "ZEROS_LIKE INT8",
 })
 
+# The Signal library's forms held exact on the cortex-m4 build (its own Signal kernels, kissfft from
+# Debian's source archive: .ci/fetch_kissfft.sh); armhf-linux builds none.
+_SIGNAL_FORMS = frozenset({
+    "SignalDelay INT16", "SignalEnergy INT16", "SignalFftAutoScale INT16", "SignalFilterBank UINT32",
+    "SignalFilterBankLog UINT32", "SignalFilterBankSpectralSubtraction UINT32",
+    "SignalFilterBankSquareRoot UINT64", "SignalFramer INT16", "SignalIrfft FLOAT32", "SignalIrfft INT16",
+    "SignalOverlapAdd INT16", "SignalPCAN UINT32", "SignalRfft INT16", "SignalStacker INT16",
+    "SignalWindow INT16",
+})
+
 # build -> the forms proven on it (see the module's comment; the test holds every entry). A build
 # not listed has proven nothing yet: its figures are proven only by running the model itself.
 PROVEN: dict[str, frozenset[str]] = {
-    "cortex-m4": _REFERENCE_FORMS,
+    # The reference forms, and the Signal library's, which only the cortex-m4 build registers.
+    "cortex-m4": _REFERENCE_FORMS | _SIGNAL_FORMS,
     # The same cases on the DSP CMSIS-NN build (M4, M7, M33), with fixtures/tflm_cmsis_kernels.py:
     # each CMSIS-NN buffer path (im2col, 1xN, 1x1, int16 convolution, depthwise with and without its
     # DSP buffer, int8 and int16 average pooling, fully connected as a 1x1 convolution).
@@ -152,8 +169,8 @@ def forms(model: Model) -> list[str]:
 
 
 def form(sg, op) -> str:
-    if op.opcode.is_custom:
-        return op.name
+    if op.opcode.is_custom and not op.name.startswith("Signal"):
+        return op.name  # (the Signal ops keep per-type state, kissfft's among them: their form has the type)
     at = _DATA_INPUT.get(op.name, 0)
     first = op.inputs[at] if len(op.inputs) > at and op.inputs[at] >= 0 else (op.outputs[0] if op.outputs else -1)
     kind = sg.tensors[first].type if first >= 0 else "NONE"

@@ -3,9 +3,9 @@ runs sets up with it, and with any one of its registrations removed, or one plac
 
 One program (tests/c/resolver_check.h) is compiled with every model's resolver and every variant of it,
 and linked against TFLite Micro's x86-64 library as the shared recipe builds it (.ci/build_tflm_x86_64.sh,
-cached outside the clone; `.ci/run` builds it). Models left out, each with its reason: the Vela model
-(its one operator runs on the Ethos-U driver, not in a host build) and the audio preprocessor (the Signal
-library's FFT kernels need kissfft, which ../shared/oracles does not hold).
+cached outside the clone; `.ci/run` builds it, the Signal library's ops included). Models: every fixture
+TFLite Micro runs, the Signal kernel fixtures and every ../shared/models/tflm model but the Vela one (its
+one operator runs on the Ethos-U driver, not in a host build).
 """
 
 from __future__ import annotations
@@ -18,15 +18,18 @@ from pathlib import Path
 import pytest
 
 from fixtures.catalog import RUNS_IN_TFLM
+from fixtures.tflm_kernels import KERNEL_BUILDERS
 from packager.package.op_resolver import render
 from packager.reader import read_model
 from tests.conftest import REPO
 
+# The kernel fixtures running the Signal library's ops (written when a test needs them), by name.
+SIGNAL_FIXTURES = sorted(n for n in KERNEL_BUILDERS if n.startswith("signal_"))
 SHARED_TFLM = REPO.parent / "shared" / "models" / "tflm"
-LEFT_OUT = {"person_detect_vela": "its operator runs on the Ethos-U driver, which a host build does not have",
-            "audio_preprocessor_int8": "the Signal library's FFT kernels need kissfft, absent from ../shared/oracles"}
+LEFT_OUT = {"person_detect_vela": "its operator runs on the Ethos-U driver, which a host build does not have"}
 MODELS = ([REPO / "fixtures" / "models" / f"{n}.tflite" for n in sorted(RUNS_IN_TFLM)]
-          + sorted(p for p in SHARED_TFLM.glob("*.tflite") if p.stem not in LEFT_OUT))
+          + sorted(p for p in SHARED_TFLM.glob("*.tflite") if p.stem not in LEFT_OUT)
+          + SIGNAL_FIXTURES)
 ADD = re.compile(r"^  if \(resolver\.Add")
 SET_UP, REGISTRATION_FAILED, ALLOCATE_FAILED = 0, 3, 4
 
@@ -67,6 +70,19 @@ def _variants(path, i: int) -> list[tuple[str, str, int]]:
     return out
 
 
+def _file(entry, folder: Path) -> Path:
+    """A model's file: the path itself, or a Signal kernel fixture (a name) written into folder."""
+    if isinstance(entry, Path):
+        return entry
+    path = folder / f"{entry}.tflite"
+    path.write_bytes(KERNEL_BUILDERS[entry]().build())
+    return path
+
+
+def _id(entry) -> str:
+    return entry.stem if isinstance(entry, Path) else entry
+
+
 @pytest.fixture(scope="module")
 def program(tmp_path_factory):
     lib, flags = _library()
@@ -74,13 +90,14 @@ def program(tmp_path_factory):
         pytest.skip(flags)
     folder = tmp_path_factory.mktemp("resolvers")
     cases, entries = [], []
-    for i, path in enumerate(MODELS):
+    for i, entry in enumerate(MODELS):
+        path = _file(entry, folder)
         for prefix, text, expected in _variants(path, i):
             (folder / f"{prefix}_op_resolver.h").write_text(text)
-            cases.append((path, prefix, expected, len(entries)))
+            cases.append((entry, path, prefix, expected, len(entries)))
             entries.append(f"  [](const char* p) {{ return resolver_check::SetUp<{prefix}_op_resolver>(p, "
                            f"[]({prefix}_op_resolver& r) {{ return {prefix}_register_ops(r); }}); }},")
-    includes = "".join(f'#include "{c[1]}_op_resolver.h"\n' for c in cases)
+    includes = "".join(f'#include "{c[2]}_op_resolver.h"\n' for c in cases)
     (folder / "main.cc").write_text(
         '#include "resolver_check.h"\n' + includes + "\nstatic int (*const kCases[])(const char*) = {\n"
         + "\n".join(entries) + "\n};\n\nint main(int argc, char** argv) {\n"
@@ -93,11 +110,11 @@ def program(tmp_path_factory):
     return exe, cases
 
 
-@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
-def test_the_model_sets_up_with_its_resolver_and_not_with_a_line_less(program, path):
+@pytest.mark.parametrize("entry", MODELS, ids=_id)
+def test_the_model_sets_up_with_its_resolver_and_not_with_a_line_less(program, entry):
     exe, cases = program
-    mine = [c for c in cases if c[0] == path]
+    mine = [c for c in cases if c[0] == entry]
     assert len(mine) >= 3  # the resolver, at least one registration removed, one place fewer
-    for _, prefix, expected, index in mine:
+    for _, path, prefix, expected, index in mine:
         run = subprocess.run([str(exe), str(path), str(index)], capture_output=True, text=True, timeout=120)
         assert run.returncode == expected, (prefix, run.returncode, run.stdout[-2000:], run.stderr[-2000:])

@@ -9,8 +9,9 @@ compression, as the `host` target's wheel is (.ci/build_tflm_regions.sh, cached 
 `.ci/run` builds it). Those sources differ from the wheel's in one structure the arena holds:
 TfLiteFullyConnectedParams is 16 B (4-aligned) there, 32 B (8-aligned) in the wheel, so the figures
 tried are the rule's with that size (SOURCES); `package` declares the wheel's. Models:
-every fixture TFLite Micro runs (the dynamic ones at their stored shapes, as TFLite Micro runs them)
-and every ../shared/models/tflm model but the two a host build cannot run (see LEFT_OUT).
+every fixture TFLite Micro runs (the dynamic ones at their stored shapes, as TFLite Micro runs them),
+the Signal kernel fixtures (the library holds the Signal ops, kissfft downloaded by .ci/fetch_kissfft.sh)
+and every ../shared/models/tflm model but the Vela one a host build cannot run (see LEFT_OUT).
 """
 
 from __future__ import annotations
@@ -25,17 +26,20 @@ from pathlib import Path
 import pytest
 
 from fixtures.catalog import RUNS_IN_TFLM
+from fixtures.tflm_kernels import KERNEL_BUILDERS
 from packager.kernels.tflm_arena import HOST
 from packager.kernels.tflm_regions import predict_split
 from packager.package.build import package
 from packager.reader import read_model
 from tests.conftest import REPO
 
+# The kernel fixtures running the Signal library's ops (written when a test needs them), by name.
+SIGNAL_FIXTURES = sorted(n for n in KERNEL_BUILDERS if n.startswith("signal_"))
 SHARED_TFLM = REPO.parent / "shared" / "models" / "tflm"
-LEFT_OUT = {"person_detect_vela": "its operator runs on the Ethos-U driver, which a host build does not have",
-            "audio_preprocessor_int8": "the Signal library's FFT kernels need kissfft, absent from ../shared/oracles"}
+LEFT_OUT = {"person_detect_vela": "its operator runs on the Ethos-U driver, which a host build does not have"}
 MODELS = ([REPO / "fixtures" / "models" / f"{n}.tflite" for n in sorted(RUNS_IN_TFLM)]
-          + sorted(p for p in SHARED_TFLM.glob("*.tflite") if p.stem not in LEFT_OUT))
+          + sorted(p for p in SHARED_TFLM.glob("*.tflite") if p.stem not in LEFT_OUT)
+          + SIGNAL_FIXTURES)
 AMPLE = 8 << 20  # bytes: more than any model here needs in either buffer
 REGIONS = f"non-persistent=.dtcm:{AMPLE},persistent=.sram:{AMPLE}"
 FITS, DOES_NOT_SET_UP = 0, 4
@@ -87,8 +91,11 @@ def _run(exe: Path, model: Path, persistent: int, non_persistent: int) -> int:
                           timeout=120).returncode
 
 
-@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem if isinstance(p, Path) else p)
 def test_each_buffer_is_the_smallest_that_works_with_the_other_ample(harness, path, tmp_path_factory):
+    if not isinstance(path, Path):  # a Signal kernel fixture, by name
+        name, path = path, tmp_path_factory.mktemp("fixtures") / f"{path}.tflite"
+        path.write_bytes(KERNEL_BUILDERS[name]().build())
     plan, packed = _packaged(path, tmp_path_factory.mktemp(path.stem))
     non, per = plan.regions
     model, head = read_model(packed), plan.runtime_arena.head_bytes
