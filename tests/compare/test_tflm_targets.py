@@ -22,10 +22,11 @@ from packager.runtimes.tflm_targets import fits, registered
 from tests.conftest import REPO, SHARED_MODELS
 from tests.oracle.locate import program
 
-# The reference builds (bare-metal Cortex-M, 32-bit ARM Linux) and the CMSIS-NN builds of the DSP,
+# The reference builds (bare-metal Cortex-M, 32-bit ARM Linux, x86-64 Linux run natively) and the CMSIS-NN builds of the DSP,
 # no-DSP and MVE families (each stands for its family's cores: packager/kernels/tflm_arena.py,
 # CMSIS_NN_ORACLES).
-TARGETS = ("cortex-m4", "armhf-linux", "cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn", "cortex-m55+cmsis-nn")
+TARGETS = ("cortex-m4", "armhf-linux", "cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn", "cortex-m55+cmsis-nn",
+           "x86_64-linux")
 GENEROUS = 8 << 20  # the fit program's whole static arena
 SHARED = sorted(p.stem for p in (SHARED_MODELS / "tflm").glob("*.tflite"))
 FIXTURES = (sorted(KERNEL_BUILDERS) + [f"runtime_{f.__name__}" for f in RUNTIME_CASES]
