@@ -98,7 +98,7 @@ def regions(plan: PackagePlan, specs: tuple[RegionSpec, RegionSpec], figures: Sp
     elif arena.target in ("host", X86_64_LINUX.name):
         bound, reason = UNKNOWN, f"the whole arena is not shown exact: {arena.reason}"
     else:
-        bound, reason = UNKNOWN, (f"the two-buffer rule is measured on the x86-64 build; {arena.target}'s "
+        bound, reason = UNKNOWN, (f"the two-buffer rule is measured on the host build; {arena.target}'s "
                                   "figures are modelled from its structure sizes")
     return tuple(Region(s.part, s.section, s.capacity, n, bound, reason)
                  for s, n in zip(specs, (figures.non_persistent, figures.persistent)))
