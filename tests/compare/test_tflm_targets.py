@@ -277,3 +277,24 @@ def test_package_verifies_a_cmsis_nn_target_on_its_build(target, tmp_path, monke
     assert "_ARENA_EXACT 1" in (tmp_path / "o" / "conv_plan.h").read_text()
     arena = result.plan.runtime_arena
     assert arena.target == target and arena.head_bytes > result.plan.arena_bytes  # the im2col buffer
+
+
+def test_package_verifies_x86_64_linux_natively_without_qemu(tmp_path, monkeypatch):
+    """The x86_64-linux build runs as it is (no qemu-arm needed): `package --target x86_64-linux` runs the
+    packaged model on it, in the declared arena and not 16 B less, and calls the figure exact. With
+    FULLY_CONNECTED its figure is below the wheel's (the sources' smaller parameters)."""
+    import shutil
+    from packager.package.build import package
+    from packager.runtimes import tflm_targets
+    from tests.oracle.locate import builds
+    oracle("x86_64-linux")
+    monkeypatch.setenv(tflm_targets.NATIVE["x86_64-linux"][0], str(builds("x86_64-linux")))
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == "qemu-arm" else real_which(name, *a, **k))
+    path = CATALOG / "mobile_block.tflite"
+    result = package(path, tmp_path / "o", report=False, target="x86_64-linux", verify=True)
+    assert any(n.startswith("verified on TFLite Micro built for x86_64-linux: runs in") for n in result.notes), \
+        result.notes
+    assert "_ARENA_EXACT 1" in (tmp_path / "o" / "mobile_block_plan.h").read_text()
+    host = package(path, tmp_path / "h", report=False, verify=False).plan.runtime_arena
+    assert result.plan.runtime_arena.arena_bytes < host.arena_bytes  # 16 B parameters, not the wheel's 32
