@@ -1,5 +1,6 @@
 """Each device target's figures on that target's own TFLite Micro (the oracle: tests/oracle/tflm_fit.cc
-built by .ci/build_tflm_targets.sh for the target's core and kernels, run under qemu-arm): every
+built by .ci/build_tflm_targets.sh for the target's core and kernels, run under qemu-arm; x86_64-linux's by
+.ci/build_tflm_fit_x86_64.sh, run natively): every
 shared TFLite Micro model and every TFLite Micro fixture the build registers the operators of sets
 up and runs in exactly the declared arena and not in 16 B less; the coverage matrix
 (packager/kernels/tflm_coverage.py) claims no kernel form these cases do not hold exact."""
