@@ -7,7 +7,7 @@
 # (build/x86_64-comp; ~11 CPU-minutes once per machine). The program is cached in
 # ${TFLPACK_CACHE:-$HOME/.cache/tflpack}/tflm-regions-<key>/tflm_regions, <key> the sha256 (first 16 hex) of that
 # folder's name (itself keyed by the sources and recipe), this script and the harness, with the compile flags
-# (cxxflags.txt) and the library (libtflm.a, a link) beside it.
+# (cxxflags.txt) and the library (libtflm.a, a link) beside it; the link tflm-regions points at the latest build.
 # Without ../shared or g++ it says so and exits 0: the tests that need it then skip, naming the reason.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +25,7 @@ KEY=$( { echo "$TOP"; sha256sum "$HERE/.ci/build_tflm_regions.sh" "$HERE/tests/o
        | sha256sum | cut -c1-16)
 OUT=$CACHE/tflm-regions-$KEY
 if [ $PRINT = 1 ]; then echo "$OUT"; exit 0; fi
-[ -x "$OUT/tflm_regions" ] && exit 0
+[ -x "$OUT/tflm_regions" ] && { ln -sfn "$OUT" "$CACHE/tflm-regions"; exit 0; }
 command -v g++ >/dev/null 2>&1 || { echo "note: no g++; tflm_regions is not built"; exit 0; }
 bash "$HERE/.ci/build_tflm_x86_64.sh"  # prepares TOP and builds the library (compression on), cached
 B=$TOP/build/x86_64-comp
@@ -40,4 +40,5 @@ g++ $flags "$HERE/tests/oracle/tflm_regions.cc" "$R" "$B/libtflm.a" \
 echo "$flags" > "$OUT/cxxflags.txt"  # for the tests that compile the header's own lines against the library
 ln -sfn "$B/libtflm.a" "$OUT/libtflm.a"
 mv "$OUT/tflm_regions.tmp" "$OUT/tflm_regions"
+ln -sfn "$OUT" "$CACHE/tflm-regions"  # where `package --target x86_64-linux --regions` looks (packager/runtimes/tflm_regions.py)
 echo "built tflm_regions in $(( $(date +%s) - start )) s: $OUT"

@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.text_table import render
-from packager.kernels.tflm_shared_arena import HOST_SOURCES, predict_shared_arena
+from packager.kernels.tflm_arena import X86_64_LINUX
+from packager.kernels.tflm_shared_arena import predict_shared_arena
 from packager.package.shared_arena import package_shared
 from packager.reader import read_model
 from packager.runtimes import tflm_shared
@@ -27,7 +28,7 @@ def row(pair: list[Path], exe: Path | None) -> list[str]:
         f = result.figure
         packed = [Path(tmp) / f"{p}.tflite" for p in result.prefixes]
         heads = [r.plan.runtime_arena.head_bytes for r in result.packages]
-        built = predict_shared_arena([read_model(p) for p in packed], heads, HOST_SOURCES).arena
+        built = predict_shared_arena([read_model(p) for p in packed], heads, X86_64_LINUX).arena
         shown = "-"
         if exe is not None:
             at, below = tflm_shared.run(exe, packed, built), tflm_shared.run(exe, packed, built - 16)

@@ -4,6 +4,7 @@
     figures = api.plan("model.tflite")              # or the model's bytes
     figures.tflm.arena_bytes, figures.tflm.standing  # TFLite Micro's whole arena, and how sure it is
     api.package("model.tflite", "build/model")       # the files `tflpack package` writes
+    api.package_shared(["a.tflite", "b.tflite"], "build/both")  # several models, one arena
     api.compare("model.tflite")                      # the real runtimes' arenas beside ours
 
 Every figure is the one `tflpack package` states for the same model and options (`plan` plans
@@ -133,6 +134,54 @@ def package(model: ModelInput, out_dir: str | Path, *, semantics: str = TFLM.nam
                            dims=tuple(dims), report=report, target=target, verify=verify,
                            keep_offline_plan=keep_offline_plan)
     return Packaged(figures_of(result.plan), tuple(f.path for f in result.files), result.notes, result.removed)
+
+
+@dataclass(frozen=True)
+class SharedModel:
+    """One model's part of a shared arena, in set-up order."""
+    source: str  # its file name
+    prefix: str  # its files' and C names' prefix
+    plan_bytes: int  # its plan: the head while it runs
+    tail_bytes: int  # its own part of the stacked tail (the first's includes the allocator's objects)
+    setup_bytes: int  # the arena its set-up needs, counted from the tails above it
+    figures: Figures  # the model as packaged alone
+
+
+@dataclass(frozen=True)
+class SharedPackaged:
+    """Several models in one TFLite Micro arena (`tflpack package A B ...`)."""
+    name: str
+    target: str
+    arena_bytes: int  # the one figure: give MicroAllocator::Create this
+    head_bytes: int  # the largest plan
+    tail_bytes: int  # every model's tail, stacked
+    binding: str  # "head + tail", or "set-up of model k" when that decides
+    standing: str  # exact | upper | lower | unknown, as package states it
+    reason: str
+    models: tuple[SharedModel, ...]
+    files: tuple[Path, ...]  # every file written: each model's and the shared ones
+    notes: tuple[str, ...]
+
+
+def package_shared(models: Sequence[str | Path], out_dir: str | Path, *, name: str | None = None,
+                   strategy: str = "best", budget: int | None = None, report: bool = True, target: str = "host",
+                   verify: bool = False, keep_offline_plan: bool = False) -> SharedPackaged:
+    """`tflpack package A.tflite B.tflite ... -o DIR`: each model packaged as `package` packages one,
+    then the one arena they share, set up in this order on one MicroAllocator and run one at a time
+    (<name>_arena.h, <name>_op_resolver.h, <name>_arena.json; `name` default "shared"). `verify=True`
+    runs each model alone and, when the shared-arena build is here, all of them sharing the arena."""
+    from packager.package.shared_arena import package_shared as package_models
+    from packager.errors import PackagerError
+    if isinstance(models, (str, Path)) or not all(isinstance(m, (str, Path)) for m in models):
+        raise PackagerError("package_shared takes a list of model paths")
+    r = package_models(models, out_dir, name=name, strategy=strategy, budget=budget, report=report, target=target,
+                       verify=verify, keep_offline_plan=keep_offline_plan)
+    f = r.figure
+    parts = tuple(SharedModel(source, prefix, part.head, tail, part.setup, figures_of(p.plan))
+                  for source, prefix, part, tail, p in zip(r.sources, r.prefixes, f.models, f.tails, r.packages))
+    files = tuple(x.path for p in r.packages for x in p.files) + tuple(x.path for x in r.files)
+    return SharedPackaged(r.name, f.target, f.arena, f.head, f.tail, f.binding, r.standing.bound,
+                          r.standing.reason, parts, files, r.notes)
 
 
 def compare(model: str | Path, *, measure: bool = True):

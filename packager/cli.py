@@ -339,7 +339,8 @@ def package(models: list[Path] = typer.Argument(..., metavar="MODEL...",
             no_report: bool = typer.Option(False, "--no-report", help="Do not write <prefix>_report.html."),
             target: str = typer.Option("host", "--target", metavar="TARGET",
                                        help="The TFLite Micro build the whole arena is for: host (the pinned "
-                                            "64-bit wheel), armhf-linux (32-bit ARM Linux), cortex-m or a core "
+                                            "64-bit wheel), x86_64-linux (its sources built for 64-bit Linux), "
+                                            "armhf-linux (32-bit ARM Linux), cortex-m or a core "
                                             "(cortex-m0 ... cortex-m85: bare metal, reference kernels), "
                                             "either with +cmsis-nn (CMSIS-NN kernels)."),
             no_verify: bool = typer.Option(False, "--no-verify",

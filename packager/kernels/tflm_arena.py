@@ -74,6 +74,19 @@ HOST = Target(
     rule="measured on the pinned wheel, whose Python interpreter (recording allocator: "
          "232 B more tail) runs each N here with N + 232 B")
 
+# TFLite Micro built from its sources at the pinned commit for 64-bit Linux x86-64 (reference kernels,
+# compression on as the wheel, a plain MicroInterpreter): what a C++ program compiled from those sources
+# uses, and the build the two-buffer and shared-arena harnesses link (.ci/build_tflm_x86_64.sh). It lays
+# out every structure the arena holds as the wheel does but one: TfLiteFullyConnectedParams, 16 B
+# aligned to 4 (sizeof/alignof compiled with its flags), where the wheel's newer commit has 32 B aligned
+# to 8. Its fit oracle runs natively (.ci/build_tflm_fit_x86_64.sh).
+X86_64_LINUX = dataclasses.replace(
+    HOST, name="x86_64-linux", fc_builtin=(16, 4), measured=False, oracle="x86_64-linux",
+    description="TFLite Micro built from its sources at the pinned commit, 64-bit Linux x86-64, reference "
+                "kernels, compression on, plain MicroInterpreter",
+    rule="the pinned wheel's measured sizes but TfLiteFullyConnectedParams (16 B, aligned to 4), the "
+         "sources' x86-64 layout")
+
 # The Python interpreter's default kAllocationRecording: RecordingSingleArenaBufferAllocator (104
 # instead of 72) and RecordingMicroAllocator (272 instead of 72), the first objects of the tail.
 # With N + 232 B, the tail below them starts at the same address as a plain interpreter's in N B,
@@ -127,14 +140,14 @@ CORTEX_M_REFERENCE = dataclasses.replace(
     rule="modelled: 32-bit struct sizes of the public tflite-micro sources as arm-none-eabi-gcc lays "
          "them out (short enums), the same allocation order as the measured 64-bit build")
 
-TARGETS = {t.name: t for t in (HOST, ARMHF_LINUX, CORTEX_M_REFERENCE)}
+TARGETS = {t.name: t for t in (HOST, X86_64_LINUX, ARMHF_LINUX, CORTEX_M_REFERENCE)}
 
 # Cortex-M cores a target may name. With reference kernels every core has the M4 figures (and its
 # oracle); `cortex-m` alone means that bare-metal build.
 CORTEX_M_CORES = ("cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33",
                   "cortex-m55", "cortex-m85")
 CMSIS_NN = "+cmsis-nn"  # a core's name with this: that core's build with CMSIS-NN kernels
-TARGET_CHOICES = ("host", "armhf-linux", "cortex-m", *CORTEX_M_CORES,
+TARGET_CHOICES = ("host", "x86_64-linux", "armhf-linux", "cortex-m", *CORTEX_M_CORES,
                   *(f"{core}{CMSIS_NN}" for core in ("cortex-m", *CORTEX_M_CORES)))
 
 # The CMSIS-NN builds .ci/build_tflm_targets.sh makes, per core family: one core of each family
@@ -146,7 +159,7 @@ CMSIS_NN_ORACLES = {tflm_cmsis_nn.NO_DSP: "cortex-m3+cmsis-nn", tflm_cmsis_nn.DS
 
 
 def target_named(name: str) -> Target | None:
-    """The target a `--target` value names (None: not one): host, armhf-linux, cortex-m (= a
+    """The target a `--target` value names (None: not one): host, x86_64-linux, armhf-linux, cortex-m (= a
     bare-metal Cortex-M build, reference kernels), a core (e.g. cortex-m4), or either Cortex-M
     name with +cmsis-nn (that build with CMSIS-NN kernels; cortex-m+cmsis-nn is the M4's)."""
     if name in TARGETS:

@@ -132,7 +132,7 @@ _REFERENCE_FORMS = frozenset({
 })
 
 # The Signal library's forms held exact on the cortex-m4 build (its own Signal kernels, kissfft from
-# Debian's source archive: .ci/fetch_kissfft.sh); armhf-linux builds none.
+# Debian's source archive: .ci/fetch_kissfft.sh) and on x86_64-linux; armhf-linux builds none.
 _SIGNAL_FORMS = frozenset({
     "SignalDelay INT16", "SignalEnergy INT16", "SignalFftAutoScale INT16", "SignalFilterBank UINT32",
     "SignalFilterBankLog UINT32", "SignalFilterBankSpectralSubtraction UINT32",
@@ -156,6 +156,8 @@ PROVEN: dict[str, frozenset[str]] = {
     "cortex-m3+cmsis-nn": _CMSIS_NN_FORMS,
     # The 32-bit ARM Linux build: the same cases and matrix rows, all exact on its own build.
     "armhf-linux": _REFERENCE_FORMS,
+    # TFLite Micro's sources built for x86-64 Linux (run natively): the same cases, rows and Signal forms.
+    "x86_64-linux": _REFERENCE_FORMS | _SIGNAL_FORMS,
 }
 
 

@@ -18,7 +18,7 @@ are persistent): models share an arena only when they run one at a time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Sequence
 
 from packager.kernels.tflm_arena import HOST, Target
@@ -27,15 +27,7 @@ from packager.model import Model
 from packager.plan.records import align_up
 
 
-# TFLite Micro built from the sources at the pinned commit (x86-64, compression on), the build that runs
-# models sharing one allocator here (no Python interpreter takes a MicroAllocator). It lays out every
-# structure the arena holds as the pinned wheel does but one: TfLiteFullyConnectedParams, 16 B aligned
-# to 4 (sizeof/alignof compiled with its flags) where the wheel's newer commit has 32 B aligned to 8.
-HOST_SOURCES = replace(HOST, name="host-sources", fc_builtin=(16, 4),
-                       description="TFLite Micro built from its sources at the pinned commit, x86-64, "
-                                   "compression on, one MicroAllocator",
-                       rule="the pinned wheel's sizes but TfLiteFullyConnectedParams (16 B, aligned to 4)")
-# The operators whose arena memory differs between the two builds.
+# The operators whose arena memory differs between the wheel's build (host) and the sources' (x86_64-linux).
 DIFFER_FROM_HOST = frozenset({"FULLY_CONNECTED"})
 
 

@@ -38,6 +38,7 @@ from packager.package.existing_plan import (existing_plan, existing_plan_note, h
                                            unproven)
 from packager.package.stored_shapes import with_stored_sizes
 from packager.package.verify import skipped, verify_package
+from packager.package.regions_verify import verify_regions
 from packager.package.target_verify import verify_on_target
 from packager.package.runtime_arena import (check_target, needed_bytes, whole_arena_sentences, with_runtime_arena,
                                            with_standing)
@@ -316,7 +317,10 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
             verification = (verify_package(original, folder.read(f"{prefix}.tflite"), plan, model) if verify
                             else skipped())
             plan = with_standing(plan, target_shown or verification.shown, verification.not_run)
-        plan = with_regions(plan, specs, figures)  # their standing follows the whole arena's
+        plan = with_regions(plan, specs, figures, model)  # their standing follows the whole arena's
+        regions_note = None
+        if verify and specs is not None:  # two buffers on the target's own TFLite Micro, when built
+            plan, regions_note = verify_regions(plan, model, lambda: folder.read(f"{prefix}.tflite"))
         whats |= write_files(folder, plan, model, prefix, notes, planned.unmodelled_ops, keep_offline_plan=keep)
         if existing is not None:
             notes.insert(0, existing_plan_note(existing, plan.arena_bytes, keep, keep_offline_plan, why_not))
@@ -328,6 +332,8 @@ def package(model_path: str | Path, out_dir: str | Path, semantics: str = TFLM.n
             notes.insert(0, verification.line)
             if target_note:
                 notes.insert(1, target_note)
+            if regions_note:
+                notes.insert(2 if target_note else 1, regions_note)
         if report:
             name = f"{prefix}_report.html"
             folder.add(name, report_html(planned, model, strategy, whole_arena_sentences(plan.runtime_arena)))

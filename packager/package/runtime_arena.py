@@ -75,7 +75,8 @@ def with_standing(plan: PackagePlan, shown: Shown | None, not_run: str) -> Packa
     device = arena.target != "host"
     proven_by = (f"every kernel form in the model proven on {DEVICE_RUNTIME} built for {arena.target} "
                  "(its coverage matrix)") if device and not arena.modelled else ""
-    modelled_as = f"from {arena.target}'s 32-bit structure sizes" if arena.modelled else ""
+    bits = "32-bit " if target_named(arena.target).pointer == 4 else ""
+    modelled_as = f"from {arena.target}'s {bits}structure sizes" if arena.modelled else ""
     standing = decide(arena.arena_bytes, arena.target, arena.bound, arena.reason, shown, not_run,
                       modelled_as, proven_by)
     if shown is not None and shown.target == arena.target:

@@ -24,14 +24,15 @@ import packager
 from packager.emit.c_text import block_comment, is_identifier
 from packager.emit.json_text import dumps
 from packager.errors import PackagerError
-from packager.kernels.tflm_arena import target_named
-from packager.kernels.tflm_shared_arena import DIFFER_FROM_HOST, HOST_SOURCES, SharedArena, predict_shared_arena
+from packager.kernels.tflm_arena import X86_64_LINUX, target_named
+from packager.kernels.tflm_shared_arena import DIFFER_FROM_HOST, SharedArena, predict_shared_arena
 from packager.package import op_resolver
 from packager.package.build import (BudgetExceeded, PackagedFile, PackageResult, default_prefix, file_names, package,
                                     prepare)
 from packager.package.output_dir import staged_folder
+from packager.package.regions import wheel_modelled
 from packager.package.owned_files import SHARED_FILES, SHARED_FORMAT, refuse_to_replace_input, survey
-from packager.package.standing import ARENA_STEP, Shown, Standing, decide, declare_words
+from packager.package.standing import ARENA_STEP, UNKNOWN, Shown, Standing, decide, declare_words
 from packager.package.verify import VerifyError
 from packager.reader import read_model
 from packager.runtimes import tflm_shared
@@ -69,14 +70,14 @@ def _prefixes(paths: Sequence[Path], name: str) -> list[str]:
 def _run_shared(figure: SharedArena, models: list, heads: list[int], packed: list[Path]
                 ) -> tuple[Shown | None, str, str]:
     """(what the shared build showed of `figure`, or None; why nothing settled it, or ""; the line to
-    print). The build here is TFLite Micro's sources (kernels/tflm_shared_arena.py, HOST_SOURCES): it
-    runs the figure the same rules give for its own structure sizes, which is the host figure itself
-    when no model runs an operator whose memory differs between the two builds."""
+    print). The build here is the x86_64-linux target's (TFLite Micro's sources): it runs the figure
+    the same rules give for its own structure sizes, which is the host figure itself when no model
+    runs an operator whose memory differs between the two builds."""
     exe = tflm_shared.program()
     if exe is None:
         why = f"no shared-arena build here: bash .ci/build_tflm_shared.sh, or set {tflm_shared.ENV}"
         return None, why, f"not run sharing one arena on TFLite Micro ({why})"
-    built = predict_shared_arena(models, heads, HOST_SOURCES)
+    built = figure if figure.target == X86_64_LINUX.name else predict_shared_arena(models, heads, X86_64_LINUX)
     n = built.arena
     at = tflm_shared.run(exe, packed, n)
     if not at.fits:
@@ -96,12 +97,15 @@ def _run_shared(figure: SharedArena, models: list, heads: list[int], packed: lis
                           f"the rules' {n:,} B is not the smallest")
     ran = (f"runs in {n:,} B and in 16 B less too" if below else f"runs in {n:,} B and not in 16 B less")
     differ = sorted({op.name for m in models for sg in m.subgraphs for op in sg.operators} & DIFFER_FROM_HOST)
-    if not differ and figure.target == "host":
+    if figure.target == X86_64_LINUX.name or (not differ and figure.target == "host"):
         return (Shown(figure.target, tflm_shared.RUNTIME, n, True, below), "",
                 f"run sharing one arena on {tflm_shared.RUNTIME}: {ran}, each model's outputs the same as alone")
-    why = (f"the wheel cannot share an allocator from Python; {tflm_shared.RUNTIME}, whose {', '.join(differ)} "
-           f"memory differs from the wheel's, {ran} (the same rules for its sizes), outputs as alone"
-           if figure.target == "host" else f"no {figure.target} build here runs models sharing an arena")
+    if figure.target == "host":
+        # The wheel cannot share an allocator from Python: its figure is the rule proven on x86_64-linux,
+        # with the wheel's own measured sizes; no run shows either side of it.
+        return None, wheel_modelled(differ), (f"run sharing one arena on {tflm_shared.RUNTIME} (x86_64-linux's "
+                                              f"figure, {n:,} B): {ran}, each model's outputs the same as alone")
+    why = f"no {figure.target} build here runs models sharing an arena"
     return None, why, f"not run sharing one arena on the target's build: {why}"
 
 
@@ -210,8 +214,12 @@ def package_shared(model_paths: Sequence[str | Path], out_dir: str | Path, name:
     else:
         shown, not_run, line = _run_shared(figure, models, [r.plan.runtime_arena.head_bytes for r in packages],
                                            packed)
-    modelled_as = f"from {tflm_target.name}'s 32-bit structure sizes" if tflm_target.name != "host" else ""
-    standing = decide(figure.arena, figure.target, figure.side, figure.why_inexact, shown, not_run, modelled_as)
+    modelled_as = (f"from {tflm_target.name}'s 32-bit structure sizes"
+                   if tflm_target.name not in ("host", X86_64_LINUX.name) else "")
+    if not_run.startswith("modelled: proven on x86_64-linux") and figure.side == "exact":
+        standing = Standing(UNKNOWN, not_run)  # the rule's side is none: the wheel's sizes are measured
+    else:
+        standing = decide(figure.arena, figure.target, figure.side, figure.why_inexact, shown, not_run, modelled_as)
     sources = tuple(p.name for p in paths)
     earlier = survey(out_dir, shared_names, key)  # again: the models' own files have just changed
     resolver_source = SimpleNamespace(subgraphs=[sg for m in models for sg in m.subgraphs])

@@ -1,10 +1,12 @@
 """The device targets' own TFLite Micro: a small fit program (tests/oracle/tflm_fit.cc) linked against
 TFLite Micro built for the target's core and kernels (`.ci/build_tflm_targets.sh`), run under
-`qemu-arm`. It answers one question: does this model set up and run once in exactly N bytes?
+`qemu-arm`; the x86_64-linux build's (`.ci/build_tflm_fit_x86_64.sh`) runs natively. It answers one
+question: does this model set up and run once in exactly N bytes?
 
 Where the product finds the builds: `$TFLPACK_TFLM_TARGETS/<build>/tflm_fit` when that variable is
 set, else `${TFLPACK_CACHE:-~/.cache/tflpack}/tflm-targets/<build>/tflm_fit` (the link the build
-script points at its latest build). No build: None, and the figures stay modelled.
+script points at its latest build); for a native build `$TFLPACK_TFLM_FIT_X86_64/<build>/tflm_fit`,
+else `.../tflm-fit-x86_64/<build>/tflm_fit`. No build: None, and the figures stay modelled.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ TIMEOUT = 300  # seconds: a failed TFLite Micro check halts by spinning, never b
 # buffers and may fail. TFLite Micro takes all its arena while it sets a model up, so a model that sets up
 # in N bytes (any exit but DOES_NOT_SET_UP) is one an M55 build sets up in N.
 SET_UP_ONLY = frozenset({"cortex-m55+cmsis-nn"})
+# Builds for this machine's own processor: run as they are, no qemu-arm (build -> where they are found).
+NATIVE = {"x86_64-linux": ("TFLPACK_TFLM_FIT_X86_64", "tflm-fit-x86_64")}
 
 
 def runtime_name(build: str) -> str:
@@ -34,30 +38,37 @@ def runtime_name(build: str) -> str:
     return f"TFLite Micro built for {build}"
 
 
-def builds_dir() -> Path:
-    given = os.environ.get(ENV)
+def builds_dir(build: str = "") -> Path:
+    env, folder = NATIVE.get(build, (ENV, "tflm-targets"))
+    given = os.environ.get(env)
     if given:
         return Path(given)
     cache = os.environ.get("TFLPACK_CACHE") or str(Path.home() / ".cache" / "tflpack")
-    return Path(cache) / "tflm-targets"
+    return Path(cache) / folder
 
 
 def fit_program(build: str, where: Path | None = None) -> Path | None:
-    """The fit program of one build ("cortex-m4", "cortex-m4+cmsis-nn", ...), or None."""
-    if not build or shutil.which("qemu-arm") is None:
+    """The fit program of one build ("cortex-m4", "cortex-m4+cmsis-nn", "x86_64-linux"...), or None."""
+    if not build or (build not in NATIVE and shutil.which("qemu-arm") is None):
         return None
-    path = (where or builds_dir()) / build / FIT
+    path = (where or builds_dir(build)) / build / FIT
     return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def _command(program: Path) -> list[str]:
+    """How to start the program: natively for a native build, else under qemu-arm. Cortex-M code
+    runs on an A-profile core there (its M-profile user mode cannot start a program); an arena
+    depends on how the code was compiled, not on which core executes it."""
+    if program.parent.name in NATIVE:
+        return [str(program)]
+    return ["qemu-arm", "-cpu", "cortex-a15", str(program)]
 
 
 def status(program: Path, model: Path, arena: int, timeout: float = TIMEOUT) -> int | None:
     """The fit program's exit status for the model in `arena` bytes (None: it halted, a TFLite
-    Micro check having failed). Cortex-M code runs on an A-profile core under qemu-arm (its
-    M-profile user mode cannot start a program); an arena depends on how the code was compiled,
-    not on which core executes it."""
+    Micro check having failed)."""
     try:
-        done = subprocess.run(["qemu-arm", "-cpu", "cortex-a15", str(program), str(model), str(arena)],
-                              capture_output=True, timeout=timeout)
+        done = subprocess.run([*_command(program), str(model), str(arena)], capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None
     return done.returncode
@@ -76,7 +87,7 @@ def fits(program: Path, model: Path, arena: int) -> bool:
 
 def registered(program: Path, customs: list[str]) -> set[str]:
     """The builtin operators the build's op resolver registers, and those of `customs` it does."""
-    done = subprocess.run(["qemu-arm", "-cpu", "cortex-a15", str(program), "--registered", *customs],
+    done = subprocess.run([*_command(program), "--registered", *customs],
                           capture_output=True, text=True, timeout=TIMEOUT, check=True)
     return set(done.stdout.split())
 

@@ -68,3 +68,21 @@ def test_bad_input_is_a_packager_error_with_the_commands_message(tmp_path):
 def test_compare_without_runtimes_sets_the_prediction_beside_the_plan():
     c = api.compare(MODELS / "chain.tflite", measure=False)
     assert c.tflm.whole_predicted == api.plan(MODELS / "chain.tflite").tflm.arena_bytes
+
+
+def test_package_shared_returns_the_figures_the_command_states(tmp_path):
+    pair = [MODELS / "chain.tflite", MODELS / "residual.tflite"]
+    r = CliRunner().invoke(app, ["package", *map(str, pair), "-o", str(tmp_path / "cli"), "--no-verify",
+                                 "--no-report", "--json", "--name", "both"])
+    doc = json.loads(r.output)["shared_arena"]
+    out = api.package_shared(pair, tmp_path / "api", name="both", report=False)
+    assert (out.name, out.target, out.arena_bytes, out.head_bytes, out.tail_bytes, out.binding, out.standing,
+            out.reason) == (doc["name"], doc["target"], doc["arena_bytes"], doc["head_bytes"], doc["tail_bytes"],
+                            doc["binding"], doc["bound"], doc["reason"])
+    assert [(m.source, m.prefix, m.plan_bytes, m.tail_bytes, m.setup_bytes) for m in out.models] == [
+        (m["file"], m["prefix"], m["plan_bytes"], m["tail_bytes"], m["setup_bytes"]) for m in doc["models"]]
+    assert out.models[0].figures == api.package(pair[0], tmp_path / "one", report=False).figures
+    assert sorted(p.name for p in out.files) == sorted(p.name for p in (tmp_path / "api").iterdir())
+    assert dataclasses.asdict(out)
+    with pytest.raises(PackagerError, match="list of model paths"):
+        api.package_shared(MODELS / "chain.tflite", tmp_path / "x")

@@ -1,5 +1,5 @@
 """The coverage matrix per device target (packager/compare/device_matrix.py): every model of
-fixtures/op_matrix.py set up on the target's own TFLite Micro (the fit program, under qemu-arm) in
+fixtures/op_matrix.py set up on the target's own TFLite Micro (the fit program, under qemu-arm or natively) in
 the declared whole arena and in 16 B less. Every row the build sets up is exact, or its figure
 names the kernel or rule it lacks (never an unnamed miss, over or under); docs/device-matrix.md
 shows each row as measured here; the target's coverage table claims no form a row contradicts."""
@@ -22,7 +22,7 @@ from packager.reader import read_model
 from tests.conftest import REPO
 from tests.oracle.locate import program
 
-TARGETS = ("cortex-m4", "armhf-linux")  # the reference-kernel builds
+TARGETS = ("cortex-m4", "armhf-linux", "x86_64-linux")  # the reference-kernel builds
 PAGE = REPO / "docs" / "device-matrix.md"
 
 

@@ -1,5 +1,6 @@
 """Each device target's figures on that target's own TFLite Micro (the oracle: tests/oracle/tflm_fit.cc
-built by .ci/build_tflm_targets.sh for the target's core and kernels, run under qemu-arm): every
+built by .ci/build_tflm_targets.sh for the target's core and kernels, run under qemu-arm; x86_64-linux's by
+.ci/build_tflm_fit_x86_64.sh, run natively): every
 shared TFLite Micro model and every TFLite Micro fixture the build registers the operators of sets
 up and runs in exactly the declared arena and not in 16 B less; the coverage matrix
 (packager/kernels/tflm_coverage.py) claims no kernel form these cases do not hold exact."""
@@ -22,10 +23,11 @@ from packager.runtimes.tflm_targets import fits, registered
 from tests.conftest import REPO, SHARED_MODELS
 from tests.oracle.locate import program
 
-# The reference builds (bare-metal Cortex-M, 32-bit ARM Linux) and the CMSIS-NN builds of the DSP,
+# The reference builds (bare-metal Cortex-M, 32-bit ARM Linux, x86-64 Linux run natively) and the CMSIS-NN builds of the DSP,
 # no-DSP and MVE families (each stands for its family's cores: packager/kernels/tflm_arena.py,
 # CMSIS_NN_ORACLES).
-TARGETS = ("cortex-m4", "armhf-linux", "cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn", "cortex-m55+cmsis-nn")
+TARGETS = ("cortex-m4", "armhf-linux", "cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn", "cortex-m55+cmsis-nn",
+           "x86_64-linux")
 GENEROUS = 8 << 20  # the fit program's whole static arena
 SHARED = sorted(p.stem for p in (SHARED_MODELS / "tflm").glob("*.tflite"))
 FIXTURES = (sorted(KERNEL_BUILDERS) + [f"runtime_{f.__name__}" for f in RUNTIME_CASES]
@@ -276,3 +278,24 @@ def test_package_verifies_a_cmsis_nn_target_on_its_build(target, tmp_path, monke
     assert "_ARENA_EXACT 1" in (tmp_path / "o" / "conv_plan.h").read_text()
     arena = result.plan.runtime_arena
     assert arena.target == target and arena.head_bytes > result.plan.arena_bytes  # the im2col buffer
+
+
+def test_package_verifies_x86_64_linux_natively_without_qemu(tmp_path, monkeypatch):
+    """The x86_64-linux build runs as it is (no qemu-arm needed): `package --target x86_64-linux` runs the
+    packaged model on it, in the declared arena and not 16 B less, and calls the figure exact. With
+    FULLY_CONNECTED its figure is below the wheel's (the sources' smaller parameters)."""
+    import shutil
+    from packager.package.build import package
+    from packager.runtimes import tflm_targets
+    from tests.oracle.locate import builds
+    oracle("x86_64-linux")
+    monkeypatch.setenv(tflm_targets.NATIVE["x86_64-linux"][0], str(builds("x86_64-linux")))
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == "qemu-arm" else real_which(name, *a, **k))
+    path = CATALOG / "mobile_block.tflite"
+    result = package(path, tmp_path / "o", report=False, target="x86_64-linux", verify=True)
+    assert any(n.startswith("verified on TFLite Micro built for x86_64-linux: runs in") for n in result.notes), \
+        result.notes
+    assert "_ARENA_EXACT 1" in (tmp_path / "o" / "mobile_block_plan.h").read_text()
+    host = package(path, tmp_path / "h", report=False, verify=False).plan.runtime_arena
+    assert result.plan.runtime_arena.arena_bytes < host.arena_bytes  # 16 B parameters, not the wheel's 32

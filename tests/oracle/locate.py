@@ -9,27 +9,33 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from packager.runtimes.tflm_targets import fit_program
+from packager.runtimes.tflm_targets import NATIVE, fit_program
 from tests.conftest import REPO
 
 SCRIPT = REPO / ".ci" / "build_tflm_targets.sh"
+NATIVE_SCRIPT = REPO / ".ci" / "build_tflm_fit_x86_64.sh"  # the x86_64-linux build's, run natively
 
 
 @functools.cache
-def builds() -> Path | None:
-    done = subprocess.run(["bash", str(SCRIPT), "--print-dir"], capture_output=True, text=True, check=True)
+def builds(build: str = "") -> Path | None:
+    """The folder holding `build`'s fit program (every qemu-run build's by default)."""
+    script = NATIVE_SCRIPT if build in NATIVE else SCRIPT
+    done = subprocess.run(["bash", str(script), "--print-dir"], capture_output=True, text=True, check=True)
     out = done.stdout.strip()
     return Path(out) if out else None
 
 
 def program(build: str) -> tuple[Path | None, str]:
     """(the fit program of `build`, "") or (None, why there is none)."""
-    if shutil.which("qemu-arm") is None:
+    if build not in NATIVE and shutil.which("qemu-arm") is None:
         return None, "qemu-arm is not installed (Debian: qemu-user)"
-    where = builds()
+    if build in NATIVE and shutil.which("g++") is None:
+        return None, "no g++ on this machine"
+    where = builds(build)
     if where is None:
         return None, "no ../shared/oracles/tflm: the device targets' TFLite Micro cannot be built"
     found = fit_program(build, where)
     if found is None:
-        return None, f"TFLite Micro for {build} is not built (bash .ci/build_tflm_targets.sh {build})"
+        script = NATIVE_SCRIPT.name if build in NATIVE else f"{SCRIPT.name} {build}"
+        return None, f"TFLite Micro for {build} is not built (bash .ci/{script})"
     return found, ""

@@ -1,17 +1,18 @@
 """The two-buffer rule `package --regions` declares by is TFLite Micro's own, byte for byte: the
-packaged model sets up and runs once with the non-persistent buffer at the rule's figure and the
+packaged model sets up and runs once with the non-persistent buffer at the declared figure and the
 persistent one ample, and not with 16 B less; the same for the persistent buffer. And the header's
 own lines (the two declarations, the allocator, the interpreter) compile, link and run.
 
 The harness is tests/oracle/tflm_regions.cc (a device build's use of MicroAllocator::Create over two
 buffers), linked against TFLite Micro's x86-64 library built from ../shared/oracles/tflm with
-compression, as the `host` target's wheel is (.ci/build_tflm_regions.sh, cached outside the clone;
-`.ci/run` builds it). Those sources differ from the wheel's in one structure the arena holds:
-TfLiteFullyConnectedParams is 16 B (4-aligned) there, 32 B (8-aligned) in the wheel, so the figures
-tried are the rule's with that size (SOURCES); `package` declares the wheel's. Models:
+compression (.ci/build_tflm_regions.sh, cached outside the clone; `.ci/run` builds it): the
+`x86_64-linux` target's build, so the figures tried are those `package --target x86_64-linux`
+DECLARES. (The `host` target, the wheel, lays out TfLiteFullyConnectedParams larger, 32 B aligned 8
+against 16 B aligned 4: its figures with FULLY_CONNECTED are said to be modelled.) Models:
 every fixture TFLite Micro runs (the dynamic ones at their stored shapes, as TFLite Micro runs them),
 the Signal kernel fixtures (the library holds the Signal ops, kissfft downloaded by .ci/fetch_kissfft.sh)
 and every ../shared/models/tflm model but the Vela one a host build cannot run (see LEFT_OUT).
+`package` itself runs the same check before it writes (package/regions_verify.py).
 """
 
 from __future__ import annotations
@@ -20,14 +21,13 @@ import functools
 import re
 import shutil
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from fixtures.catalog import RUNS_IN_TFLM
 from fixtures.tflm_kernels import KERNEL_BUILDERS
-from packager.kernels.tflm_arena import HOST
+from packager.kernels.tflm_arena import HOST, X86_64_LINUX
 from packager.kernels.tflm_regions import predict_split
 from packager.package.build import package
 from packager.reader import read_model
@@ -71,14 +71,9 @@ def _stored_dims(path: Path) -> list[str]:
             for axis, d in enumerate(sg.tensors[i].shape_signature or ()) if d < 0 and axis > 0]
 
 
-# The host target's figures for the library the harness links: TfLiteFullyConnectedParams as the
-# shared sources lay it out on x86-64 (sizeof 16, alignof 4).
-SOURCES = replace(HOST, fc_builtin=(16, 4))
-
-
 @functools.cache
 def _packaged(path: Path, folder: Path):
-    result = package(path, folder, report=False, dims=_stored_dims(path), regions=REGIONS)
+    result = package(path, folder, report=False, dims=_stored_dims(path), regions=REGIONS, target=X86_64_LINUX.name)
     return result.plan, folder / f"{path.stem}.tflite"
 
 
@@ -99,11 +94,10 @@ def test_each_buffer_is_the_smallest_that_works_with_the_other_ample(harness, pa
     plan, packed = _packaged(path, tmp_path_factory.mktemp(path.stem))
     non, per = plan.regions
     model, head = read_model(packed), plan.runtime_arena.head_bytes
-    declared = predict_split(model, HOST, head=head)
+    declared = predict_split(model, X86_64_LINUX, head=head)
     assert (non.bytes, per.bytes) == (declared.non_persistent, declared.persistent)  # the rule, as declared
-    rule = predict_split(model, SOURCES, head=head)  # the same rule, for the library's structure sizes
-    assert rule.persistent % 16 == 0 and rule.non_persistent % 16 == 0 and not rule.unmodelled
-    p, n = rule.persistent, rule.non_persistent
+    assert per.bytes % 16 == 0 and non.bytes % 16 == 0 and not declared.unmodelled
+    p, n = per.bytes, non.bytes
     tries = [(p, AMPLE), (p - 16, AMPLE), (AMPLE, n), (AMPLE, n - 16)]
     codes = [_run(harness, packed, *sizes) for sizes in tries]
     # 16 B less does not work: set-up fails, or (trained_lstm_int8's non-persistent buffer) TFLite
@@ -111,8 +105,48 @@ def test_each_buffer_is_the_smallest_that_works_with_the_other_ample(harness, pa
     works = [code == FITS if code in (FITS, DOES_NOT_SET_UP) or code < 0 else f"exit {code}" for code in codes]
     assert works == [True, False, True, False], list(zip(tries, codes))
     assert _run(harness, packed, p, n) == FITS  # and both at once
-    # the one difference: the wheel's larger TfLiteFullyConnectedParams in the tail
-    assert n == non.bytes and (per.bytes > p if _fully_connected(model) else per.bytes == p)
+    # The wheel's figures differ in one place: its larger TfLiteFullyConnectedParams in the tail.
+    wheel = predict_split(model, HOST, head=head)
+    assert wheel.non_persistent == n and (wheel.persistent > p if _fully_connected(model) else wheel.persistent == p)
+
+
+@pytest.mark.parametrize("name", ["mobile_block", "variables", "quantized_int8"])
+def test_package_runs_the_two_buffers_and_calls_them_exact(harness, name, tmp_path, monkeypatch):
+    """`package --target x86_64-linux --regions ... ` (verify on) runs the packaged model on the harness
+    at the declared figures and 16 B less in each: exact, said in a note, the header and the JSON."""
+    from packager.runtimes import tflm_regions
+    monkeypatch.setenv(tflm_regions.ENV, str(harness.parent))
+    result = package(REPO / "fixtures" / "models" / f"{name}.tflite", tmp_path, report=False, regions=REGIONS,
+                     target=X86_64_LINUX.name, verify=True)
+    assert any(n.startswith("two buffers verified on TFLite Micro built for x86_64-linux") for n in result.notes), \
+        result.notes
+    assert {r.bound for r in result.plan.regions} == {"exact"}
+    assert "runs it with both buffers as declared" in result.plan.regions[0].reason
+    assert '_REGIONS_BOUND "exact"' in (tmp_path / f"{name}_plan.h").read_text()
+
+
+def test_package_refuses_buffers_the_build_does_not_run_in(harness, tmp_path, monkeypatch):
+    """A persistent figure 16 B short (the rule made wrong): refused, one line, nothing written."""
+    from dataclasses import replace
+    from packager.package import regions as regions_module
+    from packager.package.verify import VerifyError
+    from packager.runtimes import tflm_regions
+    monkeypatch.setenv(tflm_regions.ENV, str(harness.parent))
+    real = regions_module.predict_split
+    monkeypatch.setattr(regions_module, "predict_split",
+                        lambda model, target, head=None: replace(s := real(model, target, head),
+                                                                 persistent=s.persistent - 16))
+    with pytest.raises(VerifyError, match="does not run with its declared buffers"):
+        package(REPO / "fixtures" / "models" / "chain.tflite", tmp_path / "o", report=False, regions=REGIONS,
+                target=X86_64_LINUX.name, verify=True)
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_host_figure_with_fully_connected_says_it_is_modelled_in_one_short_line(tmp_path):
+    result = package(REPO / "fixtures" / "models" / "mobile_block.tflite", tmp_path, report=False, regions=REGIONS,
+                     verify=True)  # the whole arena exact on the wheel
+    reason = result.plan.regions[0].reason
+    assert result.plan.regions[0].bound == "unknown" and "FULLY_CONNECTED" in reason and len(reason) < 100
 
 
 @pytest.mark.parametrize("name", ["mobile_block", "variables"])

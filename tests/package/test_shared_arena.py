@@ -2,7 +2,9 @@
 the smallest with which TFLite Micro's own code sets the packaged models up in the given order on one
 MicroAllocator and runs each once (it works at N, not at N - 16), and each model's outputs are those it
 gives alone. The instrument is tests/oracle/tflm_shared.cc linked against TFLite Micro's x86-64 library
-built as the pinned wheel is (.ci/build_tflm_shared.sh, cached outside the clone; `.ci/run` builds it).
+built from its sources (.ci/build_tflm_shared.sh, cached outside the clone; `.ci/run` builds it): the
+`x86_64-linux` target's build, so the figure tried is the one `package --target x86_64-linux` declares,
+FULLY_CONNECTED pairs included (the `host` target, the wheel, lays out its parameters larger).
 The library holds the Signal library's ops (kissfft downloaded by .ci/fetch_kissfft.sh), so the pair the
 issue names, micro_speech's audio preprocessor then its classifier, is among the pairs.
 """
@@ -17,7 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from packager.cli import app
-from packager.kernels.tflm_shared_arena import DIFFER_FROM_HOST, HOST_SOURCES, predict_shared_arena
+from packager.kernels.tflm_arena import X86_64_LINUX
+from packager.kernels.tflm_shared_arena import DIFFER_FROM_HOST, predict_shared_arena
 from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.package.shared_arena import package_shared
 from packager.reader import read_model
@@ -64,15 +67,14 @@ def _needs(pair) -> None:
 @pytest.mark.parametrize("pair", PAIRS, ids=_ids)
 def test_the_shared_figure_is_the_smallest_and_outputs_equal_each_model_alone(harness, pair, tmp_path):
     _needs(pair)
-    result = package_shared(pair, tmp_path, report=False, verify=False)
+    result = package_shared(pair, tmp_path, report=False, verify=False, target=X86_64_LINUX.name)
     packed = [tmp_path / f"{p}.tflite" for p in result.prefixes]
-    # The figure for the build that runs here (its FULLY_CONNECTED parameters smaller than the wheel's).
     models = [read_model(p) for p in packed]
-    built = predict_shared_arena(models, [r.plan.runtime_arena.head_bytes for r in result.packages], HOST_SOURCES)
-    n = built.arena
-    assert n % 16 == 0 and built.side == result.figure.side == "exact", built.why_inexact
+    heads = [r.plan.runtime_arena.head_bytes for r in result.packages]
+    n = result.figure.arena  # the DECLARED figure
+    assert n % 16 == 0 and result.figure.side == "exact", result.figure.why_inexact
     if not any(op.name in DIFFER_FROM_HOST for m in models for sg in m.subgraphs for op in sg.operators):
-        assert n == result.figure.arena  # the host figure itself
+        assert n == predict_shared_arena(models, heads).arena  # the host figure too
     shared = tflm_shared.run(harness, packed, n)
     assert shared.fits, shared.said
     below = tflm_shared.run(harness, packed, n - 16)
@@ -81,8 +83,7 @@ def test_the_shared_figure_is_the_smallest_and_outputs_equal_each_model_alone(ha
         alone = tflm_shared.run(harness, [path], tflm_shared.ARENA_MAX)
         assert alone.fits and outputs and alone.outputs[0] == outputs, path.name
     # More than either model alone, less than the two side by side in arenas of their own.
-    alone = [predict_whole_arena(m, HOST_SOURCES, head=r.plan.runtime_arena.head_bytes).arena
-             for m, r in zip(models, result.packages)]
+    alone = [predict_whole_arena(m, X86_64_LINUX, head=h).arena for m, h in zip(models, heads)]
     assert max(alone) <= n < sum(alone)
 
 
@@ -108,10 +109,40 @@ def test_with_fully_connected_the_host_figure_is_not_called_exact_but_the_run_is
     monkeypatch.setenv(tflm_shared.ENV, str(harness.parent))
     result = package_shared(pair, tmp_path, report=False, verify=True)
     assert result.standing.bound == "unknown"
-    assert "FULLY_CONNECTED" in result.standing.reason and "not in 16 B less" in result.standing.reason
+    assert "FULLY_CONNECTED" in result.standing.reason and "x86_64-linux" in result.standing.reason
+    assert "not in 16 B less" in result.notes[0] and "x86_64-linux" in result.notes[0]
+    from packager.text.shared_summary import shared_lines
+    assert len(shared_lines(result)[0]) < 200  # the summary's first line says it, shortly
     resolver = (tmp_path / "shared_op_resolver.h").read_text()
     for name in ("AddFullyConnected", "AddDepthwiseConv2D", "AddSoftmax", "AddReshape"):  # both models' operators
         assert f"resolver.{name}()" in resolver
+
+
+@pytest.mark.parametrize("pair", [PAIRS[0], PAIRS[8]], ids=_ids)
+def test_on_x86_64_linux_a_fully_connected_pair_is_run_and_exact(harness, pair, tmp_path, monkeypatch):
+    """The target whose build the harness is: `package A B --target x86_64-linux` runs the declared
+    figure at package time and calls it exact, FULLY_CONNECTED and the Signal ops included."""
+    _needs(pair)
+    monkeypatch.setenv(tflm_shared.ENV, str(harness.parent))
+    r = runner.invoke(app, ["package", *map(str, pair), "-o", str(tmp_path), "--no-report", "--json",
+                            "--target", "x86_64-linux"])
+    assert r.exit_code == 0, r.output
+    shared = json.loads(r.output)["shared_arena"]
+    assert shared["target"] == "x86_64-linux" and shared["bound"] == "exact" and shared["not_run"] == ""
+    assert "#define SHARED_ARENA_EXACT 1\n" in (tmp_path / "shared_arena.h").read_text()
+
+
+def test_package_refuses_a_shared_figure_the_build_does_not_run_in(harness, tmp_path, monkeypatch):
+    from dataclasses import replace
+    from packager.package import shared_arena
+    from packager.package.verify import VerifyError
+    monkeypatch.setenv(tflm_shared.ENV, str(harness.parent))
+    real = shared_arena.predict_shared_arena
+    monkeypatch.setattr(shared_arena, "predict_shared_arena",
+                        lambda models, heads, target: replace(f := real(models, heads, target), arena=f.arena - 16))
+    with pytest.raises(VerifyError, match="do not run in .* sharing one arena"):
+        package_shared(PAIRS[4], tmp_path, report=False, verify=True, target=X86_64_LINUX.name)
+    assert not (tmp_path / "shared_arena.h").exists()
 
 
 def test_without_the_build_the_figure_is_not_called_exact(tmp_path, monkeypatch):
