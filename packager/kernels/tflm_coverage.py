@@ -17,30 +17,19 @@ from packager.model import Model
 _PER_CHANNEL = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"})
 _DATA_INPUT = {"TRANSPOSE_CONV": 2}  # its input 0 is the output shape
 
-# The operators the oracle builds register (.ci/build_tflm_targets.sh). The full resolver (cortex-m4): the
-# tflite-micro Python package's op resolver, the Signal library's ops included (built beside the recipe's
-# library, kissfft downloaded at build time), i.e. every builtin TFLite Micro has a kernel for and its own
-# custom ops but ethos-u (no Ethos-U driver here: AddEthosU adds nothing).
-# The CMSIS-NN builds use the recipe's trimmed resolver (cortex-m/harness/ops_resolver_trim.cc, 33 operators),
-# so that a fresh machine builds each in minutes.
-# tests/compare/test_tflm_targets.py holds these against each build's own `tflm_fit --registered`.
+# The operators the oracle builds register (.ci/build_tflm_targets.sh). The full resolver (every Cortex-M
+# build, reference kernels or CMSIS-NN): the tflite-micro Python package's op resolver, the Signal
+# library's ops included (built beside the recipe's library, kissfft downloaded at build time), i.e. every
+# builtin TFLite Micro has a kernel for and its own custom ops but ethos-u (no Ethos-U driver here:
+# AddEthosU adds nothing). tests/compare/test_tflm_targets.py holds these against each build's own
+# `tflm_fit --registered`.
 REGISTERED = frozenset(BUILTIN_ADD) | (frozenset(CUSTOM_ADD) - {"ethos-u"})
-TRIM_RESOLVER = frozenset({
-    "ADD", "ASSIGN_VARIABLE", "AVERAGE_POOL_2D", "CALL_ONCE", "CAST", "CONCATENATION", "CONV_2D",
-    "DEPTH_TO_SPACE", "DEPTHWISE_CONV_2D", "DEQUANTIZE", "DIV", "FULLY_CONNECTED", "HARD_SWISH",
-    "LOGISTIC", "MAXIMUM", "MEAN", "MINIMUM", "MUL", "PACK", "PAD", "QUANTIZE", "READ_VARIABLE",
-    "RESHAPE", "SHAPE", "SOFTMAX", "SPLIT_V", "STRIDED_SLICE", "SUB", "SVDF", "TANH", "TRANSPOSE",
-    "UNIDIRECTIONAL_SEQUENCE_LSTM", "VAR_HANDLE",
-})
-_TRIMMED_BUILDS = frozenset({"cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn", "cortex-m55+cmsis-nn"})
 # armhf-linux (built by name, the linux recipe's library) has the recipe's resolver without the Signal ops.
 _NO_SIGNAL_BUILDS = frozenset({"armhf-linux"})
 
 
 def registered_by(build: str) -> frozenset[str]:
     """The operators (builtin names and custom codes) the build's fit program registers."""
-    if build in _TRIMMED_BUILDS:
-        return TRIM_RESOLVER
     if build in _NO_SIGNAL_BUILDS:
         return frozenset(n for n in REGISTERED if not n.startswith("Signal"))
     return REGISTERED
