@@ -13,8 +13,8 @@ A row's verdict (the words of packager/compare/matrix.py):
   does not accept this mode); not registered: the build has no kernel for one of its operators.
 
 "Sets up" is AllocateTensors working: an Invoke on zeros that fails afterwards (exit 5) is noted,
-since no kernel takes arena memory in Invoke. On a set-up-only build (cortex-m55+cmsis-nn: DSP kernels
-run on MVE-sized buffers) any end of the Invoke but "does not set up" counts as set up.
+since no kernel takes arena memory in Invoke. A set-up-only build (cortex-m55+cmsis-nn) runs no Invoke
+(packager/runtimes/tflm_targets.py, SET_UP_ONLY).
 """
 
 from __future__ import annotations
@@ -27,21 +27,18 @@ from packager.kernels import tflm_coverage
 from packager.kernels.tflm_arena import Target
 from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.reader import read_model
-from packager.runtimes.tflm_targets import ARENA_MAX, DOES_NOT_SET_UP, FITS, INVOKE_FAILED, SET_UP_ONLY, status
+from packager.runtimes.tflm_targets import ARENA_MAX, FITS, INVOKE_FAILED, status
 
 NOT_REGISTERED = "not registered"
 TIMEOUT = 60.0  # seconds per run: these models set up in well under one; a failed check halts
 
 
-def _sets_up(code: int | None, set_up_only: bool = False) -> bool:
-    if set_up_only:
-        return code is not None and code != DOES_NOT_SET_UP
+def _sets_up(code: int | None) -> bool:
     return code in (FITS, INVOKE_FAILED)
 
 
 def row_of(path: Path, target: Target, program: Path) -> Row:
     label = target.name
-    set_up_only = program.parent.name in SET_UP_ONLY
     model = read_model(path)
     missing = tflm_coverage.unregistered(model, target.oracle)
     if missing:
@@ -52,17 +49,16 @@ def row_of(path: Path, target: Target, program: Path) -> Row:
         return Row(path.stem, label, FAILED, why=f"no prediction: {e}")
     n = whole.arena
     at = status(program, path, n, TIMEOUT)
-    below = status(program, path, n - 16, TIMEOUT) if _sets_up(at, set_up_only) else None
-    if not _sets_up(at, set_up_only) and not _sets_up(status(program, path, ARENA_MAX, TIMEOUT), set_up_only):
+    below = status(program, path, n - 16, TIMEOUT) if _sets_up(at) else None
+    if not _sets_up(at) and not _sets_up(status(program, path, ARENA_MAX, TIMEOUT)):
         return Row(path.stem, label, REFUSED, predicted=n,
                    why="it does not set up even in 8 MiB" if at is not None else "a TFLite Micro check halted")
-    seen = (f"declared {n:,} B: sets up in it {_sets_up(at, set_up_only)}, "
-            f"in 16 B less {_sets_up(below, set_up_only)}")
-    invoke = "one Invoke on zeros failed" if at == INVOKE_FAILED and not set_up_only else ""
+    seen = f"declared {n:,} B: sets up in it {_sets_up(at)}, in 16 B less {_sets_up(below)}"
+    invoke = "one Invoke on zeros failed" if at == INVOKE_FAILED else ""
     if not whole.exact:
         return Row(path.stem, label, NAMED, predicted=n, after_invoke=invoke,
                    why=f"{whole.why_inexact} ({seen})")
-    if _sets_up(at, set_up_only) and not _sets_up(below, set_up_only):
+    if _sets_up(at) and not _sets_up(below):
         return Row(path.stem, label, EXACT, n, n, after_invoke=invoke)
     return Row(path.stem, label, UNNAMED, predicted=n, after_invoke=invoke, why=seen)
 

@@ -357,6 +357,16 @@ def _batch_matmul(sg: Subgraph, op: Operator, family: str, eval_tensor: int) -> 
     return out
 
 
+def prepare_temp_tensors(sg: Subgraph, op: Operator) -> list[int] | None:
+    """The tensors a CMSIS-NN kernel's Prepare holds as temporaries, in order, where it differs
+    from the reference kernel's (None: as the reference). pooling.cc AveragePrepare: the shared
+    PoolingPrepare takes input and output, then AveragePrepare takes them again (every type);
+    TFLite Micro frees them only when Prepare ends."""
+    if op.name == "AVERAGE_POOL_2D":
+        return [op.inputs[0], op.outputs[0], op.inputs[0], op.outputs[0]]
+    return None
+
+
 def prepare_buffers_overlap_temps(sg: Subgraph, op: Operator) -> bool:
     """The CMSIS-NN LSTM takes its kernel sums while its tensors sit in temp memory (LstmTensors),
     then only releases them: like int16 SOFTMAX's tables, the buffers may lie over all but what
