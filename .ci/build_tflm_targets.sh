@@ -23,9 +23,9 @@ CACHE=${TFLPACK_CACHE:-$HOME/.cache/tflpack}
 # (packager/runtimes/tflm_targets.py).
 declare -A RECIPE=(
   [cortex-m4]="cortex-m4 ref full"
-  [cortex-m4+cmsis-nn]="cortex-m4 cmsis_nn trim"
-  [cortex-m3+cmsis-nn]="cortex-m3 cmsis_nn trim"
-  [cortex-m55+cmsis-nn]="cortex-m4 cmsis_nn trim mvesizes"
+  [cortex-m4+cmsis-nn]="cortex-m4 cmsis_nn full"
+  [cortex-m3+cmsis-nn]="cortex-m3 cmsis_nn full"
+  [cortex-m55+cmsis-nn]="cortex-m4 cmsis_nn full mvesizes"
   [armhf-linux]="armhf ref full"
 )
 # CI builds the reference-kernel device targets (bare-metal cortex-m4, 32-bit ARM Linux armhf-linux) and the
@@ -34,9 +34,12 @@ ALL="cortex-m4 armhf-linux cortex-m4+cmsis-nn cortex-m3+cmsis-nn cortex-m55+cmsi
 # The resolver (third word above): full, the fit program registers every operator TFLite Micro's reference kernels
 # have, as the tflite-micro Python package's op resolver does (python_ops_resolver.cc, the Signal library's ops
 # included: the recipe's library has no Signal kernels, so they are built beside it, in tflm-signal-<key> keyed by
-# the library's key and kissfft's pinned tarball, .ci/fetch_kissfft.sh, and linked with it); trim, the recipe's 33-operator resolver, which keeps a
-# fresh machine's CMSIS-NN builds to about a hundred objects each. TFLPACK_TFLM_RESOLVER=full|trim overrides it for
-# every target.
+# the library's key and kissfft's pinned tarball, .ci/fetch_kissfft.sh, and linked with it); trim, the recipe's
+# 33-operator resolver (kept for quick local builds). TFLPACK_TFLM_RESOLVER=full|trim overrides it for every target.
+# Every Cortex-M build compiles through ccache (CCACHE_DIR in the cache folder) when it is there or installable: in its
+# preprocessor mode -D and -I are not hashed, only the preprocessed text and the other options, so a reference-kernel
+# object whose text -DCMSIS_NN leaves unchanged is compiled once for cortex-m4 and cortex-m4+cmsis-nn (a different
+# -mcpu shares nothing). Without ccache the plain compilers build the same objects.
 case ${TFLPACK_TFLM_RESOLVER:-} in
   ""|full|trim) ;;
   *) echo "TFLPACK_TFLM_RESOLVER must be full or trim" >&2; exit 2 ;;
@@ -66,6 +69,14 @@ fi
 if [[ " $TARGETS " == *" armhf-linux "* ]] && ! command -v arm-linux-gnueabihf-g++ >/dev/null 2>&1 \
     && command -v apt-get >/dev/null 2>&1; then
   (apt-get update -qq && apt-get install -y -qq g++-arm-linux-gnueabihf) >/dev/null 2>&1 || true
+fi
+if ! command -v ccache >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && apt-get install -y -qq ccache) >/dev/null 2>&1 || true
+fi
+CCVARS=()
+if command -v ccache >/dev/null 2>&1; then
+  export CCACHE_DIR=$CACHE/ccache
+  CCVARS=("CXX=ccache arm-none-eabi-g++" "CC=ccache arm-none-eabi-gcc")  # override the recipe's `:=`
 fi
 LIB=$CACHE/tflm-lib-$LIBKEY
 mkdir -p "$LIB" "$OUT"
@@ -100,7 +111,7 @@ for t in $TARGETS; do
   fi
   B=$LIB/build/$cpu-$kernels
   # The library, the op resolver and the Linux-syscall layer, as the shared recipe builds them.
-  nice -n 10 $MK RESOLVER="$resolver" CPU="$cpu" KERNELS="$kernels" -j2 "$B/libtflm.a" "$B/$ROBJ" \
+  nice -n 10 $MK "${CCVARS[@]}" RESOLVER="$resolver" CPU="$cpu" KERNELS="$kernels" -j2 "$B/libtflm.a" "$B/$ROBJ" \
     "$B/obj/harness_sys/linux_syscalls.o" >"$LIB/build-$cpu-$kernels.log" 2>&1 \
     || { tail -20 "$LIB/build-$cpu-$kernels.log" >&2; exit 1; }
   lib=$B/libtflm.a
@@ -124,7 +135,7 @@ for t in $TARGETS; do
     sigsrcs=$(cd "$SIG/src" && ls signal/micro/kernels/*.cc signal/src/*.cc signal/src/kiss_fft_wrappers/*.cc \
               | grep -v '_flexbuffers_generated_data\.cc$')
     sigobjs=$(for f in $sigsrcs; do echo "$SB/obj/${f%.cc}.o"; done)
-    nice -n 10 make -s -f "$ORACLE/cortex-m/Makefile" TOP="$SIG" RESOLVER=full CPU="$cpu" KERNELS="$kernels" \
+    nice -n 10 make -s -f "$ORACLE/cortex-m/Makefile" "${CCVARS[@]}" TOP="$SIG" RESOLVER=full CPU="$cpu" KERNELS="$kernels" \
       OPT="-O2 -I$KISSFFT" -j2 $sigobjs "$SB/obj/python/tflite_micro/python_ops_resolver.o" \
       >"$SIG/build-$cpu-$kernels.log" 2>&1 || { tail -20 "$SIG/build-$cpu-$kernels.log" >&2; exit 1; }
     rm -f "$SB/libsignal.a"; arm-none-eabi-ar rcs "$SB/libsignal.a" $sigobjs

@@ -7,8 +7,8 @@ and runs in (16-byte steps, searched from the prediction), and whether the figur
 Rows: the shared TFLite Micro models (../shared/models/tflm), every fixture of
 fixtures/tflm_kernels.py, fixtures/runtime_cases.py and fixtures/tflm_cmsis_kernels.py, then the
 catalog's models (fixtures/models); `--ran-only`: only those the first target's build registers every
-operator of. Several targets: their columns side by side (e.g. a CMSIS-NN target and its core's reference one).
-Prints a Markdown table (docs/tflm-arena.md).
+operator of. Several targets: their columns side by side. A single CMSIS-NN target: its core's figure with
+reference kernels beside it (modelled). Prints a Markdown table (docs/tflm-arena.md).
 """
 
 from __future__ import annotations
@@ -66,14 +66,17 @@ def main(argv: list[str]) -> None:
     for t, program in zip(targets, programs):
         if program is None:
             sys.exit(f"error: no build of TFLite Micro for {t.oracle} (bash .ci/build_tflm_targets.sh)")
+    reference = target_named(targets[0].name.split("+")[0]) if len(targets) == 1 and targets[0].cmsis_nn else None
     head = "".join(f" {t.name}: declared | measured on its TFLite Micro | exact | proven |" for t in targets)
-    print(f"| model |{head}")
-    print("| --- |" + " ---: | ---: | --- | --- |" * len(targets))
+    print(f"| model |{head}{f' {reference.name}: declared (reference kernels) |' if reference else ''}")
+    print("| --- |" + " ---: | ---: | --- | --- |" * len(targets) + (" ---: |" if reference else ""))
     with tempfile.TemporaryDirectory() as tmp:
         for path in cases(Path(tmp)):
             if ran_only and tflm_coverage.unregistered(read_model(path), targets[0].oracle):
                 continue  # the first target's build cannot run it
             cells = [c for t, program in zip(targets, programs) for c in row(path, t, program)]
+            if reference:
+                cells.append(f"{predict_whole_arena(read_model(path), reference).arena:,}")
             print(f"| {path.stem} | {' | '.join(cells)} |", flush=True)
 
 

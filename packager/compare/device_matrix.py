@@ -13,7 +13,8 @@ A row's verdict (the words of packager/compare/matrix.py):
   does not accept this mode); not registered: the build has no kernel for one of its operators.
 
 "Sets up" is AllocateTensors working: an Invoke on zeros that fails afterwards (exit 5) is noted,
-since no kernel takes arena memory in Invoke.
+since no kernel takes arena memory in Invoke. A set-up-only build (cortex-m55+cmsis-nn) runs no Invoke
+(packager/runtimes/tflm_targets.py, SET_UP_ONLY).
 """
 
 from __future__ import annotations

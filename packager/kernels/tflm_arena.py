@@ -395,10 +395,15 @@ def init_buffers(op: Operator, buffers: list[int]) -> int:
     return 1 if (op.name in _OPDATA and buffers) or op.name == "BATCH_MATMUL" else 0
 
 
-def prepare_temp_tensors(op: Operator, sg: Subgraph | None = None) -> list[int]:
+def prepare_temp_tensors(op: Operator, sg: Subgraph | None = None, target: Target | None = None) -> list[int]:
     """The tensors (ids, -1 for an absent optional one) a kernel's Prepare holds as temporary
-    TfLiteTensors at once, in order, repeats included (kernels/tflm_prepare_temps.py); all of
-    its inputs and outputs once for a kernel not listed there."""
+    TfLiteTensors at once, in order, repeats included (kernels/tflm_prepare_temps.py; a CMSIS-NN
+    kernel's own Prepare: kernels/tflm_cmsis_nn.py); all of its inputs and outputs once for a
+    kernel not listed there."""
+    if sg is not None and target is not None and target.cmsis_nn:
+        taken = tflm_cmsis_nn.prepare_temp_tensors(sg, op)
+        if taken is not None:
+            return taken
     if sg is not None:
         taken = tflm_prepare_temps.taken_tensors(sg, op)
         if taken is not None:

@@ -105,14 +105,13 @@ def _window(sg: Subgraph, op: Operator, filter_hw: tuple[int, int]) -> dict:
 # -- scratch requests (RequestScratchBufferInArena), per kernel, per family ----------------------
 
 def _conv(sg: Subgraph, op: Operator, family: str) -> list[Request] | None:
-    """conv.cc: int8 asks arm_convolve_wrapper_s8_get_buffer_size, int16
-    arm_convolve_wrapper_s16_get_buffer_size (its bias is read as output 2, never present, so
-    every int16 conv asks); float32 nothing. Sources: arm_convolve_get_buffer_sizes_s8.c, _s16.c."""
-    x, wts = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]
+    """conv.cc: int8 asks arm_convolve_wrapper_s8_get_buffer_size (int4 weights too: Prepare
+    sizes by the input's type), int16 arm_convolve_wrapper_s16_get_buffer_size (its bias is read
+    as output 2, never present, so every int16 conv asks); float32 nothing. Sources:
+    arm_convolve_get_buffer_sizes_s8.c, _s16.c."""
+    x = sg.tensors[op.inputs[0]]
     if x.type not in ("INT8", "INT16"):
         return []
-    if x.type == "INT8" and wts.type == "INT4":
-        return None  # arm_convolve_wrapper_s4_get_buffer_size: not modelled
     g = _window(sg, op, tuple(_shape(sg, op.inputs[1])[1:3]))
     filter_c = _shape(sg, op.inputs[1])[3]
     k = g["kh"] * g["kw"] * g["c"]  # rhs_cols: the im2col row
@@ -152,13 +151,20 @@ def _conv_1_x_n_mve(g: dict, k: int) -> int:
 
 def _depthwise(sg: Subgraph, op: Operator, family: str) -> list[Request] | None:
     """depthwise_conv.cc: only int8 asks, arm_depthwise_conv_wrapper_s8_get_buffer_size
-    (arm_depthwise_conv_get_buffer_sizes_s8.c); int16 and float32 nothing."""
+    (arm_depthwise_conv_get_buffer_sizes_s8.c), or _s4_ for int4 weights (_s4.c); int16 and
+    float32 nothing."""
     x, wts = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]
     if x.type != "INT8":
         return []
-    if wts.type == "INT4":
-        return None  # arm_depthwise_conv_wrapper_s4_get_buffer_size: not modelled
     g = _window(sg, op, tuple(_shape(sg, op.inputs[1])[1:3]))
+    if wts.type == "INT4":
+        # The s4 wrapper: multiplier 1, one batch, no dilation; MVE's rows of the kernel, else one
+        # int16 im2col row on every other core (the DSP size function, called without a no-DSP
+        # branch), with no 3x3 exception and no one-channel case.
+        if not (g["c"] == g["oc"] and g["n"] == 1 and g["dil_w"] == 1 and g["dil_h"] == 1):
+            return []
+        size = 4 * 124 * g["kw"] * g["kh"] if family == MVE else 2 * g["c"] * g["kw"] * g["kh"]
+        return [Request(size, "im2col (depthwise s4)")]
     if family == MVE and g["c"] == 1 and g["oc"] > 1:
         # arm_deptwise_conv_s8_one_in_ch_get_buffer_size_mve: run as a convolution (its im2col
         # buffer) plus the reordered filter. depthwise_conv.cc leaves the stride unset, which only
@@ -349,6 +355,16 @@ def _batch_matmul(sg: Subgraph, op: Operator, family: str, eval_tensor: int) -> 
     if lhs.type != "FLOAT32" and rhs.type != "FLOAT32":
         out.append(7 * 4)
     return out
+
+
+def prepare_temp_tensors(sg: Subgraph, op: Operator) -> list[int] | None:
+    """The tensors a CMSIS-NN kernel's Prepare holds as temporaries, in order, where it differs
+    from the reference kernel's (None: as the reference). pooling.cc AveragePrepare: the shared
+    PoolingPrepare takes input and output, then AveragePrepare takes them again (every type);
+    TFLite Micro frees them only when Prepare ends."""
+    if op.name == "AVERAGE_POOL_2D":
+        return [op.inputs[0], op.outputs[0], op.inputs[0], op.outputs[0]]
+    return None
 
 
 def prepare_buffers_overlap_temps(sg: Subgraph, op: Operator) -> bool:

@@ -393,7 +393,7 @@ class _OpFigures:
         first = tflm_arena.init_buffers(op, buffers)
         overlap = tflm_arena.buffers_may_overlap_temps(sg, op, target)
         figures = _Figures(tflm_arena.builtin_data(op, target), buffers, first, unmodelled,
-                           tflm_arena.prepare_temp_tensors(op, sg),
+                           tflm_arena.prepare_temp_tensors(op, sg, target),
                            overlap, len(wanted), known_requests,
                            key, quiet=known_requests and not wanted and not buffers[first:], node=(sg, op))
         if key is not None:

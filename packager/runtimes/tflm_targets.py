@@ -22,9 +22,9 @@ FITS, DOES_NOT_SET_UP, INVOKE_FAILED = 0, 4, 5  # the program's exit statuses
 ARENA_MAX = 8 << 20  # the fit program's static arena: no model gets more
 TIMEOUT = 300  # seconds: a failed TFLite Micro check halts by spinning, never by exiting
 # Builds whose set-up alone is the target's: cortex-m55+cmsis-nn is a DSP build with CMSIS-NN's MVE
-# buffer-size functions swapped in (MVE cannot execute here), so its Invoke runs DSP kernels on MVE-sized
-# buffers and may fail. TFLite Micro takes all its arena while it sets a model up, so a model that sets up
-# in N bytes (any exit but DOES_NOT_SET_UP) is one an M55 build sets up in N.
+# buffer-size functions swapped in (MVE cannot execute here), so its Invoke would run DSP kernels on
+# MVE-sized buffers. TFLite Micro takes all its arena while it sets a model up, so the fit program runs
+# only the set-up there (--set-up-only): a model that sets up in N bytes is one an M55 build sets up in N.
 SET_UP_ONLY = frozenset({"cortex-m55+cmsis-nn"})
 # Builds for this machine's own processor: run as they are, no qemu-arm (build -> where they are found).
 NATIVE = {"x86_64-linux": ("TFLPACK_TFLM_FIT_X86_64", "tflm-fit-x86_64")}
@@ -67,8 +67,10 @@ def _command(program: Path) -> list[str]:
 def status(program: Path, model: Path, arena: int, timeout: float = TIMEOUT) -> int | None:
     """The fit program's exit status for the model in `arena` bytes (None: it halted, a TFLite
     Micro check having failed)."""
+    only = ["--set-up-only"] if program.parent.name in SET_UP_ONLY else []
     try:
-        done = subprocess.run([*_command(program), str(model), str(arena)], capture_output=True, timeout=timeout)
+        done = subprocess.run([*_command(program), str(model), str(arena), *only], capture_output=True,
+                              timeout=timeout)
     except subprocess.TimeoutExpired:
         return None
     return done.returncode
@@ -77,12 +79,7 @@ def status(program: Path, model: Path, arena: int, timeout: float = TIMEOUT) -> 
 def fits(program: Path, model: Path, arena: int) -> bool:
     """Whether the model sets up and runs once in `arena` bytes on this build (a set-up-only build:
     whether it sets up)."""
-    code = status(program, model, arena)
-    if code is None:
-        return False  # a TFLite Micro check failed and halted
-    if program.parent.name in SET_UP_ONLY:
-        return code != DOES_NOT_SET_UP
-    return code == FITS
+    return status(program, model, arena) == FITS  # (None: a TFLite Micro check failed and halted)
 
 
 def registered(program: Path, customs: list[str]) -> set[str]:

@@ -86,3 +86,35 @@ def test_an_mve_depthwise_conv_of_one_input_channel_runs_as_a_convolution():
     whole = predict_whole_arena(row, target_named("cortex-m55+cmsis-nn"))
     assert not whole.exact and whole.side == "lower" and "DEPTHWISE_CONV_2D" in whole.why_inexact
     assert predict_whole_arena(row, target_named("cortex-m4+cmsis-nn")).exact
+
+
+def _matrix_model(name: str):
+    from fixtures.op_matrix import CASES
+    return parse_model(next(c for c in CASES if c.name == name).model().build())
+
+
+def test_int4_weights_ask_the_int8_convolution_size_and_the_s4_depthwise_size():
+    """conv.cc sizes an int4 convolution's buffer by its int8 input (the s8 function); depthwise_conv.cc
+    asks CMSIS-NN's s4 size, one int16 im2col row on no-DSP and DSP cores alike, with no 3x3 exception."""
+    def scratch(name, family):
+        return [size for _, size, _ in predict_tflm(_matrix_model(name), family).scratch]
+    assert scratch("CONV_2D__int4_weights_3x3", "dsp") == scratch("CONV_2D__int8_3x3", "dsp") != []
+    depthwise = _matrix_model("DEPTHWISE_CONV_2D__int4_weights_3x3")
+    c = depthwise.subgraphs[0].tensors[depthwise.subgraphs[0].operators[-1].inputs[0]].shape[3]
+    for family in ("no-dsp", "dsp"):
+        assert scratch("DEPTHWISE_CONV_2D__int4_weights_3x3", family) == [-(-2 * c * 9 // 16) * 16]
+    assert scratch("DEPTHWISE_CONV_2D__int4_weights_3x3", "mve") == [4 * 124 * 9]
+    for target in ("cortex-m3+cmsis-nn", "cortex-m4+cmsis-nn", "cortex-m55+cmsis-nn"):
+        assert predict_whole_arena(depthwise, target_named(target)).exact
+
+
+def test_an_average_pool_prepare_holds_its_tensors_twice_on_cmsis_nn():
+    """pooling.cc AveragePrepare takes input and output again after PoolingPrepare: where the head is
+    small (no DSP: no channel sums), those temporaries set the set-up room."""
+    from packager.kernels.tflm_arena import prepare_temp_tensors
+    model = _matrix_model("AVERAGE_POOL_2D__int8_stride_2_valid")
+    sg = model.subgraphs[0]
+    op = sg.operators[0]
+    assert prepare_temp_tensors(op, sg, target_named("cortex-m4")) == [op.inputs[0], op.outputs[0]]
+    assert prepare_temp_tensors(op, sg, target_named("cortex-m3+cmsis-nn")) == [op.inputs[0], op.outputs[0]] * 2
+    assert predict_whole_arena(model, target_named("cortex-m3+cmsis-nn")).arena == 624  # measured on its build

@@ -22,7 +22,10 @@ from packager.reader import read_model
 from tests.conftest import REPO
 from tests.oracle.locate import program
 
-TARGETS = ("cortex-m4", "armhf-linux", "x86_64-linux")  # the reference-kernel builds
+# The reference-kernel builds (x86_64-linux runs natively), then the CMSIS-NN builds of the DSP, no-DSP and
+# MVE families (M55: set-up only).
+TARGETS = ("cortex-m4", "armhf-linux", "x86_64-linux", "cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn",
+           "cortex-m55+cmsis-nn")
 PAGE = REPO / "docs" / "device-matrix.md"
 
 

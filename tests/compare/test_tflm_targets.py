@@ -8,6 +8,7 @@ up and runs in exactly the declared arena and not in 16 B less; the coverage mat
 from __future__ import annotations
 
 import functools
+import signal
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from packager.kernels import tflm_coverage
 from packager.kernels.tflm_arena import target_named
 from packager.kernels.tflm_whole_arena import predict_whole_arena
 from packager.reader import read_model
-from packager.runtimes.tflm_targets import fits, registered
+from packager.runtimes.tflm_targets import fits, registered, status
 from tests.conftest import REPO, SHARED_MODELS
 from tests.oracle.locate import program
 
@@ -79,6 +80,10 @@ def runs_exactly(target: str, case: str, folder: str) -> tuple[bool | None, str]
     n = prediction.arena
     seen = (fits(found, path, n), fits(found, path, n - 16))
     if not seen[0] and not fits(found, path, max(n, GENEROUS)):
+        if status(found, path, max(n, GENEROUS)) == -signal.SIGILL:
+            # The MVE build's buffer-size code is compiled for cortex-m55: some of it (the 1xN convolution's)
+            # holds v8.1-M instructions the A-profile core qemu-arm runs does not have.
+            return None, f"TFLite Micro built for {build} stops on an instruction qemu-arm's core does not have"
         return None, f"TFLite Micro built for {build} does not run it at all (not even in {GENEROUS:,} B)"
     return seen == (True, False), f"declared {n:,} B: runs in it {seen[0]}, in 16 B less {seen[1]}"
 

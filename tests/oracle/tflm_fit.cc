@@ -1,6 +1,8 @@
 // tflm_fit: does MODEL set up and run once in exactly N bytes of arena, on this build of TFLite Micro?
 //   tflm_fit MODEL.tflite N        exit 0: it fits (AllocateTensors and one Invoke on zero inputs worked)
 //                                  4: it does not set up in N (AllocateTensors failed); 5: Invoke failed; 2: bad call
+//   tflm_fit MODEL.tflite N --set-up-only   exit 0 once AllocateTensors worked, without the Invoke (a build
+//                                  whose kernels cannot run here: its set-up alone is the target's)
 //   tflm_fit --registered [CUSTOM...]  prints each builtin operator this build's op resolver registers, then
 //                                  each CUSTOM code it registers (what the tests compare the coverage table with)
 // A device build's use of TFLite Micro, nothing more: the arena is a static 16-byte-aligned buffer, the
@@ -67,8 +69,11 @@ int ResourceVariables(const tflite::Model* model) {
   return count;
 }
 
+bool set_up_only = false;
+
 int SetUpAndRun(tflite::MicroInterpreter& interpreter) {
   if (interpreter.AllocateTensors() != kTfLiteOk) return 4;
+  if (set_up_only) return 0;
   for (size_t i = 0; i < interpreter.inputs_size(); ++i) {
     TfLiteTensor* input = interpreter.input(i);
     if (input != nullptr && input->data.raw != nullptr) memset(input->data.raw, 0, input->bytes);
@@ -94,8 +99,9 @@ int Registered(const tflite::MicroOpResolver& resolver, int argc, char** argv) {
 int main(int argc, char** argv) {
   static tflite::PythonOpsResolver resolver;
   if (argc >= 2 && strcmp(argv[1], "--registered") == 0) return Registered(resolver, argc, argv);
-  if (argc != 3) {
-    fprintf(stderr, "usage: tflm_fit MODEL.tflite ARENA_BYTES\n");
+  set_up_only = argc == 4 && strcmp(argv[3], "--set-up-only") == 0;
+  if (argc != 3 && !set_up_only) {
+    fprintf(stderr, "usage: tflm_fit MODEL.tflite ARENA_BYTES [--set-up-only]\n");
     return 2;
   }
   const size_t size = strtoul(argv[2], nullptr, 10);
