@@ -4,6 +4,8 @@ offsets compiled or not."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -65,13 +67,30 @@ def test_compiled_and_plain_take_the_same_nodes_to_the_same_offsets():
     assert runs[0] == runs[1] and runs[0][1] is not None
 
 
-def test_the_search_packs_a_perfect_packing_the_first_probe_leaves_open():
-    # perfect 250, seed 1: the first probe's share at the bound packs nothing; the tiling probe does
+def test_the_tiling_probe_leads_where_every_section_is_full_at_the_bound():
+    # perfect 250, seed 1: every section holds the bound, so a packing there is a tiling; the
+    # first probe's share at the bound packs nothing (7,500 nodes), the tiling probe does, and
+    # now runs first: the first probe never starts
     records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(250, 1)))
+    inst = exact_search._Instance(records, 1)
+    assert exact_search._full_at(inst, perfect_packing.WIDTH)
+    assert not exact_search._full_at(inst, perfect_packing.WIDTH + 1024)
     result = exact_search.search(records, 1, node_budget=400_000)
     assert (result.arena, result.proven_optimal) == (perfect_packing.WIDTH, True)
-    assert result.nodes == exact_search.BOUND_FIRST_NODES_PER_RECORD * 250 and result.tiling_nodes < 50 * 250
+    assert result.nodes == 0 and 0 < result.tiling_nodes < 50 * 250
     check_offset_plan(records, OffsetPlan("t", result.offsets, result.arena))
+
+
+def test_the_first_probe_leads_where_a_section_has_slack():
+    # the same packing with one more record in a section of its own: that section has slack, so
+    # the first probe runs first at the bound, as before the rule
+    records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(100, 4)))
+    end = max(r.last_op for r in records) + 1
+    records = list(records) + [replace(records[0], tensor=len(records), first_op=end, last_op=end, size=1024)]
+    assert not exact_search._full_at(exact_search._Instance(records, 1), perfect_packing.WIDTH)
+    result = exact_search.search(records, 1, node_budget=400_000)
+    assert (result.arena, result.proven_optimal) == (perfect_packing.WIDTH, True)
+    assert result.nodes >= exact_search.BOUND_FIRST_NODES_PER_RECORD * 100  # its share, spent
 
 
 def test_a_perfect_packing_covers_its_strip():
