@@ -58,7 +58,7 @@ import numpy as np
 
 from packager.plan import kernels
 from packager.plan.kernels import exact_probe
-from packager.plan.offsets._tiling import TilingRounds
+from packager.plan.offsets._tiling import TilingRounds, full_at
 from packager.plan.offsets.local_search import OrderDecoder, aligned_lower_bound, greedy_by_size_order
 from packager.plan.records import OffsetPlan, UsageRecord, arena_of, offset_lower_bound
 
@@ -102,18 +102,11 @@ BOUND_SHARE_NODES = 200_000
 # independent sections: most perfect packings of benchmarks/perfect_packing.py in about one
 # node per record (measured by benchmarks/bench_minimalloc.py). Its nodes are counted apart from
 # the node budget (the schedule after it is the same as without it) and its steps within the
-# step budget. Where every section is full at the bound (`_full_at`: a perfect packing's bound)
+# step budget. Where every section is full at the bound (`_tiling.full_at`: a perfect packing's bound)
 # it runs before the first probe instead: there the first probe's share packed none of the
 # perfect packings of 250 buffers (7,500 nodes, 7.1 to 8.0 million steps each, wasted) where
 # the tiling probe packs them in 0.5 to 4.0 million steps.
 TILING_NODES_PER_RECORD = 50
-
-
-def _full_at(inst: "_Instance", capacity: int) -> bool:
-    """Whether every section holds exactly `capacity` bytes: a packing under it leaves no point
-    of any section empty, so it is a tiling, which the tiling probe searches directly (its wells
-    rule everywhere) where the first probe explores the orders of independent places in time."""
-    return inst.sections > 0 and bool((inst.total0 == capacity).all())
 
 
 def default_scout_nodes(node_budget: int, records: int) -> int:
@@ -443,7 +436,7 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     if scout and state.lo < state.best:
         tiling = inst.granule % inst.alignment == 0
         tiling_share = TILING_NODES_PER_RECORD * max(1, len(inst.ids))
-        full = tiling and _full_at(inst, state.lo)
+        full = tiling and full_at(inst, state.lo)
         if full:  # no slack anywhere: the tiling probe leads (see TILING_NODES_PER_RECORD)
             state.tile(state.lo, tiling_share)
         # the bound's probe first, briefly: most of MiniMalloc's instances pack at the
