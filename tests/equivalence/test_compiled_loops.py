@@ -104,24 +104,21 @@ def test_inputs_below_compile_from_never_import_numba():
             "    s.run(p)\n")
 
 
-_COLLECTIONS = """
-import gc
+_COMPILES = """
 import numpy as np
-calls = []
-collect = gc.collect
-gc.collect = lambda *args: calls.append(1) or collect(*args)
 from packager.plan import kernels
 from packager.plan.kernels import exact_probe
+calls = []
+kernels.AFTER_COMPILE.append(lambda: calls.append(1))
 kernels.compiled(exact_probe).neighbour_rows(np.arange(3, dtype=np.int64), np.full(3, 3, np.int64), 3)
 print(len(calls))
 """
 
 
-def test_a_kernel_compile_is_collected_after_and_a_cached_load_is_not(tmp_path):
-    # the garbage of each compile is freed before the next (the first run's peak memory); a run
-    # that loads the kernels from numba's cache compiles nothing and collects nothing
+def test_after_compile_runs_after_each_kernel_compile_and_not_after_a_cached_load(tmp_path):
+    # (the command line collects the compile's garbage there: the first run's peak memory)
     pytest.importorskip("numba")
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    runs = [subprocess.run([sys.executable, "-c", _COLLECTIONS], cwd=REPO, env=env, capture_output=True,
+    runs = [subprocess.run([sys.executable, "-c", _COMPILES], cwd=REPO, env=env, capture_output=True,
                            text=True, check=True).stdout.split()[-1] for _ in range(2)]
     assert int(runs[0]) >= 2 and int(runs[1]) == 0  # neighbour_rows and its sort; then none

@@ -8,10 +8,11 @@ numba is missing, the same functions uncompiled: the same code either way, so th
 from __future__ import annotations
 
 import functools
-import gc
 import importlib.util
 import sys
 from types import FunctionType, ModuleType
+
+from packager.plan import kernels
 
 try:
     from numba import njit
@@ -29,22 +30,19 @@ def _compiled_here(data) -> bool:
 
 
 if event is not None:
-    class _CollectAfterCompile(event.Listener):
-        """A compile leaves numba's intermediate forms behind as cyclic garbage, which Python's
-        collector frees only much later: the first run after an install, which compiles every
-        kernel it uses in one process, peaked at 338 MB (`plan --records --offsets-only` on a
-        perfect packing of 1,000 buffers, the most kernels; 357 MB with `best`). Collected after
-        each of our kernels' compiles: 293 MB (316 MB), for 27 -> 33 s of CPU on that run only: a
-        kernel loaded from numba's cache is not compiled, so no other run pays it."""
+    class _AfterCompile(event.Listener):
+        """Calls `kernels.AFTER_COMPILE` after each compile of one of our kernels (a load from
+        numba's cache is no compile)."""
 
         def on_start(self, ev) -> None:
             pass
 
         def on_end(self, ev) -> None:
             if _compiled_here(ev.data):
-                gc.collect()
+                for call in kernels.AFTER_COMPILE:
+                    call()
 
-    event.register("numba:compile", _CollectAfterCompile())
+    event.register("numba:compile", _AfterCompile())
 
 
 @functools.cache
