@@ -22,6 +22,7 @@ from packager.errors import InternalError, PackagerError, shown
 from packager.text.plan_text import print_dynamic, print_result
 from packager.text.plan_view import arena_view, passes_view, result_view
 from packager.arenas import plan_model, plan_records
+from packager.plan import kernels
 from packager.dynamic.stored_batch import stored_batch
 from packager.reader import read_model
 from packager.semantics import SEMANTICS, TFLITE, TFLM
@@ -500,7 +501,11 @@ def compare(models: list[Path] = typer.Argument(..., metavar="MODEL", help=".tfl
 # its usage records, the plans, the files' pieces): collected every 100,000 instead, `package` at
 # 100,000 operators spends 2.7 s of CPU instead of 3.4 s, `plan --strategy best` at 10,000 1.0 s
 # instead of 1.2 s. Cycles are still freed (pausing the collector outright lets a minute-long
-# search of `plan --strategy best` grow by 25 MB).
+# search of `plan --strategy best` grow by 25 MB). A numba compile, though, leaves its intermediate
+# forms as cycles the older generations keep: the first run after an install (every kernel
+# compiled in one process) peaked at 338 MB on a perfect packing of 1,000 buffers (`plan --records
+# --offsets-only`; 357 MB with `best`). Collected after each kernel's compile: 293 MB (316 MB),
+# 27 -> 29-33 s of CPU on that run only (a kernel loaded from numba's cache is no compile).
 COLLECTOR_THRESHOLDS = (100_000, 50, 100)
 
 
@@ -508,6 +513,8 @@ def run(args: list[str]) -> int:
     """Run one command line; its exit code. Usage errors are one line `error: ...` (exit 2), as
     bad input is; a stop signal anywhere gives the signal's exit code (packager/stop_signals.py)."""
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
+    if gc.collect not in kernels.AFTER_COMPILE:
+        kernels.AFTER_COMPILE.append(gc.collect)
     # At exit the interpreter would run the collector over everything still held (every
     # strategy's plan, the model's columns, numba's modules): 0.1-0.3 s of CPU after `plan` at
     # 10,000 operators has printed. Frozen, they are left to reference counting, which frees

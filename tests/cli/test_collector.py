@@ -8,6 +8,7 @@ import gc
 
 from packager import cli
 from packager.package.build import package
+from packager.plan import kernels
 from tests.conftest import REPO
 from tests.package.support import model_file
 
@@ -22,6 +23,19 @@ def test_the_command_line_sets_the_collector_before_any_command_runs(monkeypatch
     finally:
         gc.set_threshold(*saved)
     assert seen == [gc.freeze, cli.COLLECTOR_THRESHOLDS]
+
+
+def test_the_command_line_collects_after_each_kernel_compile(monkeypatch):
+    monkeypatch.setattr(kernels, "AFTER_COMPILE", [])
+    monkeypatch.setattr(cli, "app", lambda **how: None)
+    monkeypatch.setattr(cli.atexit, "register", lambda f: None)
+    saved = gc.get_threshold()
+    try:
+        cli.run([])
+        cli.run([])
+    finally:
+        gc.set_threshold(*saved)
+    assert kernels.AFTER_COMPILE == [gc.collect]  # once, however many commands run
 
 
 def test_no_library_module_touches_the_collector():

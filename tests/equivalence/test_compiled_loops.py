@@ -4,7 +4,10 @@ records (with ties) and on real models' records; and a small input never imports
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -13,7 +16,7 @@ from packager.plan.offsets import (greedy_by_breadth, greedy_by_size_tflite, gre
                                    greedy_in_order, nnc, path_cover, strip_packing)
 from packager.plan.records import UsageRecord
 from packager.plan.validate import check_offset_plan
-from tests.conftest import SHARED_NAMES, numba_imported_by, shared_model_path
+from tests.conftest import REPO, SHARED_NAMES, numba_imported_by, shared_model_path
 
 
 def _records(seed: int, n: int, times: int, long_every: int) -> tuple[UsageRecord, ...]:
@@ -99,3 +102,23 @@ def test_inputs_below_compile_from_never_import_numba():
             "p = Problem(tuple(UsageRecord(i, i, i + 2, 16 * (i % 7)) for i in range(n)), 16)\n"
             "for s in OFFSET_STRATEGIES:\n"
             "    s.run(p)\n")
+
+
+_COMPILES = """
+import numpy as np
+from packager.plan import kernels
+from packager.plan.kernels import exact_probe
+calls = []
+kernels.AFTER_COMPILE.append(lambda: calls.append(1))
+kernels.compiled(exact_probe).neighbour_rows(np.arange(3, dtype=np.int64), np.full(3, 3, np.int64), 3)
+print(len(calls))
+"""
+
+
+def test_after_compile_runs_after_each_kernel_compile_and_not_after_a_cached_load(tmp_path):
+    # (the command line collects the compile's garbage there: the first run's peak memory)
+    pytest.importorskip("numba")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", _COMPILES], cwd=REPO, env=env, capture_output=True,
+                           text=True, check=True).stdout.split()[-1] for _ in range(2)]
+    assert int(runs[0]) >= 2 and int(runs[1]) == 0  # neighbour_rows and its sort; then none

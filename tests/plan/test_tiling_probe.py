@@ -4,13 +4,15 @@ offsets compiled or not."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from benchmarks import perfect_packing
 from benchmarks.bench_exact import random_steps
 from packager.plan.offsets import exact_search
-from packager.plan.offsets._tiling import TilingProbe, TilingRounds
+from packager.plan.offsets._tiling import ORDERS, TilingProbe, TilingRounds, full_at
 from packager.plan.csv_records import parse_records_csv
 from packager.plan.records import OffsetPlan, arena_of, offset_lower_bound
 from packager.plan.validate import check_offset_plan
@@ -46,6 +48,39 @@ def test_it_packs_exactly_the_capacities_brute_force_packs(seed):
             assert arena_of(records, offsets) <= capacity
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_with_the_records_that_fit_first_it_packs_exactly_what_brute_force_packs(seed):
+    # the order of a point's candidates (here: those whose top meets a neighbour's floor first)
+    # changes the path, never the answer
+    records = random_steps(7, seed)
+    optimum = brute_force(records, 1)
+    step = exact_search.granule(records, 1)
+    inst = exact_search._Instance(records, 1)
+    for capacity in range(offset_lower_bound(records), optimum + 2 * step, step):
+        for order in ORDERS:
+            probe = TilingProbe(inst, capacity, order, fit=True)
+            probe.run(1_000_000, UNLIMITED, False)
+            assert probe.complete and (probe.found is not None) == (capacity >= optimum)
+
+
+def test_on_a_full_instance_the_orders_run_again_with_the_records_that_fit_first():
+    # perfect 500, seed 5: the three orders alone leave it open after 50 nodes per record (the
+    # search's share); the sizes order with the records that fit first packs it
+    records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(500, 5)))
+    inst = exact_search._Instance(records, 1)
+    rounds = TilingRounds(inst, perfect_packing.WIDTH)
+    assert len(rounds.probes) == 2 * len(ORDERS) and [p.fit for p in rounds.probes] == [0, 0, 0, 1, 1, 1]
+    nodes, _, _ = rounds.run(50 * 500, UNLIMITED, 0)
+    assert rounds.found is not None and nodes < 50 * 500
+    offsets = [0] * len(records)
+    for k, i in enumerate(inst.ids):
+        offsets[i] = rounds.found[k]
+    check_offset_plan(records, OffsetPlan("t", tuple(offsets), perfect_packing.WIDTH))
+    assert arena_of(records, offsets) == perfect_packing.WIDTH
+    # where a section has slack the three orders run alone
+    assert len(TilingRounds(inst, perfect_packing.WIDTH + 1024).probes) == len(ORDERS)
+
+
 @pytest.mark.parametrize("seed", range(1, 6))
 def test_it_packs_perfect_packings_at_their_bound(seed):
     records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(60, seed)))
@@ -65,13 +100,30 @@ def test_compiled_and_plain_take_the_same_nodes_to_the_same_offsets():
     assert runs[0] == runs[1] and runs[0][1] is not None
 
 
-def test_the_search_packs_a_perfect_packing_the_first_probe_leaves_open():
-    # perfect 250, seed 1: the first probe's share at the bound packs nothing; the tiling probe does
+def test_the_tiling_probe_leads_where_every_section_is_full_at_the_bound():
+    # perfect 250, seed 1: every section holds the bound, so a packing there is a tiling; the
+    # first probe's share at the bound packs nothing (7,500 nodes), the tiling probe does, and
+    # now runs first: the first probe never starts
     records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(250, 1)))
+    inst = exact_search._Instance(records, 1)
+    assert full_at(inst, perfect_packing.WIDTH)
+    assert not full_at(inst, perfect_packing.WIDTH + 1024)
     result = exact_search.search(records, 1, node_budget=400_000)
     assert (result.arena, result.proven_optimal) == (perfect_packing.WIDTH, True)
-    assert result.nodes == exact_search.BOUND_FIRST_NODES_PER_RECORD * 250 and result.tiling_nodes < 50 * 250
+    assert result.nodes == 0 and 0 < result.tiling_nodes < 50 * 250
     check_offset_plan(records, OffsetPlan("t", result.offsets, result.arena))
+
+
+def test_the_first_probe_leads_where_a_section_has_slack():
+    # the same packing with one more record in a section of its own: that section has slack, so
+    # the first probe runs first at the bound, as before the rule
+    records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(100, 4)))
+    end = max(r.last_op for r in records) + 1
+    records = list(records) + [replace(records[0], tensor=len(records), first_op=end, last_op=end, size=1024)]
+    assert not full_at(exact_search._Instance(records, 1), perfect_packing.WIDTH)
+    result = exact_search.search(records, 1, node_budget=400_000)
+    assert (result.arena, result.proven_optimal) == (perfect_packing.WIDTH, True)
+    assert result.nodes >= exact_search.BOUND_FIRST_NODES_PER_RECORD * 100  # its share, spent
 
 
 def test_a_perfect_packing_covers_its_strip():

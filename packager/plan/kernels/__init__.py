@@ -29,6 +29,12 @@ def use_kernel(records: int) -> bool:
     return records >= COMPILE_FROM
 
 
+# Called, without arguments, after each compile of one of these kernels by numba (never after a
+# load from numba's cache). The command line collects the compile's garbage there
+# (packager/cli.py owns the cyclic collector's settings; the library leaves them alone).
+AFTER_COMPILE: list = []
+
+
 def compiled(kernel):
     """The compiled copy of a plain kernel module (imports numba on first use)."""
     from packager.plan.kernels import jit

@@ -12,12 +12,37 @@ import importlib.util
 import sys
 from types import FunctionType, ModuleType
 
+from packager.plan import kernels
+
 try:
     from numba import njit
+    from numba.core import event
 except ImportError:  # numba missing on this platform: the same loops, uncompiled
-    njit = None
+    njit = event = None
 
 _KERNELS = __name__.rpartition(".")[0] + "."  # the room's modules: packager.plan.kernels.*
+
+
+def _compiled_here(data) -> bool:
+    """Whether a compile event (numba's event API) is the compile of one of our kernels."""
+    func = getattr(data.get("dispatcher"), "py_func", None)
+    return getattr(func, "__module__", "").startswith(_KERNELS)
+
+
+if event is not None:
+    class _AfterCompile(event.Listener):
+        """Calls `kernels.AFTER_COMPILE` after each compile of one of our kernels (a load from
+        numba's cache is no compile)."""
+
+        def on_start(self, ev) -> None:
+            pass
+
+        def on_end(self, ev) -> None:
+            if _compiled_here(ev.data):
+                for call in kernels.AFTER_COMPILE:
+                    call()
+
+    event.register("numba:compile", _AfterCompile())
 
 
 @functools.cache

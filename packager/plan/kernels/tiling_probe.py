@@ -24,6 +24,10 @@ multiply. Both only cut what cannot be completed: on the perfect packings of
 benchmarks/perfect_packing.py they took most of those the lowest floor alone left open within
 its share to a few nodes per record (docs/strategies.md).
 
+A point's candidates are tried in a static order (`order_rank`), or with `fit` first those whose
+top would meet the floor of the section beside them (`_key`): the order changes the path, never
+the answer. The search runs both on instances full at the capacity (`offsets/_tiling.py`).
+
 Complete: a packing pushed down into canonical form (every record rests on another or on 0,
 offsets multiples of the granule) is reached. Twins (records with the same span and size) are
 placed in record order only. The search is an explicit stack of frames, resumable like the first
@@ -184,6 +188,21 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
     return best, best_floor, best_raise, best_count, steps
 
 
+def _key(j, h, lo, hi, floor, first, last, size, order_rank, fit):
+    """A candidate's place among those of its point: its rank, or with `fit`, first the records
+    whose top would meet the floor of the section beside them on both sides (or the end of the
+    part), then on one side, then the rest, each by rank."""
+    if fit == 0:
+        return order_rank[j]
+    top = h + size[j]
+    sides = 0
+    if first[j] == lo or floor[first[j] - 1] == top:
+        sides += 1
+    if last[j] == hi - 1 or floor[last[j] + 1] == top:
+        sides += 1
+    return (2 - sides) * len(size) + order_rank[j]
+
+
 def _place(k, at, first, last, size, floor, remaining, cuts, offset, solution):
     offset[k] = at
     solution[k] = at
@@ -205,7 +224,7 @@ def _unplace(k, first, last, size, floor, remaining, cuts, offset):
         cuts[d] += 1
 
 
-def run_tiling(first, last, size, order_rank, twin, alive_ptr, alive_idx, capacity, granule,
+def run_tiling(first, last, size, order_rank, fit, twin, alive_ptr, alive_idx, capacity, granule,
                node_limit, work_limit, floor, remaining, cuts, offset, solution, state, frames,
                candidates, parts, top, stamp, reach, walled):
     """Run (or resume) the search until it answers, reaches `node_limit` nodes or `work_limit`
@@ -279,8 +298,10 @@ def run_tiling(first, last, size, order_rank, twin, alive_ptr, alive_idx, capaci
                         flat = False
                         break
                 if flat:
-                    p = start + n  # insertion by rank (few candidates)
-                    while p > start and order_rank[candidates[p - 1]] > order_rank[j]:
+                    p = start + n  # insertion by key (few candidates)
+                    key = _key(j, h, lo, hi, floor, first, last, size, order_rank, fit)
+                    while p > start and _key(candidates[p - 1], h, lo, hi, floor, first, last, size,
+                                             order_rank, fit) > key:
                         candidates[p] = candidates[p - 1]
                         p -= 1
                     candidates[p] = j

@@ -30,6 +30,11 @@ def twins(first: np.ndarray, last: np.ndarray, size: np.ndarray) -> np.ndarray:
 # record number). On the perfect packings of benchmarks/perfect_packing.py no one order is best:
 # each leaves some instances open that another packs in about one node per record.
 ORDERS = ("area", "size", "small")
+# Where every section is full at the capacity (a packing is then a tiling: `full_at`),
+# each order runs a second time with the records that fit their point first (their top meets
+# the floor beside them: `kernels.tiling_probe._key`): six searches round robin. On the perfect
+# packings of 500 and 1,000 buffers one search packs in about one node per record where most
+# others stay open for many times that (benchmarks/bench_tiling.py), and which one varies.
 
 
 def static_rank(first: np.ndarray, last: np.ndarray, size: np.ndarray, order: str) -> np.ndarray:
@@ -42,11 +47,18 @@ def static_rank(first: np.ndarray, last: np.ndarray, size: np.ndarray, order: st
     return rank
 
 
+def full_at(inst, capacity: int) -> bool:
+    """Whether every section holds exactly `capacity` bytes: a packing under it leaves no point of
+    any section empty, so it is a tiling (the tiling probe's wells rule then holds everywhere)."""
+    return inst.sections > 0 and bool((inst.total0 == capacity).all())
+
+
 class TilingProbe:
     """One capacity's tiling search: `run(nodes, steps)` goes on where the last run stopped."""
 
-    def __init__(self, inst, capacity: int, order: str) -> None:
+    def __init__(self, inst, capacity: int, order: str, fit: bool = False) -> None:
         self.inst, self.capacity = inst, capacity - capacity % inst.granule
+        self.fit = 1 if fit else 0
         n, sections = len(inst.ids), inst.sections
         if "_twins" not in inst.__dict__:  # per instance, shared by its probes
             inst._twins = twins(inst.first, inst.last, inst.size)
@@ -87,7 +99,7 @@ class TilingProbe:
         nodes0, steps0 = int(self.state[tk.T_NODES]), int(self.state[tk.T_WORK])
         while True:
             code = kernel.run_tiling(
-                self.inst.first, self.inst.last, self.inst.size, self.rank, self.twin,
+                self.inst.first, self.inst.last, self.inst.size, self.rank, self.fit, self.twin,
                 self.inst.alive_ptr, self.inst.alive_idx, self.capacity, self.inst.granule,
                 nodes0 + node_share, steps0 + step_share, self.floor, self.remaining, self.cuts,
                 self.offset, self.solution, self.state, self.frames, self.candidates, self.parts,
@@ -120,6 +132,8 @@ class TilingRounds:
 
     def __init__(self, inst, capacity: int) -> None:
         self.probes = [TilingProbe(inst, capacity, order) for order in ORDERS]
+        if full_at(inst, capacity - capacity % inst.granule):
+            self.probes += [TilingProbe(inst, capacity, order, fit=True) for order in ORDERS]
         self.limit = self.FIRST_ROUND_NODES_PER_RECORD * max(1, len(inst.ids))
         self.turn = 0
         self.complete = False

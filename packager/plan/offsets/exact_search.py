@@ -58,7 +58,7 @@ import numpy as np
 
 from packager.plan import kernels
 from packager.plan.kernels import exact_probe
-from packager.plan.offsets._tiling import TilingRounds
+from packager.plan.offsets._tiling import TilingRounds, full_at
 from packager.plan.offsets.local_search import OrderDecoder, aligned_lower_bound, greedy_by_size_order
 from packager.plan.records import OffsetPlan, UsageRecord, arena_of, offset_lower_bound
 
@@ -102,7 +102,10 @@ BOUND_SHARE_NODES = 200_000
 # independent sections: most perfect packings of benchmarks/perfect_packing.py in about one
 # node per record (measured by benchmarks/bench_minimalloc.py). Its nodes are counted apart from
 # the node budget (the schedule after it is the same as without it) and its steps within the
-# step budget.
+# step budget. Where every section is full at the bound (`_tiling.full_at`: a perfect packing's bound)
+# it runs before the first probe instead: there the first probe's share packed none of the
+# perfect packings of 250 buffers (7,500 nodes, 7.1 to 8.0 million steps each, wasted) where
+# the tiling probe packs them in 0.5 to 4.0 million steps.
 TILING_NODES_PER_RECORD = 50
 
 
@@ -319,11 +322,14 @@ class _Probe:
 
 # The steps (kernels.exact_probe.S_WORK) a search on fewer than `kernels.COMPILE_FROM` records
 # takes with its probe uncompiled; from then on the probe runs compiled. Uncompiled, the probe
-# takes about 6 million steps a CPU second here, compiled about 70 million (MiniMalloc's D);
-# numba's import and the load of the cached probe cost about 0.4 s, a compile on a fresh install
-# 8-17 s. So a search pays at most about 0.3 s uncompiled before it compiles, and a search that
-# ends sooner (as on real models) never imports numba.
-PLAIN_STEPS = 2_000_000
+# takes about 4 million steps a CPU second here (the tiling probe about 3.5), compiled about 70
+# million (MiniMalloc's D); numba's import and the first load of the cached probes cost about
+# 0.3 s, a compile on a fresh install 8-17 s. So a search pays at most about 0.13 s uncompiled
+# before it compiles, and a search that ends sooner (as on real models) never imports numba.
+# At 2,000,000 a search that needs the compiled probe paid 0.5 s first (MiniMalloc's K, 7.1
+# million steps: 1.26 s for the whole command, 0.85 s at 500,000); one that ends between the two
+# (C, 843,436 steps) now pays numba's load instead, 0.55 -> 0.75 s (benchmarks/bench_minimalloc.py).
+PLAIN_STEPS = 500_000
 
 
 def _probe_kernel(inst: "_Instance"):
@@ -428,11 +434,17 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
         state.step_budget = step_budget
     patience = max(1, node_budget // PATIENCE_DIVISOR)
     if scout and state.lo < state.best:
+        tiling = inst.granule % inst.alignment == 0
+        tiling_share = TILING_NODES_PER_RECORD * max(1, len(inst.ids))
+        full = tiling and full_at(inst, state.lo)
+        if full:  # no slack anywhere: the tiling probe leads (see TILING_NODES_PER_RECORD)
+            state.tile(state.lo, tiling_share)
         # the bound's probe first, briefly: most of MiniMalloc's instances pack at the
         # bound within it, and pay nothing for the scout (the probe resumes later)
-        state.probe(state.lo, min(node_budget, BOUND_FIRST_NODES_PER_RECORD * max(1, len(inst.ids))))
-        if state.lo < state.best and not state.halted and inst.granule % inst.alignment == 0:
-            state.tile(state.lo, TILING_NODES_PER_RECORD * max(1, len(inst.ids)))
+        if state.lo < state.best and not state.halted:
+            state.probe(state.lo, min(node_budget, BOUND_FIRST_NODES_PER_RECORD * max(1, len(inst.ids))))
+        if state.lo < state.best and not state.halted and tiling and not full:
+            state.tile(state.lo, tiling_share)
         state.unanswered = state.lo - inst.granule
         if scout_nodes is None:
             scout_nodes = default_scout_nodes(node_budget, len(inst.ids))
