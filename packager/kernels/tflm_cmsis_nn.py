@@ -104,6 +104,22 @@ def _window(sg: Subgraph, op: Operator, filter_hw: tuple[int, int]) -> dict:
 
 # -- scratch requests (RequestScratchBufferInArena), per kernel, per family ----------------------
 
+def _conv_path(sg: Subgraph, op: Operator, family: str) -> str:
+    """The branch arm_convolve_wrapper_s8_get_buffer_size takes (the same on every family; off MVE the
+    1xN branch asks the general size): 1x1, 1xN or the general im2col. "": not an int8 convolution."""
+    if sg.tensors[op.inputs[0]].type != "INT8":
+        return ""
+    g = _window(sg, op, tuple(_shape(sg, op.inputs[1])[1:3]))
+    filter_c = _shape(sg, op.inputs[1])[3]
+    if (g["pad_w"] == 0 and g["pad_h"] == 0 and g["kw"] == 1 and g["kh"] == 1
+            and g["dil_w"] == 1 and g["dil_h"] == 1 and g["c"] == filter_c):
+        return "1x1"
+    if (g["h"] == 1 and g["dil_w"] == 1 and g["kh"] == 1
+            and (g["stride_w"] * g["c"]) % 4 == 0 and g["c"] == filter_c):
+        return "1xN"
+    return "im2col"
+
+
 def _conv(sg: Subgraph, op: Operator, family: str) -> list[Request] | None:
     """conv.cc: int8 asks arm_convolve_wrapper_s8_get_buffer_size (int4 weights too: Prepare
     sizes by the input's type), int16 arm_convolve_wrapper_s16_get_buffer_size (its bias is read
@@ -113,23 +129,19 @@ def _conv(sg: Subgraph, op: Operator, family: str) -> list[Request] | None:
     if x.type not in ("INT8", "INT16"):
         return []
     g = _window(sg, op, tuple(_shape(sg, op.inputs[1])[1:3]))
-    filter_c = _shape(sg, op.inputs[1])[3]
     k = g["kh"] * g["kw"] * g["c"]  # rhs_cols: the im2col row
     if x.type == "INT16":
         size = 64 * -(-k // 8) if family == MVE else 4 * k
         return [Request(size, "im2col (s16)")] if size > 0 else []
-    one_by_one = (g["pad_w"] == 0 and g["pad_h"] == 0 and g["kw"] == 1 and g["kh"] == 1
-                  and g["dil_w"] == 1 and g["dil_h"] == 1 and g["c"] == filter_c)
-    one_by_n = (g["h"] == 1 and g["dil_w"] == 1 and g["kh"] == 1
-                and (g["stride_w"] * g["c"]) % 4 == 0 and g["c"] == filter_c)
-    if one_by_one:
+    path = _conv_path(sg, op, family)
+    if path == "1x1":
         size = 0  # the 1x1 kernels' buffer is armclang's only (arm_convolve_1x1_s8_fast_get_buffer_size)
-    elif family == MVE and one_by_n:
+    elif family == MVE and path == "1xN":
         size = _conv_1_x_n_mve(g, k)
     elif family == MVE:
         size = 64 * -(-k // 16)  # arm_convolve_s8_get_buffer_size_mve: 4 * ceil16(K)
     else:
-        size = 4 * _ceil(k, 4)  # arm_convolve_s8_get_buffer_size: two int16 rows of ceil4(K)
+        size = 4 * _ceil(k, 4)  # arm_convolve_s8_get_buffer_size (1xN too): two int16 rows of ceil4(K)
     return [Request(size, "im2col (s8)")] if size > 0 else []
 
 
@@ -149,23 +161,41 @@ def _conv_1_x_n_mve(g: dict, k: int) -> int:
     return max(left_elems + pad_left, left_elems - g["c"] + pad_right)
 
 
+def _depthwise_path(sg: Subgraph, op: Operator, family: str) -> str:
+    """The branch arm_depthwise_conv_wrapper_s8_get_buffer_size (or _s4_ for int4 weights) takes:
+    "one input channel" (MVE: run as a convolution), "3x3" (the 3x3 kernel, padding at most 1, off
+    MVE), "opt" (multiplier 1, one batch, no dilation: arm_depthwise_conv_s8_opt's buffer), "s4 opt",
+    else "general" or "s4 general" (no buffer). "": not an int8 depthwise convolution."""
+    x, wts = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]
+    if x.type != "INT8":
+        return ""
+    g = _window(sg, op, tuple(_shape(sg, op.inputs[1])[1:3]))
+    opt = g["c"] == g["oc"] and g["n"] == 1 and g["dil_w"] == 1 and g["dil_h"] == 1
+    if wts.type == "INT4":  # the s4 wrapper: no 3x3 exception and no one-channel case
+        return "s4 opt" if opt else "s4 general"
+    if family == MVE and g["c"] == 1 and g["oc"] > 1:
+        return "one input channel"
+    if not opt:
+        return "general"
+    if family != MVE and g["kw"] == 3 and g["kh"] == 3 and g["pad_h"] <= 1 and g["pad_w"] <= 1:
+        return "3x3"
+    return "opt"
+
+
 def _depthwise(sg: Subgraph, op: Operator, family: str) -> list[Request] | None:
     """depthwise_conv.cc: only int8 asks, arm_depthwise_conv_wrapper_s8_get_buffer_size
     (arm_depthwise_conv_get_buffer_sizes_s8.c), or _s4_ for int4 weights (_s4.c); int16 and
     float32 nothing."""
-    x, wts = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]
-    if x.type != "INT8":
+    path = _depthwise_path(sg, op, family)
+    if path in ("", "general", "s4 general", "3x3"):
         return []
     g = _window(sg, op, tuple(_shape(sg, op.inputs[1])[1:3]))
-    if wts.type == "INT4":
-        # The s4 wrapper: multiplier 1, one batch, no dilation; MVE's rows of the kernel, else one
-        # int16 im2col row on every other core (the DSP size function, called without a no-DSP
-        # branch), with no 3x3 exception and no one-channel case.
-        if not (g["c"] == g["oc"] and g["n"] == 1 and g["dil_w"] == 1 and g["dil_h"] == 1):
-            return []
+    if path == "s4 opt":
+        # MVE's rows of the kernel, else one int16 im2col row on every other core (the DSP size
+        # function, called without a no-DSP branch).
         size = 4 * 124 * g["kw"] * g["kh"] if family == MVE else 2 * g["c"] * g["kw"] * g["kh"]
         return [Request(size, "im2col (depthwise s4)")]
-    if family == MVE and g["c"] == 1 and g["oc"] > 1:
+    if path == "one input channel":
         # arm_deptwise_conv_s8_one_in_ch_get_buffer_size_mve: run as a convolution (its im2col
         # buffer) plus the reordered filter. depthwise_conv.cc leaves the stride unset, which only
         # the 1xN test reads (a 1x1 kernel asks nothing either way): a one-row input with a one-row
@@ -177,11 +207,10 @@ def _depthwise(sg: Subgraph, op: Operator, family: str) -> list[Request] | None:
         size = (0 if one_by_one else 64 * -(-(g["kh"] * g["kw"]) // 16)) + g["oc"] * g["kh"] * g["kw"]
         return [Request(size, "im2col and filter (depthwise of one channel, as a convolution)")]
     size = 0
-    if g["c"] == g["oc"] and g["n"] == 1 and g["dil_w"] == 1 and g["dil_h"] == 1:
-        if family == MVE:
-            size = 4 * 124 * g["kw"] * g["kh"]  # 4 * CH_IN_BLOCK_MVE rows of the kernel
-        elif family == DSP and not (g["kw"] == 3 and g["kh"] == 3 and g["pad_h"] <= 1 and g["pad_w"] <= 1):
-            size = 2 * g["c"] * g["kw"] * g["kh"]  # one int16 im2col row
+    if family == MVE:
+        size = 4 * 124 * g["kw"] * g["kh"]  # 4 * CH_IN_BLOCK_MVE rows of the kernel
+    elif family == DSP:
+        size = 2 * g["c"] * g["kw"] * g["kh"]  # one int16 im2col row
     return [Request(size, "im2col (depthwise s8)")] if size > 0 else []
 
 
@@ -194,19 +223,33 @@ def _average_pool(sg: Subgraph, op: Operator, family: str) -> list[Request]:
     return [Request(4 * _shape(sg, op.outputs[0])[3], "channel sums")]
 
 
-def _fully_connected(sg: Subgraph, op: Operator, family: str) -> list[Request]:
-    """fully_connected.cc: an int8 product (int8 weights) that can run as a 1x1 convolution (output
-    of rank > 2, accumulation depth a multiple of 4) with per-tensor quantization asks for a
-    multiplier and a shift per output; otherwise only arm_fully_connected_s8_get_buffer_size's
-    kernel sums (MVE), which are persistent when the weights and bias are constant."""
+def _fully_connected_path(sg: Subgraph, op: Operator, family: str) -> str:
+    """The branch fully_connected.cc's Prepare takes for int8 input: "s4" (int4 weights, no
+    buffer), "1x1" (output of rank > 2, accumulation depth a multiple of 4: run as a 1x1
+    convolution), else arm_fully_connected_s8's kernel sums on MVE, "kernel sums" (persistent:
+    constant weights and bias) or "kernel sums in scratch", and "general" (no buffer) elsewhere.
+    "": not an int8 product."""
     x, wts = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]
-    if x.type != "INT8" or wts.type == "INT4":
-        return []  # int16: arm_fully_connected_s16_get_buffer_size is 0 on every core
-    depth = _shape(sg, op.inputs[1])[-1]
+    if x.type != "INT8":
+        return ""  # int16: arm_fully_connected_s16_get_buffer_size is 0 on every core
+    if wts.type == "INT4":
+        return "s4"
+    if len(_shape(sg, op.outputs[0])) > 2 and _shape(sg, op.inputs[1])[-1] % 4 == 0:
+        return "1x1"
+    if family != MVE:
+        return "general"
+    return "kernel sums" if _kernel_sums_persistent(sg, op) else "kernel sums in scratch"
+
+
+def _fully_connected(sg: Subgraph, op: Operator, family: str) -> list[Request]:
+    """fully_connected.cc: the 1x1 path with per-tensor quantization asks for a multiplier and a
+    shift per output; MVE's kernel sums are scratch unless the weights and bias are constant
+    (then persistent: _prepare_extra)."""
+    path = _fully_connected_path(sg, op, family)
     out = _shape(sg, op.outputs[0])
-    if len(out) > 2 and depth % 4 == 0:
-        return [] if wts.quant_channels > 1 else [Request(8 * out[-1], "per-channel quantization (1x1)")]
-    if family == MVE and not _kernel_sums_persistent(sg, op):
+    if path == "1x1":
+        return [] if sg.tensors[op.inputs[1]].quant_channels > 1 else [Request(8 * out[-1], "per-channel quantization (1x1)")]
+    if path == "kernel sums in scratch":
         return [Request(4 * out[-1], "kernel sums")]
     return []
 
@@ -244,6 +287,15 @@ def _lstm(sg: Subgraph, op: Operator, family: str) -> list[Request]:
     return [Request(batch * state * element, f"gate buffer {i}") for i in range(3 if cmsis else 4)]
 
 
+def _transpose_conv_path(sg: Subgraph, op: Operator, family: str) -> str:
+    """The branch arm_transpose_conv_s8_get_buffer_size takes for int8: "reverse" (strides at most
+    2, more than 16 input channels: the reverse convolution) or "columns". "": not int8."""
+    if sg.tensors[op.inputs[2]].type != "INT8":
+        return ""
+    in_c = _shape(sg, op.inputs[2])[3]
+    return "reverse" if _opt(op, "stride_w") <= 2 and _opt(op, "stride_h") <= 2 and in_c > 16 else "columns"
+
+
 def _transpose_conv(sg: Subgraph, op: Operator, family: str) -> list[Request]:
     """transpose_conv.cc: int8 asks arm_transpose_conv_s8_get_buffer_size and the reverse
     convolution's buffer (both asked, even of 0 bytes); int16 an int64 per output element, then
@@ -260,7 +312,7 @@ def _transpose_conv(sg: Subgraph, op: Operator, family: str) -> list[Request]:
     _, _, in_w, in_c = _shape(sg, op.inputs[2])
     out_c, kh, kw, _ = _shape(sg, op.inputs[1])
     sw, sh = _opt(op, "stride_w"), _opt(op, "stride_h")
-    if sw <= 2 and sh <= 2 and in_c > 16:  # the reverse convolution
+    if _transpose_conv_path(sg, op, family) == "reverse":
         k = kw * kh * in_c
         size = 64 * -(-k // 16) if family == MVE else 4 * _ceil(k, 4)
         reverse = in_c * kw * kh * out_c
@@ -291,6 +343,19 @@ SCRATCH = {
     "ADD": _none, "MUL": _none, "PAD": _none, "PADV2": _none, "MAXIMUM": _none, "MINIMUM": _none,
     "TRANSPOSE": _none,
 }
+
+
+# The kernels whose buffers depend on a branch of their buffer-size code beyond the input's type:
+# the branch's name, from the same function the requests are computed by.
+PATH = {"CONV_2D": _conv_path, "DEPTHWISE_CONV_2D": _depthwise_path, "FULLY_CONNECTED": _fully_connected_path,
+        "TRANSPOSE_CONV": _transpose_conv_path}
+
+
+def scratch_path(sg: Subgraph, op: Operator, family: str) -> str:
+    """Which buffer-size branch the op's CMSIS-NN kernel takes on `family` ("": the kernel has one
+    for the op's types)."""
+    rule = PATH.get(op.name)
+    return rule(sg, op, family) if rule is not None else ""
 
 
 def scratch_requests(sg: Subgraph, op: Operator, family: str) -> list[Request] | None:
@@ -325,11 +390,8 @@ def _prepare_extra(sg: Subgraph, op: Operator, family: str) -> list[int] | None:
     """Persistent buffers a CMSIS-NN kernel takes in Prepare after the reference kernel's ones
     (per-channel arrays, int16 softmax tables: taken as the reference kernel takes them)."""
     if op.name == "FULLY_CONNECTED":
-        x, wts = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]
-        depth, out = _shape(sg, op.inputs[1])[-1], _shape(sg, op.outputs[0])
-        if (family == MVE and x.type == "INT8" and wts.type != "INT4" and not (len(out) > 2 and depth % 4 == 0)
-                and _kernel_sums_persistent(sg, op)):
-            return [4 * out[-1]]  # kernel sums, one int32 per output (arm_vector_sum_s8)
+        if _fully_connected_path(sg, op, family) == "kernel sums":
+            return [4 * _shape(sg, op.outputs[0])[-1]]  # one int32 per output (arm_vector_sum_s8)
         return []
     if op.name == "SVDF":
         if family == MVE and sg.tensors[op.inputs[0]].type == "INT8":

@@ -4,13 +4,17 @@ A figure for a device target is modelled (struct sizes, kernel rules); it is pro
 target's build of TFLite Micro (.ci/build_tflm_targets.sh: the tests' oracle) has run, in exactly
 the predicted arena and not in 16 B less, models holding every kernel of the model in every form
 that changes its memory. A form is the operator, its first input's type and, for the kernels that
-keep per-channel arrays, whether the weights are quantized per channel. The matrix below claims
+keep per-channel arrays, whether the weights are quantized per channel; on a CMSIS-NN build, for the
+kernels whose buffers depend on more, also the branch of CMSIS-NN's buffer-size code the kernel
+takes (1x1, 1xN, im2col...: kernels/tflm_cmsis_nn.py, scratch_path). The matrix below claims
 only what tests/compare/test_tflm_targets.py shows on the oracle (each entry must be covered by a
 case that runs exact); a model with a form outside it is modelled, not proven.
 """
 
 from __future__ import annotations
 
+from packager.kernels import tflm_cmsis_nn
+from packager.kernels.tflm_arena import CMSIS_NN_ORACLES
 from packager.kernels.tflm_op_resolver import BUILTIN_ADD, CUSTOM_ADD
 from packager.model import Model
 
@@ -116,6 +120,41 @@ _SIGNAL_FORMS = frozenset({
 # The forms a CMSIS-NN kernel refuses (not even 8 MiB sets them up): fully_connected.cc takes per-channel
 # weights for int8 input only, and transpose_conv.cc's int16 path refuses the matrix's int16x8 models.
 _CMSIS_NN_REFUSED = frozenset({"FULLY_CONNECTED INT16 per-channel", "TRANSPOSE_CONV INT16 per-channel"})
+# On a CMSIS-NN build these forms name the buffer-size branch their kernel takes (form, below), so the
+# reference builds' untagged ones stand for nothing there.
+_BRANCHED = frozenset({
+    "CONV_2D INT8", "CONV_2D INT8 per-channel", "DEPTHWISE_CONV_2D INT8", "DEPTHWISE_CONV_2D INT8 per-channel",
+    "FULLY_CONNECTED INT8", "FULLY_CONNECTED INT8 per-channel", "TRANSPOSE_CONV INT8",
+    "TRANSPOSE_CONV INT8 per-channel",
+})
+_CMSIS_NN_COMMON = (_REFERENCE_FORMS | _SIGNAL_FORMS) - _CMSIS_NN_REFUSED - _BRANCHED
+# The branches held exact off MVE (the no-DSP and DSP builds take the same ones: only sizes differ).
+# Not run yet: FULLY_CONNECTED's s4 (int4 weights per tensor; CMSIS-NN refuses them per channel) and
+# TRANSPOSE_CONV's reverse convolution with per-tensor weights.
+_OFF_MVE_BRANCHES = frozenset({
+    "CONV_2D INT8 [1x1]", "CONV_2D INT8 [1xN]", "CONV_2D INT8 [im2col]", "CONV_2D INT8 per-channel [1x1]",
+    "CONV_2D INT8 per-channel [1xN]", "CONV_2D INT8 per-channel [im2col]", "DEPTHWISE_CONV_2D INT8 [3x3]",
+    "DEPTHWISE_CONV_2D INT8 [general]", "DEPTHWISE_CONV_2D INT8 [opt]", "DEPTHWISE_CONV_2D INT8 per-channel [3x3]",
+    "DEPTHWISE_CONV_2D INT8 per-channel [general]", "DEPTHWISE_CONV_2D INT8 per-channel [opt]",
+    "DEPTHWISE_CONV_2D INT8 per-channel [s4 general]", "DEPTHWISE_CONV_2D INT8 per-channel [s4 opt]",
+    "FULLY_CONNECTED INT8 [1x1]", "FULLY_CONNECTED INT8 [general]", "FULLY_CONNECTED INT8 per-channel [1x1]",
+    "FULLY_CONNECTED INT8 per-channel [general]", "TRANSPOSE_CONV INT8 [columns]",
+    "TRANSPOSE_CONV INT8 per-channel [columns]", "TRANSPOSE_CONV INT8 per-channel [reverse]",
+})
+# The branches the M55 set-up build holds exact. Never the 1xN convolution: its MVE buffer-size code
+# stops on an instruction (CSNEG, v8.1-M) qemu-arm's A-profile core does not have, so no case ran it.
+# Not run yet either: the s4 FULLY_CONNECTED, the per-tensor reverse TRANSPOSE_CONV and one-channel
+# depthwise.
+_MVE_BRANCHES = frozenset({
+    "CONV_2D INT8 [1x1]", "CONV_2D INT8 [im2col]", "CONV_2D INT8 per-channel [1x1]",
+    "CONV_2D INT8 per-channel [im2col]", "DEPTHWISE_CONV_2D INT8 [general]", "DEPTHWISE_CONV_2D INT8 [opt]",
+    "DEPTHWISE_CONV_2D INT8 per-channel [general]", "DEPTHWISE_CONV_2D INT8 per-channel [one input channel]",
+    "DEPTHWISE_CONV_2D INT8 per-channel [opt]", "DEPTHWISE_CONV_2D INT8 per-channel [s4 general]",
+    "DEPTHWISE_CONV_2D INT8 per-channel [s4 opt]", "FULLY_CONNECTED INT8 [1x1]", "FULLY_CONNECTED INT8 [kernel sums]",
+    "FULLY_CONNECTED INT8 [kernel sums in scratch]", "FULLY_CONNECTED INT8 per-channel [1x1]",
+    "FULLY_CONNECTED INT8 per-channel [kernel sums]", "TRANSPOSE_CONV INT8 [columns]",
+    "TRANSPOSE_CONV INT8 per-channel [columns]", "TRANSPOSE_CONV INT8 per-channel [reverse]",
+})
 
 # build -> the forms proven on it (see the module's comment; the test holds every entry). A build
 # not listed has proven nothing yet: its figures are proven only by running the model itself.
@@ -124,10 +163,11 @@ PROVEN: dict[str, frozenset[str]] = {
     "cortex-m4": _REFERENCE_FORMS | _SIGNAL_FORMS,
     # The same cases and matrix rows on the CMSIS-NN builds of the DSP family (M4, M7, M33), the
     # no-DSP family (M0, M0+, M3) and the MVE family's set-up (M55, M85), with
-    # fixtures/tflm_cmsis_kernels.py (each CMSIS-NN buffer path): every form but those CMSIS-NN refuses.
-    "cortex-m4+cmsis-nn": (_REFERENCE_FORMS | _SIGNAL_FORMS) - _CMSIS_NN_REFUSED,
-    "cortex-m3+cmsis-nn": (_REFERENCE_FORMS | _SIGNAL_FORMS) - _CMSIS_NN_REFUSED,
-    "cortex-m55+cmsis-nn": (_REFERENCE_FORMS | _SIGNAL_FORMS) - _CMSIS_NN_REFUSED,
+    # fixtures/tflm_cmsis_kernels.py (CMSIS-NN's buffer branches): every form but those CMSIS-NN
+    # refuses, the branched kernels' forms for the branches those cases took on that build.
+    "cortex-m4+cmsis-nn": _CMSIS_NN_COMMON | _OFF_MVE_BRANCHES,
+    "cortex-m3+cmsis-nn": _CMSIS_NN_COMMON | _OFF_MVE_BRANCHES,
+    "cortex-m55+cmsis-nn": _CMSIS_NN_COMMON | _MVE_BRANCHES,
     # The 32-bit ARM Linux build: the same cases and matrix rows, all exact on its own build.
     "armhf-linux": _REFERENCE_FORMS,
     # TFLite Micro's sources built for x86-64 Linux (run natively): the same cases, rows and Signal forms.
@@ -135,16 +175,25 @@ PROVEN: dict[str, frozenset[str]] = {
 }
 
 
-def forms(model: Model) -> list[str]:
-    """Each distinct kernel form of the model, in order of first appearance."""
+def cmsis_nn_family(build: str) -> str:
+    """The CMSIS-NN family a build's kernels are compiled for ("": reference kernels)."""
+    return next((family for family, name in CMSIS_NN_ORACLES.items() if name == build), "")
+
+
+def forms(model: Model, build: str = "") -> list[str]:
+    """Each distinct kernel form of the model on `build`, in order of first appearance."""
+    family = cmsis_nn_family(build)
     seen: dict[str, None] = {}
     for sg in model.subgraphs:
         for op in sg.operators:
-            seen.setdefault(form(sg, op), None)
+            seen.setdefault(form(sg, op, family), None)
     return list(seen)
 
 
-def form(sg, op) -> str:
+def form(sg, op, family: str = "") -> str:
+    """`family`: on a CMSIS-NN build of that family, a replaced kernel's form also names the
+    buffer-size branch it takes ("CONV_2D INT8 per-channel [1xN]"): the branch the requests are
+    computed by (tflm_cmsis_nn.scratch_path), so a branch no case ran is a form nothing proved."""
     if op.opcode.is_custom and not op.name.startswith("Signal"):
         return op.name  # (the Signal ops keep per-type state, kissfft's among them: their form has the type)
     at = _DATA_INPUT.get(op.name, 0)
@@ -152,7 +201,8 @@ def form(sg, op) -> str:
     kind = sg.tensors[first].type if first >= 0 else "NONE"
     per_channel = (op.name in _PER_CHANNEL and len(op.inputs) > 1 and op.inputs[1] >= 0
                    and sg.tensors[op.inputs[1]].quant_channels > 1)
-    return f"{op.name} {kind}{' per-channel' if per_channel else ''}"
+    path = tflm_cmsis_nn.scratch_path(sg, op, family) if family else ""
+    return f"{op.name} {kind}{' per-channel' if per_channel else ''}{f' [{path}]' if path else ''}"
 
 
 def unregistered(model: Model, build: str) -> list[str]:
@@ -164,4 +214,4 @@ def unregistered(model: Model, build: str) -> list[str]:
 def unproven(model: Model, build: str) -> list[str]:
     """The model's kernel forms the build's oracle has not proven ([] : the figure is proven)."""
     proven = PROVEN.get(build, frozenset())
-    return [f for f in forms(model) if f not in proven]
+    return [f for f in forms(model, build) if f not in proven]

@@ -47,9 +47,9 @@ def verify_on_target(plan: PackagePlan, model: Model,
         path.write_bytes(packed())
         n = arena.arena_bytes
         if not tflm_targets.fits(program, path, n):
-            if not tflm_targets.fits(program, path, max(n, tflm_targets.ARENA_MAX)):
-                return plan, (f"not run on TFLite Micro built for {target.oracle}: it does not run the model "
-                              "at all"), None
+            why = tflm_targets.why_not_run(program, path, max(n, tflm_targets.ARENA_MAX))
+            if why:
+                return plan, f"not run on TFLite Micro built for {target.oracle}: {why}", None
             raise VerifyError(f"the packaged model does not run in the declared {n:,} B on TFLite Micro "
                               f"built for {target.oracle}")
         # A plan for dynamic shapes is made at the largest sizes; TFLite Micro runs the stored ones.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -74,6 +75,18 @@ def status(program: Path, model: Path, arena: int, timeout: float = TIMEOUT) -> 
     except subprocess.TimeoutExpired:
         return None
     return done.returncode
+
+
+def why_not_run(program: Path, model: Path, arena: int = ARENA_MAX) -> str | None:
+    """None when the model sets up (and runs) in `arena` bytes; else why not, in a few words. The
+    M55 build's buffer-size code is compiled for cortex-m55, and gcc puts v8.1-M instructions
+    (CSNEG) in some of it (the 1xN convolution's) that the A-profile core qemu-arm runs lacks."""
+    code = status(program, model, arena)
+    if code == FITS:
+        return None
+    if code == -signal.SIGILL:
+        return "it stops on an instruction qemu-arm's core does not have (SIGILL)"
+    return "it does not run the model at all"
 
 
 def fits(program: Path, model: Path, arena: int) -> bool:

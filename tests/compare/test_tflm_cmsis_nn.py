@@ -118,3 +118,55 @@ def test_an_average_pool_prepare_holds_its_tensors_twice_on_cmsis_nn():
     assert prepare_temp_tensors(op, sg, target_named("cortex-m4")) == [op.inputs[0], op.outputs[0]]
     assert prepare_temp_tensors(op, sg, target_named("cortex-m3+cmsis-nn")) == [op.inputs[0], op.outputs[0]] * 2
     assert predict_whole_arena(model, target_named("cortex-m3+cmsis-nn")).arena == 624  # measured on its build
+
+
+# -- kernel forms: on a CMSIS-NN build a form names the buffer branch its kernel takes ---------------
+
+@pytest.mark.parametrize("name,m3,m4,m55", [
+    ("cmsis_conv_1xn", "[1xN]", "[1xN]", "[1xN]"), ("cmsis_conv_3x3", "[im2col]", "[im2col]", "[im2col]"),
+    ("cmsis_conv_1x1", "[1x1]", "[1x1]", "[1x1]"), ("cmsis_depthwise_3x3", "[3x3]", "[3x3]", "[opt]"),
+    ("cmsis_depthwise_5x5", "[opt]", "[opt]", "[opt]"),
+    ("cmsis_depthwise_one_channel", "[general]", "[general]", "[one input channel]"),
+    ("cmsis_fully_connected_weights_input", "[general]", "[general]", "[kernel sums in scratch]"),
+    ("cmsis_transpose_conv_reverse", "[reverse]", "[reverse]", "[reverse]"),
+    ("cmsis_conv_int16", "", "", ""), ("cmsis_average_pool_int8", "", "", "")])
+def test_a_cmsis_nn_form_names_the_branch_its_buffer_size_comes_from(name, m3, m4, m55):
+    from packager.kernels.tflm_coverage import forms
+    model = _model(name)
+    reference = forms(model)
+    assert forms(model, "cortex-m4") == reference and not any("[" in f for f in reference)
+    for build, branch in (("cortex-m3+cmsis-nn", m3), ("cortex-m4+cmsis-nn", m4), ("cortex-m55+cmsis-nn", m55)):
+        assert forms(model, build) == [f"{f} {branch}".rstrip() for f in reference]
+
+
+def test_the_branch_and_the_request_come_from_the_same_test():
+    # a 1xN convolution that is not 1xN (stride 1 x 3 channels, not a multiple of 4) is the general
+    # im2col on MVE, and asks its size: 4 * ceil16(3 * 3) = 64, not the 1xN row's.
+    from fixtures.tflm_cmsis_kernels import _conv
+    from packager.kernels.tflm_coverage import forms
+    model = parse_model(_conv("odd", "CONV_2D", [1, 1, 10, 3], [6, 1, 3, 3], [1, 1, 8, 6], "VALID").build())
+    assert forms(model, "cortex-m55+cmsis-nn") == ["CONV_2D INT8 per-channel [im2col]"]
+    assert [s for _, s, _ in predict_tflm(model, "mve").scratch] == [64]
+    assert [s for _, s, _ in predict_tflm(_model("cmsis_conv_1xn"), "mve").scratch] == [16]  # the 1xN row
+
+
+def test_a_branch_no_case_ran_on_the_build_is_not_exact(tmp_path):
+    """cmsis_conv_1xn never ran on the M55 build (its MVE 1xN buffer-size code stops qemu-arm): not
+    exact there, the unproven form named; the M4 and M3 builds ran it exact, so their figure is."""
+    from packager.kernels.tflm_coverage import unproven
+    from packager.package.build import package
+    path = tmp_path / "conv.tflite"
+    path.write_bytes(CMSIS_BUILDERS["cmsis_conv_1xn"]().build())
+    assert unproven(_model("cmsis_conv_1xn"), "cortex-m55+cmsis-nn") == ["CONV_2D INT8 per-channel [1xN]"]
+    for target, exact in (("cortex-m55+cmsis-nn", False), ("cortex-m85+cmsis-nn", False),
+                          ("cortex-m4+cmsis-nn", True), ("cortex-m3+cmsis-nn", True)):
+        result = package(path, tmp_path / target, report=False, target=target, verify=False)
+        header = (tmp_path / target / "conv_plan.h").read_text()
+        arena = result.plan.runtime_arena
+        if exact:
+            assert "#define CONV_ARENA_EXACT 1" in header and arena.bound == "exact", target
+        else:
+            assert "#define CONV_ARENA_EXACT 0" in header and '#define CONV_ARENA_BOUND "unknown"' in header
+            assert (arena.bound, arena.modelled) == ("unknown", True)
+            assert ("not proven on TFLite Micro built for cortex-m55+cmsis-nn: CONV_2D INT8 per-channel [1xN]"
+                    in header)

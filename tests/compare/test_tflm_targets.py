@@ -116,7 +116,7 @@ def test_the_coverage_matrix_claims_only_what_ran_exact(target, folder):
             continue
         ok, _ = runs_exactly(target, case, folder)
         if ok is not None:
-            (held if ok else failed).update(tflm_coverage.forms(read_model(case_path(case, folder))))
+            (held if ok else failed).update(tflm_coverage.forms(read_model(case_path(case, folder)), build))
     # Every claim is held by these cases or by a row of the coverage matrix (test_tflm_target_matrix.py).
     assert not claimed & failed, f"claimed, but in a case not exact: {sorted(claimed & failed)}"
     assert held, "no case ran exact"
@@ -251,6 +251,27 @@ def test_package_refuses_a_figure_the_device_build_does_not_run_in(tmp_path, mon
     with pytest.raises(VerifyError, match="does not run in the declared .* built for cortex-m4"):
         package(path, tmp_path / "o", report=False, target="cortex-m4", verify=True)
     assert not (tmp_path / "o").exists()
+
+
+def test_package_notes_a_model_the_m55_build_stops_on_and_does_not_call_it_exact(tmp_path, monkeypatch):
+    """The M55 build's 1xN buffer-size code holds a v8.1-M instruction qemu-arm's core lacks: the note
+    says so, and the figure stays modelled (its 1xN branch is proven by nothing); the M4 build runs it."""
+    from packager.package.build import package
+    from packager.runtimes.tflm_targets import ENV
+    from tests.oracle.locate import builds
+    oracle("cortex-m55+cmsis-nn")
+    monkeypatch.setenv(ENV, str(builds()))
+    path = tmp_path / "conv.tflite"
+    path.write_bytes(CMSIS_BUILDERS["cmsis_conv_1xn"]().build())
+    result = package(path, tmp_path / "o", report=False, target="cortex-m55+cmsis-nn", verify=True)
+    assert ("not run on TFLite Micro built for cortex-m55+cmsis-nn: it stops on an instruction qemu-arm's core "
+            "does not have (SIGILL)") in result.notes, result.notes
+    header = (tmp_path / "o" / "conv_plan.h").read_text()
+    assert "_ARENA_EXACT 0" in header and "CONV_2D INT8 per-channel [1xN]" in header
+    oracle("cortex-m4+cmsis-nn")
+    result = package(path, tmp_path / "m4", report=False, target="cortex-m4+cmsis-nn", verify=True)
+    assert any(n.startswith("verified on TFLite Micro built for cortex-m4+cmsis-nn") for n in result.notes)
+    assert "_ARENA_EXACT 1" in (tmp_path / "m4" / "conv_plan.h").read_text()
 
 
 def test_package_notes_a_model_the_device_build_cannot_run_at_all(tmp_path, monkeypatch):
