@@ -65,10 +65,11 @@ def _command(program: Path) -> list[str]:
     return ["qemu-arm", "-cpu", "cortex-a15", str(program)]
 
 
-def status(program: Path, model: Path, arena: int, timeout: float = TIMEOUT) -> int | None:
-    """The fit program's exit status for the model in `arena` bytes (None: it halted, a TFLite
-    Micro check having failed)."""
-    only = ["--set-up-only"] if program.parent.name in SET_UP_ONLY else []
+def status(program: Path, model: Path, arena: int, timeout: float = TIMEOUT, set_up_only: bool = False) -> int | None:
+    """The fit program's exit status for the model in `arena` bytes (None: it did not end within
+    `timeout` s: a TFLite Micro check failed and halted, or an emulated core runs a large model
+    slowly). `set_up_only`: AllocateTensors alone, without the Invoke."""
+    only = ["--set-up-only"] if set_up_only or program.parent.name in SET_UP_ONLY else []
     try:
         done = subprocess.run([*_command(program), str(model), str(arena), *only], capture_output=True,
                               timeout=timeout)
@@ -87,6 +88,13 @@ def why_not_run(program: Path, model: Path, arena: int = ARENA_MAX) -> str | Non
     if code == -signal.SIGILL:
         return "it stops on an instruction qemu-arm's core does not have (SIGILL)"
     return "it does not run the model at all"
+
+
+def sets_up(program: Path, model: Path, arena: int) -> bool:
+    """Whether the model sets up in `arena` bytes on this build. TFLite Micro takes every byte of
+    its arena while it sets a model up (AllocateTensors); Invoke allocates nothing, so this alone
+    decides whether an arena is large enough, and costs no emulated inference."""
+    return status(program, model, arena, set_up_only=True) == FITS
 
 
 def fits(program: Path, model: Path, arena: int) -> bool:

@@ -231,6 +231,33 @@ def test_package_proves_a_model_outside_the_matrix_by_running_it(tmp_path, monke
     assert result.plan.runtime_arena.arena_bytes == unverified.plan.runtime_arena.arena_bytes
 
 
+def test_an_invoke_that_does_not_end_in_time_is_said_and_the_files_are_those_of_a_finished_one(tmp_path,
+                                                                                              monkeypatch):
+    """The arena is settled by the set-up (at the figure, not 16 B below); an Invoke still running at the
+    time limit (a large model on an emulated core) is said in the note, and the files written are byte
+    for byte those of a run whose Invoke ended: they never depend on how fast the machine is."""
+    from packager.package.build import package
+    from packager.runtimes import tflm_targets
+    from tests.oracle.locate import builds
+    oracle("cortex-m4")
+    monkeypatch.setenv(tflm_targets.ENV, str(builds()))
+    path = tmp_path / "mul_int32.tflite"
+    path.write_bytes(_mul_int32())
+    finished = package(path, tmp_path / "finished", report=False, target="cortex-m4", verify=True)
+    real = tflm_targets.status
+
+    def invoke_never_ends(program, model, arena, timeout=tflm_targets.TIMEOUT, set_up_only=False):
+        return real(program, model, arena, timeout, set_up_only) if set_up_only else None
+    monkeypatch.setattr(tflm_targets, "status", invoke_never_ends)
+    slow = package(path, tmp_path / "slow", report=False, target="cortex-m4", verify=True)
+    assert any(n.startswith("verified on TFLite Micro built for cortex-m4: sets up in") and "did not end within" in n
+               for n in slow.notes), slow.notes
+    assert not any("did not end" in n for n in finished.notes)
+    for written in sorted((tmp_path / "finished").iterdir()):
+        assert (tmp_path / "slow" / written.name).read_bytes() == written.read_bytes(), written.name
+    assert "_ARENA_EXACT 1" in (tmp_path / "slow" / "mul_int32_plan.h").read_text()
+
+
 def test_package_refuses_a_figure_the_device_build_does_not_run_in(tmp_path, monkeypatch):
     from dataclasses import replace
     from packager.package import runtime_arena
