@@ -5,9 +5,17 @@ measured at the bound (the breadth, rounded to the granule), by the exact search
   records, so any capacity it cannot pack is a lower bound for the whole; the window grows until
   its probe stays open within --nodes (a window that packs at the bound proves nothing above it);
 - tiling (--tiling-nodes N): the whole instance's tiling probe (complete) at the bound, each of its
-  orders alone for N nodes: searched out, the bound would be one granule higher.
+  orders alone for N nodes: searched out, the bound would be one granule higher;
+- sections (--slacks S1,S2,...): only the sections whose load is within S granules of the breadth,
+  each record alive in the kept sections it spans (`section_relaxation`). Any packing of the whole
+  packs these (fewer records, fewer conflicts), so a capacity they cannot pack bounds the whole;
+  unlike a window, the kept sections may lie far apart (every load peak of the instance at once);
+- triples (--triples S): every three of the sections within S granules of the breadth where a
+  record starts and another ends (no other section holds more), each relaxation probed alone:
+  contiguity across three sections is where a subset-sum argument could first bite.
 
-    python -m benchmarks.bench_lower_bound [--nodes 300000] [--tiling-nodes 0] [CSV ...]
+    python -m benchmarks.bench_lower_bound [--nodes 300000] [--tiling-nodes 0] [--slacks 20,40,60]
+                                           [--triples 30] [CSV ...]
 
 Without CSV files it reads D and J from ../shared/benchmarks/minimalloc (those there; J is in
 MiniMalloc's repository, benchmarks/challenging/). Work is counted in nodes.
@@ -16,6 +24,7 @@ MiniMalloc's repository, benchmarks/challenging/). Work is counted in nodes.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -26,7 +35,7 @@ from benchmarks.text_table import render
 from packager.plan.csv_records import read_records_csv
 from packager.plan.offsets import exact_search
 from packager.plan.offsets._tiling import ORDERS, TilingProbe
-from packager.plan.records import offset_lower_bound
+from packager.plan.records import UsageRecord, offset_lower_bound
 
 MINIMALLOC_CSVS = Path(__file__).resolve().parent.parent.parent / "shared" / "benchmarks" / "minimalloc"
 HALF_WIDTHS = (2, 4, 8, 16, 24, 32, 48, 64, 100, 200)
@@ -51,6 +60,54 @@ def windows(path: Path, nodes: int) -> list[list[str]]:
     return rows
 
 
+def section_relaxation(inst: exact_search._Instance, records, sections) -> list[UsageRecord]:
+    """The records alive in the kept `sections` (ascending), each living over the kept sections it
+    spans (consecutive in the new time): a relaxation, its conflicts a subset of the original's."""
+    kept = np.asarray(sorted(sections), np.int64)
+    a = np.searchsorted(kept, inst.first)  # first kept section at or after the record's first
+    b = np.searchsorted(kept, inst.last, side="right") - 1  # last kept section at or before its last
+    return [UsageRecord(records[i].tensor, int(a[k]), int(b[k]), records[i].size)
+            for k, i in enumerate(inst.ids) if a[k] <= b[k]]
+
+
+def _probe(records, bound: int, nodes: int) -> tuple[str, int]:
+    found, complete, used, _ = exact_search.fits(exact_search._Instance(records, 1), bound, nodes, None)
+    return ("packs" if found else "searched out: bound + 1 granule" if complete else "open"), used
+
+
+def sections(path: Path, slacks: list[int], nodes: int) -> list[list[str]]:
+    records = read_records_csv(path)
+    inst = exact_search._Instance(records, 1)
+    bound, g = offset_lower_bound(records), inst.granule
+    rows = []
+    for slack in slacks:
+        keep = np.flatnonzero(inst.total0 >= bound - slack * g)
+        start = time.process_time()
+        relaxed = section_relaxation(inst, records, keep)
+        answer, used = _probe(relaxed, bound, nodes)
+        rows.append([path.stem.split(".")[0], f"{slack}", f"{len(keep)} of {inst.sections}",
+                     f"{len(relaxed)} of {len(records)}", f"{bound // 1024} KiB", answer, f"{used:,}",
+                     f"{time.process_time() - start:.1f}"])
+    return rows
+
+
+def triples(path: Path, slack: int, nodes: int) -> list[list[str]]:
+    records = read_records_csv(path)
+    inst = exact_search._Instance(records, 1)
+    bound, g = offset_lower_bound(records), inst.granule
+    maximal = sorted(set(inst.first.tolist()) & set(inst.last.tolist()))
+    peaks = [s for s in maximal if inst.total0[s] >= bound - slack * g]
+    start = time.process_time()
+    counts = {"packs": 0, "searched out: bound + 1 granule": 0, "open": 0}
+    spent = 0
+    for three in itertools.combinations(peaks, 3):
+        answer, used = _probe(section_relaxation(inst, records, three), bound, nodes)
+        counts[answer] += 1
+        spent += used
+    return [[path.stem.split(".")[0], f"{slack}", f"{len(peaks)} of {inst.sections}", f"{bound // 1024} KiB",
+             *(f"{n:,}" for n in counts.values()), f"{spent:,}", f"{time.process_time() - start:.1f}"]]
+
+
 def tiling(path: Path, nodes: int) -> list[list[str]]:
     records = read_records_csv(path)
     inst = exact_search._Instance(records, 1)
@@ -71,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("csv", nargs="*", type=Path)
     parser.add_argument("--nodes", type=int, default=300_000, help="nodes per window's probe")
     parser.add_argument("--tiling-nodes", type=int, default=0, help="nodes per order of the whole tiling probe")
+    parser.add_argument("--slacks", default="", help="section relaxations: loads within these granules of the breadth")
+    parser.add_argument("--triples", type=int, default=None, help="every three peak sections within this slack")
     args = parser.parse_args(argv)
     paths = args.csv or [p for p in (MINIMALLOC_CSVS / f"{x}.1048576.csv" for x in "DJ") if p.exists()]
     rows = [row for p in paths for row in windows(p, args.nodes)]
@@ -79,6 +138,17 @@ def main(argv: list[str] | None = None) -> int:
         rows = [row for p in paths for row in tiling(p, args.tiling_nodes)]
         print()
         print(render(["instance", "tiling order", "capacity", "at the bound", "nodes", "CPU s"], rows))
+    if args.slacks:
+        slacks = [int(x) for x in args.slacks.split(",")]
+        rows = [row for p in paths for row in sections(p, slacks, args.nodes)]
+        print()
+        print(render(["instance", "slack", "sections kept", "records", "capacity", "at the bound", "nodes",
+                      "CPU s"], rows))
+    if args.triples is not None:
+        rows = [row for p in paths for row in triples(p, args.triples, args.nodes)]
+        print()
+        print(render(["instance", "slack", "peak sections", "capacity", "triples packed", "searched out",
+                      "open", "nodes", "CPU s"], rows))
     return 0
 
 
