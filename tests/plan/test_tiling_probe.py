@@ -12,7 +12,7 @@ import pytest
 from benchmarks import perfect_packing
 from benchmarks.bench_exact import random_steps
 from packager.plan.offsets import exact_search
-from packager.plan.offsets._tiling import ORDERS, TilingProbe, TilingRounds, full_at
+from packager.plan.offsets._tiling import FULL_ORDERS, ORDERS, TilingProbe, TilingRounds, full_at
 from packager.plan.csv_records import parse_records_csv
 from packager.plan.records import OffsetPlan, arena_of, offset_lower_bound
 from packager.plan.validate import check_offset_plan
@@ -69,7 +69,7 @@ def test_on_a_full_instance_the_orders_run_again_with_the_records_that_fit_first
     records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(500, 5)))
     inst = exact_search._Instance(records, 1)
     rounds = TilingRounds(inst, perfect_packing.WIDTH)
-    assert len(rounds.probes) == 2 * len(ORDERS) and [p.fit for p in rounds.probes] == [0, 0, 0, 1, 1, 1]
+    assert [p.fit for p in rounds.probes] == [0, 0, 0, 1, 1, 1, 0]
     nodes, _, _ = rounds.run(50 * 500, UNLIMITED, 0)
     assert rounds.found is not None and nodes < 50 * 500
     offsets = [0] * len(records)
@@ -79,6 +79,34 @@ def test_on_a_full_instance_the_orders_run_again_with_the_records_that_fit_first
     assert arena_of(records, offsets) == perfect_packing.WIDTH
     # where a section has slack the three orders run alone
     assert len(TilingRounds(inst, perfect_packing.WIDTH + 1024).probes) == len(ORDERS)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_with_the_earliest_starts_first_it_packs_exactly_what_brute_force_packs(seed):
+    records = random_steps(7, seed)
+    optimum = brute_force(records, 1)
+    step = exact_search.granule(records, 1)
+    inst = exact_search._Instance(records, 1)
+    for capacity in range(offset_lower_bound(records), optimum + 2 * step, step):
+        probe = TilingProbe(inst, capacity, "early")
+        probe.run(1_000_000, UNLIMITED, False)
+        assert probe.complete and (probe.found is not None) == (capacity >= optimum)
+
+
+def test_on_a_full_instance_the_earliest_starts_first_runs_seventh():
+    # perfect 1,000, seed 1: the six other searches leave it open after 50 nodes per record (the
+    # search's share; 137,972 nodes between them); the earliest starts first packs it in 1,082
+    records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(1000, 1)))
+    inst = exact_search._Instance(records, 1)
+    rounds = TilingRounds(inst, perfect_packing.WIDTH)
+    assert len(rounds.probes) == len(FULL_ORDERS) and FULL_ORDERS[-1] == ("early", False)
+    nodes, _, _ = rounds.run(50 * 1000, UNLIMITED, 0)
+    assert rounds.found is not None and nodes < 50 * 1000
+    offsets = [0] * len(records)
+    for k, i in enumerate(inst.ids):
+        offsets[i] = rounds.found[k]
+    check_offset_plan(records, OffsetPlan("t", tuple(offsets), perfect_packing.WIDTH))
+    assert arena_of(records, offsets) == perfect_packing.WIDTH
 
 
 @pytest.mark.parametrize("seed", range(1, 6))

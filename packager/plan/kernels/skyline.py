@@ -196,8 +196,12 @@ def skyline(n_ops, first_rank, end_rank, sizes, alignment, points, group_at, gro
                         break  # nothing above changes either
                     tree[node] = best
                     node //= 2
-            else:  # one slice copy, at C speed in both forms
-                gkeys[a:gend[k] - 1] = gkeys[a + 1:gend[k]]
+            else:
+                # shift the group's tail left by one, element by element: compiled, a slice
+                # assignment would also compile numba's message for mismatched shapes (its
+                # string formatting: about 25 MB more on a first compile)
+                for t in range(a, gend[k] - 1):
+                    gkeys[t] = gkeys[t + 1]
                 gend[k] -= 1
             remaining -= 1
             s = first

@@ -59,7 +59,9 @@ class KernelLoop:
                           skip_empty, width, [-1] * n_buckets, [-1] * n_buckets, [0] * entries,
                           [0] * entries, [0] * n, [0] * n, [0] * n, [0] * n, self._out)
             return
-        size = cols.size if sizes is None else np.asarray(sizes, dtype=np.int64)
+        # a writable copy either way: numba compiles the kernel once per signature, and a
+        # read-only array is another one (a second compile: a second of CPU, more memory)
+        size = np.array(cols.size if sizes is None else sizes, dtype=np.int64)
         fixed_at = np.full(n, -1, dtype=np.int64)
         if fixed:
             fixed_at[np.fromiter(fixed.keys(), dtype=np.int64)] = np.fromiter(fixed.values(), dtype=np.int64)

@@ -32,15 +32,20 @@ def twins(first: np.ndarray, last: np.ndarray, size: np.ndarray) -> np.ndarray:
 ORDERS = ("area", "size", "small")
 # Where every section is full at the capacity (a packing is then a tiling: `full_at`),
 # each order runs a second time with the records that fit their point first (their top meets
-# the floor beside them: `kernels.tiling_probe._key`): six searches round robin. On the perfect
-# packings of 500 and 1,000 buffers one search packs in about one node per record where most
-# others stay open for many times that (benchmarks/bench_tiling.py), and which one varies.
+# the floor beside them: `kernels.tiling_probe._key`), and a seventh search tries the records
+# that begin earlier first (each then longer spans first): seven searches round robin. On the
+# perfect packings of 500 and 1,000 buffers one search packs in about one node per record where
+# most others stay open for many times that (benchmarks/bench_tiling.py), and which one varies:
+# only the earliest starts first packs perfect 1,000 seed 1 within the search's share.
+FULL_ORDERS = (("area", False), ("size", False), ("small", False),
+               ("area", True), ("size", True), ("small", True), ("early", False))
 
 
 def static_rank(first: np.ndarray, last: np.ndarray, size: np.ndarray, order: str) -> np.ndarray:
-    """Every record's place in the order `order` (one of ORDERS)."""
+    """Every record's place in the order `order` (one of ORDERS, or "early")."""
     span = last - first + 1
-    keys = {"area": (-span, -size * span), "size": (-span, -size), "small": (-span, size)}[order]
+    keys = {"area": (-span, -size * span), "size": (-span, -size), "small": (-span, size),
+            "early": (-span, first)}[order]
     ranked = np.lexsort((np.arange(len(size)),) + keys)
     rank = np.empty(len(size), np.int64)
     rank[ranked] = np.arange(len(size), dtype=np.int64)
@@ -124,16 +129,17 @@ class TilingProbe:
 
 
 class TilingRounds:
-    """The tiling probe of one capacity over ORDERS round robin, under a node limit that doubles
-    every round (from FIRST_ROUND_NODES_PER_RECORD per record), each order's search resumed where
-    it stopped: complete as soon as one order's search is."""
+    """The tiling probe of one capacity over ORDERS (FULL_ORDERS on a full instance) round robin,
+    under a node limit that doubles every round (from FIRST_ROUND_NODES_PER_RECORD per record),
+    each order's search resumed where it stopped: complete as soon as one order's search is."""
 
     FIRST_ROUND_NODES_PER_RECORD = 2
 
     def __init__(self, inst, capacity: int) -> None:
-        self.probes = [TilingProbe(inst, capacity, order) for order in ORDERS]
+        orders = [(order, False) for order in ORDERS]
         if full_at(inst, capacity - capacity % inst.granule):
-            self.probes += [TilingProbe(inst, capacity, order, fit=True) for order in ORDERS]
+            orders = FULL_ORDERS
+        self.probes = [TilingProbe(inst, capacity, order, fit) for order, fit in orders]
         self.limit = self.FIRST_ROUND_NODES_PER_RECORD * max(1, len(inst.ids))
         self.turn = 0
         self.complete = False
