@@ -51,11 +51,7 @@ def verify_on_target(plan: PackagePlan, model: Model,
         # The arena is settled by the set-up alone (TFLite Micro's Invoke allocates nothing): at the
         # figure and 16 B below it; then one Invoke at the figure shows the model runs there.
         if not tflm_targets.sets_up(program, path, n):
-            why = tflm_targets.why_not_run(program, path, max(n, tflm_targets.ARENA_MAX))
-            if why:
-                return _not_run_by(plan, target.oracle, why)
-            raise VerifyError(f"the packaged model does not run in the declared {n:,} B on TFLite Micro "
-                              f"built for {target.oracle}")
+            return _not_run_by(plan, target.oracle, program, path, n)
         # A plan for dynamic shapes is made at the largest sizes; TFLite Micro runs the stored ones.
         below = None if plan.is_dynamic else tflm_targets.sets_up(program, path, n - STEP)
         if below and arena.bound == EXACT:
@@ -63,11 +59,7 @@ def verify_on_target(plan: PackagePlan, model: Model,
                               f"{target.oracle}: the declared {n:,} B is not the smallest")
         ran = tflm_targets.status(program, path, n)
         if ran not in (tflm_targets.FITS, None):
-            why = tflm_targets.why_not_run(program, path, max(n, tflm_targets.ARENA_MAX))
-            if why:
-                return _not_run_by(plan, target.oracle, why)
-            raise VerifyError(f"the packaged model does not run in the declared {n:,} B on TFLite Micro "
-                              f"built for {target.oracle}")
+            return _not_run_by(plan, target.oracle, program, path, n)
     runtime = tflm_targets.runtime_name(target.oracle)
     runs, unfinished = "runs", ""
     if ran is None:
@@ -89,11 +81,15 @@ def verify_on_target(plan: PackagePlan, model: Model,
             f"verified on {runtime}: {runs} in {n:,} B and not in 16 B less{unfinished}", shown)
 
 
-def _not_run_by(plan: PackagePlan, build: str, why: str) -> tuple[PackagePlan, str, None]:
-    """The target's own build does not run this model. Unless the cause is the emulator's (an
-    instruction qemu-arm lacks), TFLite Micro itself refuses or halts on it: what the build's
-    coverage matrix proves of each kernel form does not reach a model the runtime does not run, so
-    the figure is left modelled, never called exact."""
+def _not_run_by(plan: PackagePlan, build: str, program: Path, path: Path, n: int) -> tuple[PackagePlan, str, None]:
+    """The model did not run in the declared `n` bytes on the target's own build: refused when it runs
+    with more, else said. Unless the cause is the emulator's (an instruction qemu-arm lacks), TFLite
+    Micro itself refuses or halts on it: what the build's coverage matrix proves of each kernel form
+    does not reach a model the runtime does not run, so the figure is left modelled, never exact."""
+    why = tflm_targets.why_not_run(program, path, max(n, tflm_targets.ARENA_MAX))
+    if not why:
+        raise VerifyError(f"the packaged model does not run in the declared {n:,} B on TFLite Micro "
+                          f"built for {build}")
     if why != tflm_targets.CANNOT_EMULATE:
         plan = replace(plan, runtime_arena=replace(plan.runtime_arena, modelled=True))
     return plan, f"not run on TFLite Micro built for {build}: {why}", None
