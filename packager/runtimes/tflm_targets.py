@@ -86,8 +86,12 @@ def _run(program: Path, model: Path, arena: int, timeout: float, set_up_only: bo
                 halted = False
                 break  # past the time limit
             chunk = os.read(proc.stderr.fileno(), 4096)
-            if not chunk:
-                return proc.wait(), False  # the program ended
+            if not chunk:  # stderr closed: the program is ending
+                try:
+                    return proc.wait(timeout=max(deadline - time.monotonic(), 0.1)), False
+                except subprocess.TimeoutExpired:
+                    halted = False
+                    break
             log = (log + chunk)[-len(HALTED) - 4096:]
             if HALTED in log:
                 halted = True
