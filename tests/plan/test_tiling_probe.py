@@ -29,10 +29,28 @@ def answer(records, capacity, nodes=1_000_000):
     assert rounds.complete
     if rounds.found is None:
         return False, None
+    return True, in_record_order(records, inst, rounds.found)
+
+
+def in_record_order(records, inst, found) -> list[int]:
+    """The offsets a probe found (in the instance's order), in the records' order."""
     offsets = [0] * len(records)
     for k, i in enumerate(inst.ids):
-        offsets[i] = rounds.found[k]
-    return True, offsets
+        offsets[i] = found[k]
+    return offsets
+
+
+def probes_agree_with_brute_force(seed: int, probes) -> None:
+    """Each probe `probes(inst, capacity)` gives, run to its end, packs exactly the capacities brute
+    force packs, on a small random instance."""
+    records = random_steps(7, seed)
+    optimum = brute_force(records, 1)
+    step = exact_search.granule(records, 1)
+    inst = exact_search._Instance(records, 1)
+    for capacity in range(offset_lower_bound(records), optimum + 2 * step, step):
+        for probe in probes(inst, capacity):
+            probe.run(1_000_000, UNLIMITED, False)
+            assert probe.complete and (probe.found is not None) == (capacity >= optimum)
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -52,15 +70,8 @@ def test_it_packs_exactly_the_capacities_brute_force_packs(seed):
 def test_with_the_records_that_fit_first_it_packs_exactly_what_brute_force_packs(seed):
     # the order of a point's candidates (here: those whose top meets a neighbour's floor first)
     # changes the path, never the answer
-    records = random_steps(7, seed)
-    optimum = brute_force(records, 1)
-    step = exact_search.granule(records, 1)
-    inst = exact_search._Instance(records, 1)
-    for capacity in range(offset_lower_bound(records), optimum + 2 * step, step):
-        for order in ORDERS:
-            probe = TilingProbe(inst, capacity, order, fit=True)
-            probe.run(1_000_000, UNLIMITED, False)
-            assert probe.complete and (probe.found is not None) == (capacity >= optimum)
+    probes_agree_with_brute_force(seed, lambda inst, capacity: [TilingProbe(inst, capacity, order, fit=True)
+                                                                for order in ORDERS])
 
 
 def test_on_a_full_instance_the_orders_run_again_with_the_records_that_fit_first():
@@ -72,9 +83,7 @@ def test_on_a_full_instance_the_orders_run_again_with_the_records_that_fit_first
     assert [p.fit for p in rounds.probes] == [0, 0, 0, 1, 1, 1, 0]
     nodes, _, _ = rounds.run(50 * 500, UNLIMITED, 0)
     assert rounds.found is not None and nodes < 50 * 500
-    offsets = [0] * len(records)
-    for k, i in enumerate(inst.ids):
-        offsets[i] = rounds.found[k]
+    offsets = in_record_order(records, inst, rounds.found)
     check_offset_plan(records, OffsetPlan("t", tuple(offsets), perfect_packing.WIDTH))
     assert arena_of(records, offsets) == perfect_packing.WIDTH
     # where a section has slack the three orders run alone
@@ -83,14 +92,7 @@ def test_on_a_full_instance_the_orders_run_again_with_the_records_that_fit_first
 
 @pytest.mark.parametrize("seed", range(8))
 def test_with_the_earliest_starts_first_it_packs_exactly_what_brute_force_packs(seed):
-    records = random_steps(7, seed)
-    optimum = brute_force(records, 1)
-    step = exact_search.granule(records, 1)
-    inst = exact_search._Instance(records, 1)
-    for capacity in range(offset_lower_bound(records), optimum + 2 * step, step):
-        probe = TilingProbe(inst, capacity, "early")
-        probe.run(1_000_000, UNLIMITED, False)
-        assert probe.complete and (probe.found is not None) == (capacity >= optimum)
+    probes_agree_with_brute_force(seed, lambda inst, capacity: [TilingProbe(inst, capacity, "early")])
 
 
 def test_on_a_full_instance_the_earliest_starts_first_runs_seventh():
@@ -102,9 +104,7 @@ def test_on_a_full_instance_the_earliest_starts_first_runs_seventh():
     assert len(rounds.probes) == len(FULL_ORDERS) and FULL_ORDERS[-1] == ("early", False)
     nodes, _, _ = rounds.run(50 * 1000, UNLIMITED, 0)
     assert rounds.found is not None and nodes < 50 * 1000
-    offsets = [0] * len(records)
-    for k, i in enumerate(inst.ids):
-        offsets[i] = rounds.found[k]
+    offsets = in_record_order(records, inst, rounds.found)
     check_offset_plan(records, OffsetPlan("t", tuple(offsets), perfect_packing.WIDTH))
     assert arena_of(records, offsets) == perfect_packing.WIDTH
 
