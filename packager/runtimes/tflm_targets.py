@@ -79,23 +79,19 @@ def _run(program: Path, model: Path, arena: int, timeout: float, set_up_only: bo
     only = ["--set-up-only"] if set_up_only or program.parent.name in SET_UP_ONLY else []
     with subprocess.Popen([*_command(program), str(model), str(arena), *only], stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE) as proc:
-        log, deadline = b"", time.monotonic() + timeout
-        while True:
+        log, halted, deadline = b"", False, time.monotonic() + timeout
+        while not halted:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([proc.stderr], [], [], left)[0]:
-                halted = False
                 break  # past the time limit
             chunk = os.read(proc.stderr.fileno(), 4096)
             if not chunk:  # stderr closed: the program is ending
                 try:
                     return proc.wait(timeout=max(deadline - time.monotonic(), 0.1)), False
                 except subprocess.TimeoutExpired:
-                    halted = False
                     break
             log = (log + chunk)[-len(HALTED) - 4096:]
-            if HALTED in log:
-                halted = True
-                break
+            halted = HALTED in log
         proc.kill()
         proc.wait()
         return None, halted
