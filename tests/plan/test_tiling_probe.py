@@ -4,6 +4,7 @@ offsets compiled or not."""
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 
 import numpy as np
@@ -14,7 +15,7 @@ from benchmarks.bench_exact import random_steps
 from packager.plan.offsets import exact_search
 from packager.plan.offsets._tiling import FULL_ORDERS, ORDERS, TilingProbe, TilingRounds, full_at
 from packager.plan.csv_records import parse_records_csv
-from packager.plan.records import OffsetPlan, arena_of, offset_lower_bound
+from packager.plan.records import OffsetPlan, UsageRecord, arena_of, offset_lower_bound
 from packager.plan.validate import check_offset_plan
 from tests.plan.test_exact_search import brute_force
 
@@ -120,12 +121,13 @@ def test_it_packs_perfect_packings_at_their_bound(seed):
 
 def test_compiled_and_plain_take_the_same_nodes_to_the_same_offsets():
     records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(120, 2)))
-    runs = []
-    for compiled in (False, True):
-        probe = TilingProbe(exact_search._Instance(records, 1), perfect_packing.WIDTH, "small")
-        probe.run(100_000, UNLIMITED, compiled)
-        runs.append((probe.complete, probe.found, probe.nodes, probe.steps))
-    assert runs[0] == runs[1] and runs[0][1] is not None
+    for jump in (False, True):
+        runs = []
+        for compiled in (False, True):
+            probe = TilingProbe(exact_search._Instance(records, 1), perfect_packing.WIDTH, "small", jump=jump)
+            probe.run(100_000, UNLIMITED, compiled)
+            runs.append((probe.complete, probe.found, probe.nodes, probe.steps))
+        assert runs[0] == runs[1] and runs[0][1] is not None
 
 
 def test_the_tiling_probe_leads_where_every_section_is_full_at_the_bound():
@@ -187,3 +189,56 @@ def test_it_packs_exactly_what_brute_force_packs_on_more_instances(seed):
     for capacity in (optimum - step, optimum):
         if capacity >= offset_lower_bound(records):
             assert answer(records, capacity)[0] == (capacity >= optimum), (capacity, optimum)
+
+
+def full_instance(seed: int, units: int = 24, steps: int = 10, granule: int = 64) -> list[UsageRecord]:
+    """Records that hold `units` granules at every step (each step ends some records and starts
+    new ones of the same total, sizes drawn at random): full at that bound, tileable or not."""
+    rng = random.Random(seed)
+    done, alive = [], []
+
+    def start(step: int, total: int) -> None:
+        while total > 0:
+            size = rng.randint(1, total)
+            alive.append((step, size))
+            total -= size
+
+    start(0, units)
+    for step in range(1, steps):
+        ending = [record for record in alive if rng.random() < 0.4]
+        for record in ending:
+            alive.remove(record)
+            done.append((record[0], step - 1, record[1]))
+        start(step, sum(size for _, size in ending))
+    done += [(first, steps - 1, size) for first, size in alive]
+    return [UsageRecord(i, first, last, size * granule) for i, (first, last, size) in enumerate(done)]
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_backjumping_on_full_instances_packs_exactly_what_the_search_without_it_packs(block):
+    # backing up past choices a dead end does not involve (`jump`, on where every section is full)
+    # only cuts what cannot be completed: on full instances, tileable or not, every order with it
+    # answers as the search without it (complete: held to brute force above), and brute force
+    # agrees where the instance is small enough for it
+    answers = []
+    for seed in range(60 * block, 60 * block + 60):
+        records = full_instance(seed)
+        capacity = 24 * 64
+        inst = exact_search._Instance(records, 1)
+        assert full_at(inst, capacity)
+        reference = TilingProbe(inst, capacity, "area")
+        reference.run(200_000, UNLIMITED, True)
+        if not reference.complete:
+            continue  # (a handful of untileable ones take longer to search out)
+        tileable = reference.found is not None
+        if len(records) <= 7:
+            assert tileable == (brute_force(records, 1) == capacity)
+        for order, fit in FULL_ORDERS:
+            probe = TilingProbe(inst, capacity, order, fit, jump=True)
+            probe.run(10_000_000, UNLIMITED, True)
+            assert probe.complete and (probe.found is not None) == tileable, (seed, order, fit)
+            if tileable:
+                offsets = in_record_order(records, inst, probe.found)
+                check_offset_plan(records, OffsetPlan("t", tuple(offsets), capacity))
+        answers.append(tileable)
+    assert len(answers) >= 55 and 0 < answers.count(False) < len(answers)  # both kinds met

@@ -28,6 +28,15 @@ A point's candidates are tried in a static order (`order_rank`), or with `fit` f
 top would meet the floor of the section beside them (`_key`): the order changes the path, never
 the answer. The search runs both on instances full at the capacity (`offsets/_tiling.py`).
 
+Backjumping (`jump`, on where every section is full at the capacity, so nothing is ever left
+empty and below every floor is full): every dead end comes with a window of sections whose
+placed records explain it (an untileable well: the run and its walls; a point nothing can cover:
+the run of sections at or below its floor and their walls; a record that no longer fits: its
+span), and a point whose choices are all tried fails with its children's windows and its own
+run's. Backing up, a point whose placed record lies outside the window below it fails at once
+with that window: keeping every record placed across the window, the same dead end follows
+whatever the point holds, so its other choices are not tried (conflict-directed backjumping).
+
 Complete: a packing pushed down into canonical form (every record rests on another or on 0,
 offsets multiples of the granule) is reached. Twins (records with the same span and size) are
 placed in record order only. The search is an explicit stack of frames, resumable like the first
@@ -47,7 +56,9 @@ FRAME_BUFFER, CANDIDATE_BUFFER, PART_BUFFER = 0, 1, 2
 
 # Scalars of the state, by index.
 T_NODES, T_DEPTH, T_CANDIDATES, T_WORK, T_ANSWER, T_PARTS = 0, 1, 2, 3, 4, 5
-TILING_SCALARS = 6
+# a failure's window (with `jump`): the sections whose placed records explain it
+T_WLO, T_WHI = 6, 7
+TILING_SCALARS = 8
 
 # A frame: a search over the sections [lo, hi), or a split of them into parts no unplaced record
 # connects (solved one after another: a part that fails fails them all, a part solved is never
@@ -59,9 +70,11 @@ G_KIND, G_PHASE, G_LO, G_HI = 0, 1, 2, 3
 # next one to try, the raise of its floor if left empty (0: none), what it did last (a record
 # placed; -1: the floor raised; -2: nothing)
 G_SECTION, G_FLOOR, G_FROM, G_COUNT, G_NEXT, G_RAISE, G_DONE = 4, 5, 6, 7, 8, 9, 10
+# (with `jump`) the window of its children's failures so far
+G_WLO, G_WHI = 11, 12
 # a split: its parts (pairs in the part buffer), how many, the next one
 G_PARTS, G_PART_COUNT, G_PART = 4, 5, 6
-FRAME_WIDTH = 11
+FRAME_WIDTH = 13
 
 
 def _untileable_well(lo, hi, floor, remaining, first, last, size, offset, alive_ptr, alive_idx,
@@ -71,7 +84,8 @@ def _untileable_well(lo, hi, floor, remaining, first, last, size, offset, alive_
     record sitting on f there has its span inside the run (the walls are higher), and no point
     of the run may stay empty, so the spans of the records that can sit on f must tile [a, b]
     end to end; a dynamic program over the run's sections says whether they can. Returns
-    (dead end, steps); `walled[c]` says whether section c's run is walled.""" 
+    (dead end, steps, the dead run's window: the run and its walls); `walled[c]` says whether
+    section c's run is walled."""
     steps = 0
     a = lo
     while a < hi:
@@ -105,30 +119,45 @@ def _untileable_well(lo, hi, floor, remaining, first, last, size, offset, alive_
                         reach[last[j] + 1] = 1
                 steps += alive_ptr[c + 1] - alive_ptr[c]
             if reach[b + 1] == 0:
-                return True, steps
+                return True, steps, a - 1, b + 1
         a = b + 1
-    return False, steps
+    return False, steps, 0, -1
+
+
+def _run_window(c, f, lo, hi, floor, remaining):
+    """Why no record but the candidates can cover the point (c, f) (`jump`): the run of sections
+    around c with floors at most f, and its walls (a higher floor, a full section or the end of
+    the part). A record covering (c, f) in a packing sits on f (below is full) and cannot reach
+    over a wall, so with what is placed across the run and its walls kept, the candidates stay
+    the same. Returns (first section, last section, steps)."""
+    a, b = c, c
+    while a > lo and remaining[a - 1] > 0 and floor[a - 1] <= f:
+        a -= 1
+    while b + 1 < hi and remaining[b + 1] > 0 and floor[b + 1] <= f:
+        b += 1
+    return a - 1, b + 1, b - a + 1
 
 
 def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr, alive_idx,
-            capacity, granule, top, stamp, node, reach, walled):
+            capacity, granule, top, stamp, node, reach, walled, jump):
     """The point to fill among the sections [lo, hi): (section, floor, how far its floor may rise
-    if left empty (0: not at all), candidates, steps). section -1: everything there is placed;
-    -2: a dead end: a record that can no longer fit under the capacity, or a section without
-    slack whose floor no record can cover (every record left there reaches over a higher floor:
-    the point would stay empty for ever)."""
+    if left empty (0: not at all), candidates, steps, window). section -1: everything there is
+    placed; -2: a dead end: a record that can no longer fit under the capacity, or a section
+    without slack whose floor no record can cover (every record left there reaches over a higher
+    floor: the point would stay empty for ever); its window is the sections whose placed records
+    explain it (`jump`)."""
     steps = hi - lo
     h = -1
     for c in range(lo, hi):
         if remaining[c] > 0 and (h < 0 or floor[c] < h):
             h = floor[c]
     if h < 0:
-        return -1, 0, 0, 0, steps
-    dead, more = _untileable_well(lo, hi, floor, remaining, first, last, size, offset, alive_ptr,
-                                  alive_idx, capacity, granule, reach, walled)
+        return -1, 0, 0, 0, steps, 0, -1
+    dead, more, wlo, whi = _untileable_well(lo, hi, floor, remaining, first, last, size, offset,
+                                            alive_ptr, alive_idx, capacity, granule, reach, walled)
     steps += more
     if dead:
-        return -2, h, 0, 0, steps
+        return -2, h, 0, 0, steps, wlo, whi
     # every unplaced record's lowest offset: the highest floor over its span
     for c in range(lo, hi):
         if remaining[c] == 0:
@@ -157,7 +186,7 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
             if offset[j] >= 0:
                 continue
             if top[j] + size[j] > capacity:
-                return -2, h, 0, 0, steps
+                return -2, h, 0, 0, steps, first[j], last[j]
             if top[j] == f:
                 covered = True
                 if twin[j] < 0 or offset[twin[j]] >= 0:
@@ -169,7 +198,8 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
         steps += alive_ptr[c + 1] - alive_ptr[c]
         slack = capacity - f - remaining[c]
         if not covered and slack < granule:
-            return -2, h, 0, 0, steps
+            wlo, whi, more = _run_window(c, f, lo, hi, floor, remaining) if jump == 1 else (0, -1, 0)
+            return -2, h, 0, 0, steps + more, wlo, whi
         if f != h:
             # above the lowest floor, a point that must be covered (no slack, walled: only a
             # record inside the well can sit on it) is a choice too
@@ -179,13 +209,13 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
         raise_to = 0
         if rise > h and rise - h <= slack:
             raise_to = rise
-        if count == 0 and raise_to == 0:
-            return -2, h, 0, 0, steps
+        if count == 0 and raise_to == 0:  # (only with slack: never where `jump` is on)
+            return -2, h, 0, 0, steps, lo - 1, hi
         # the fewest choices first (a raise counts as one)
         choices = count + (1 if raise_to > 0 else 0)
         if best_count < 0 or choices < best_count:
             best, best_count, best_raise, best_floor = c, choices, raise_to, h
-    return best, best_floor, best_raise, best_count, steps
+    return best, best_floor, best_raise, best_count, steps, 0, -1
 
 
 def _key(j, h, lo, hi, floor, first, last, size, order_rank, fit):
@@ -224,9 +254,9 @@ def _unplace(k, first, last, size, floor, remaining, cuts, offset):
         cuts[d] += 1
 
 
-def run_tiling(first, last, size, order_rank, fit, twin, alive_ptr, alive_idx, capacity, granule,
-               node_limit, work_limit, floor, remaining, cuts, offset, solution, state, frames,
-               candidates, parts, top, stamp, reach, walled):
+def run_tiling(first, last, size, order_rank, fit, jump, twin, alive_ptr, alive_idx, capacity,
+               granule, node_limit, work_limit, floor, remaining, cuts, offset, solution, state,
+               frames, candidates, parts, top, stamp, reach, walled):
     """Run (or resume) the search until it answers, reaches `node_limit` nodes or `work_limit`
     steps, or needs a bigger buffer; returns one of the codes above (FOUND: `solution` holds the
     packing). The caller sets floor to 0, remaining to the bytes alive per section, cuts to the
@@ -273,9 +303,9 @@ def run_tiling(first, last, size, order_rank, fit, twin, alive_ptr, alive_idx, c
                     continue
                 lo, hi = parts[p0], parts[p0 + 1]  # one part: narrow the search to it
                 frame[G_LO], frame[G_HI] = lo, hi
-            c, h, raise_to, count, steps = _choice(lo, hi, floor, remaining, first, last, size,
-                                                   offset, twin, alive_ptr, alive_idx, capacity,
-                                                   granule, top, stamp, state[T_NODES], reach, walled)
+            c, h, raise_to, count, steps, wlo, whi = _choice(
+                lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr, alive_idx,
+                capacity, granule, top, stamp, state[T_NODES], reach, walled, jump)
             state[T_WORK] += steps
             if c == -1:
                 state[T_ANSWER] = 1
@@ -283,6 +313,7 @@ def run_tiling(first, last, size, order_rank, fit, twin, alive_ptr, alive_idx, c
                 continue
             if c == -2:  # a dead end: back up
                 state[T_ANSWER] = 0
+                state[T_WLO], state[T_WHI] = wlo, whi
                 state[T_DEPTH] = f
                 continue
             # the candidates of the chosen point, in the static order
@@ -310,6 +341,7 @@ def run_tiling(first, last, size, order_rank, fit, twin, alive_ptr, alive_idx, c
             state[T_CANDIDATES] = start + n
             frame[G_SECTION], frame[G_FLOOR], frame[G_FROM], frame[G_COUNT] = c, h, start, n
             frame[G_NEXT], frame[G_RAISE], frame[G_DONE] = 0, raise_to, -2
+            frame[G_WLO], frame[G_WHI] = len(floor), -1
             frame[G_PHASE] = TRY
             continue
         if f + 2 > len(frames):
@@ -340,6 +372,15 @@ def run_tiling(first, last, size, order_rank, fit, twin, alive_ptr, alive_idx, c
             state[T_CANDIDATES] = frame[G_FROM]
             state[T_DEPTH] = f
             continue
+        if jump == 1 and done != -2:
+            wlo, whi = state[T_WLO], state[T_WHI]
+            involved = (first[done] <= whi and last[done] >= wlo) if done >= 0 else wlo <= c <= whi
+            if not involved:
+                # the failure below holds whatever this point holds (backjumping): fail with it
+                state[T_CANDIDATES] = frame[G_FROM]
+                state[T_DEPTH] = f
+                continue
+            frame[G_WLO], frame[G_WHI] = min(frame[G_WLO], wlo), max(frame[G_WHI], whi)
         nxt = frame[G_NEXT]
         if nxt < frame[G_COUNT]:
             k = candidates[frame[G_FROM] + nxt]
@@ -353,6 +394,11 @@ def run_tiling(first, last, size, order_rank, fit, twin, alive_ptr, alive_idx, c
             frame[G_DONE] = -1
         else:  # every choice tried: back up
             state[T_ANSWER] = 0
+            if jump == 1:
+                wlo, whi, steps = _run_window(c, h, lo, hi, floor, remaining)
+                state[T_WORK] += steps
+                state[T_WLO] = min(frame[G_WLO], wlo)
+                state[T_WHI] = max(frame[G_WHI], whi)
             state[T_CANDIDATES] = frame[G_FROM]
             state[T_DEPTH] = f
             continue

@@ -59,11 +59,14 @@ def full_at(inst, capacity: int) -> bool:
 
 
 class TilingProbe:
-    """One capacity's tiling search: `run(nodes, steps)` goes on where the last run stopped."""
+    """One capacity's tiling search: `run(nodes, steps)` goes on where the last run stopped.
+    `jump`: back up past points a dead end does not involve (the kernel's backjumping: sound only
+    where the instance is full at the capacity, which is where TilingRounds turns it on)."""
 
-    def __init__(self, inst, capacity: int, order: str, fit: bool = False) -> None:
+    def __init__(self, inst, capacity: int, order: str, fit: bool = False, jump: bool = False) -> None:
         self.inst, self.capacity = inst, capacity - capacity % inst.granule
         self.fit = 1 if fit else 0
+        self.jump = 1 if jump else 0
         n, sections = len(inst.ids), inst.sections
         if "_twins" not in inst.__dict__:  # per instance, shared by its probes
             inst._twins = twins(inst.first, inst.last, inst.size)
@@ -104,7 +107,7 @@ class TilingProbe:
         nodes0, steps0 = int(self.state[tk.T_NODES]), int(self.state[tk.T_WORK])
         while True:
             code = kernel.run_tiling(
-                self.inst.first, self.inst.last, self.inst.size, self.rank, self.fit, self.twin,
+                self.inst.first, self.inst.last, self.inst.size, self.rank, self.fit, self.jump, self.twin,
                 self.inst.alive_ptr, self.inst.alive_idx, self.capacity, self.inst.granule,
                 nodes0 + node_share, steps0 + step_share, self.floor, self.remaining, self.cuts,
                 self.offset, self.solution, self.state, self.frames, self.candidates, self.parts,
@@ -129,7 +132,8 @@ class TilingProbe:
 
 
 class TilingRounds:
-    """The tiling probe of one capacity over ORDERS (FULL_ORDERS on a full instance) round robin,
+    """The tiling probe of one capacity over ORDERS (FULL_ORDERS with backjumping on a full
+    instance) round robin,
     under a node limit that doubles every round (from FIRST_ROUND_NODES_PER_RECORD per record),
     each order's search resumed where it stopped: complete as soon as one order's search is."""
 
@@ -137,9 +141,10 @@ class TilingRounds:
 
     def __init__(self, inst, capacity: int) -> None:
         orders = [(order, False) for order in ORDERS]
-        if full_at(inst, capacity - capacity % inst.granule):
+        full = full_at(inst, capacity - capacity % inst.granule)
+        if full:
             orders = FULL_ORDERS
-        self.probes = [TilingProbe(inst, capacity, order, fit) for order, fit in orders]
+        self.probes = [TilingProbe(inst, capacity, order, fit, jump=full) for order, fit in orders]
         self.limit = self.FIRST_ROUND_NODES_PER_RECORD * max(1, len(inst.ids))
         self.turn = 0
         self.complete = False
