@@ -1,5 +1,5 @@
 """Can a constraint solver raise the lower bound on MiniMalloc's D and J above the largest breadth?
-OR-Tools CP-SAT (not a dependency: `pip install ortools` into a scratch environment) on the
+OR-Tools CP-SAT (the optional extra: `pip install -e '.[cpsat]'`) on the
 decision "every record fits under capacity C" at C = the breadth, on the section relaxations
 (`bench_lower_bound.section_relaxation`: only the sections within S granules of the breadth) and
 on the whole instance. INFEASIBLE on any of them would prove the breadth + 1 granule a bound.
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import ortools  # noqa: F401
     except ImportError:
-        print("needs OR-Tools: pip install ortools (a scratch environment will do)", file=sys.stderr)
+        print("needs OR-Tools: pip install -e '.[cpsat]'", file=sys.stderr)
         return 2
     paths = args.csv or [p for p in (MINIMALLOC_CSVS / f"{x}.1048576.csv" for x in "DJ") if p.exists()]
     slacks = [int(x) for x in args.slacks.split(",") if x]
