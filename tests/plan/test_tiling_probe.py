@@ -13,7 +13,8 @@ import pytest
 from benchmarks import perfect_packing
 from benchmarks.bench_exact import random_steps
 from packager.plan.offsets import exact_search
-from packager.plan.offsets._tiling import FULL_ORDERS, ORDERS, TilingProbe, TilingRounds, full_at
+from packager.plan.offsets._tiling import (FULL_ORDERS, ORDERS, TilingProbe, TilingRestarts, TilingRounds,
+                                          full_at, luby)
 from packager.plan.csv_records import parse_records_csv
 from packager.plan.records import OffsetPlan, UsageRecord, arena_of, offset_lower_bound
 from packager.plan.validate import check_offset_plan
@@ -81,7 +82,7 @@ def test_on_a_full_instance_the_orders_run_again_with_the_records_that_fit_first
     records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(500, 5)))
     inst = exact_search._Instance(records, 1)
     rounds = TilingRounds(inst, perfect_packing.WIDTH)
-    assert [p.fit for p in rounds.probes] == [0, 0, 0, 1, 1, 1, 0]
+    assert [p.fit for p in rounds.probes[:len(FULL_ORDERS)]] == [0, 0, 0, 1, 1, 1, 0]
     nodes, _, _ = rounds.run(50 * 500, UNLIMITED, 0)
     assert rounds.found is not None and nodes < 50 * 500
     offsets = in_record_order(records, inst, rounds.found)
@@ -102,7 +103,7 @@ def test_on_a_full_instance_the_earliest_starts_first_runs_seventh():
     records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(1000, 1)))
     inst = exact_search._Instance(records, 1)
     rounds = TilingRounds(inst, perfect_packing.WIDTH)
-    assert len(rounds.probes) == len(FULL_ORDERS) and FULL_ORDERS[-1] == ("early", False)
+    assert len(rounds.probes) == len(FULL_ORDERS) + 1 and FULL_ORDERS[-1] == ("early", False)
     nodes, _, _ = rounds.run(50 * 1000, UNLIMITED, 0)
     assert rounds.found is not None and nodes < 50 * 1000
     offsets = in_record_order(records, inst, rounds.found)
@@ -233,12 +234,50 @@ def test_backjumping_on_full_instances_packs_exactly_what_the_search_without_it_
         tileable = reference.found is not None
         if len(records) <= 7:
             assert tileable == (brute_force(records, 1) == capacity)
-        for order, fit in FULL_ORDERS:
-            probe = TilingProbe(inst, capacity, order, fit, jump=True)
+        shuffled = TilingProbe(inst, capacity, "area", jump=True)  # as a restart draws them
+        rng = np.random.default_rng(seed)
+        shuffled.rank = rng.permutation(len(shuffled.rank)).astype(np.int64)
+        shuffled.tie = rng.permutation(len(shuffled.tie)).astype(np.int64)
+        for probe in [TilingProbe(inst, capacity, order, fit, jump=True) for order, fit in FULL_ORDERS] + [shuffled]:
             probe.run(10_000_000, UNLIMITED, True)
-            assert probe.complete and (probe.found is not None) == tileable, (seed, order, fit)
+            assert probe.complete and (probe.found is not None) == tileable, seed
             if tileable:
                 offsets = in_record_order(records, inst, probe.found)
                 check_offset_plan(records, OffsetPlan("t", tuple(offsets), capacity))
         answers.append(tileable)
     assert len(answers) >= 55 and 0 < answers.count(False) < len(answers)  # both kinds met
+
+
+def test_backjumping_packs_a_perfect_packing_the_search_without_it_leaves_open():
+    # perfect 1,000, seed 9: smaller sizes first stays 140 to 155 records deep for 10,000 nodes
+    # without it (a choice far above left a well untileable); with it, it packs in 2,674
+    records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(1000, 9)))
+    inst = exact_search._Instance(records, 1)
+    runs = []
+    for jump in (False, True):
+        probe = TilingProbe(inst, perfect_packing.WIDTH, "small", jump=jump)
+        probe.run(10_000, UNLIMITED, True)
+        runs.append((probe.found is not None, probe.nodes))
+    assert runs == [(False, 10_000), (True, 2_674)]
+
+
+def test_luby_sequence():
+    assert [luby(i) for i in range(1, 16)] == [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
+
+
+def test_restarts_pack_where_the_seven_orders_stall_and_are_the_same_every_run():
+    # perfect 1,000, seed 6: the seven searches stay open within the search's share (50 nodes per
+    # record); the fresh orders of TilingRestarts pack it, the same nodes every run
+    records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(1000, 6)))
+    results = []
+    for _ in range(2):
+        inst = exact_search._Instance(records, 1)
+        rounds = TilingRounds(inst, perfect_packing.WIDTH)
+        assert isinstance(rounds.probes[-1], TilingRestarts)
+        nodes, _, _ = rounds.run(50 * 1000, UNLIMITED, 0)
+        assert rounds.found is not None and rounds.probes[-1].found is not None
+        results.append((nodes, rounds.found))
+    assert results[0] == results[1]
+    offsets = in_record_order(records, inst, results[0][1])
+    check_offset_plan(records, OffsetPlan("t", tuple(offsets), perfect_packing.WIDTH))
+    assert arena_of(records, offsets) == perfect_packing.WIDTH

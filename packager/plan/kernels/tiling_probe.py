@@ -139,7 +139,7 @@ def _run_window(c, f, lo, hi, floor, remaining):
 
 
 def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr, alive_idx,
-            capacity, granule, top, stamp, node, reach, walled, jump):
+            capacity, granule, top, stamp, node, reach, walled, jump, tie):
     """The point to fill among the sections [lo, hi): (section, floor, how far its floor may rise
     if left empty (0: not at all), candidates, steps, window). section -1: everything there is
     placed; -2: a dead end: a record that can no longer fit under the capacity, or a section
@@ -203,7 +203,8 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
         if f != h:
             # above the lowest floor, a point that must be covered (no slack, walled: only a
             # record inside the well can sit on it) is a choice too
-            if slack < granule and walled[c] == 1 and (best_count < 0 or count < best_count):
+            if slack < granule and walled[c] == 1 and (
+                    best_count < 0 or count < best_count or (count == best_count and tie[c] < tie[best])):
                 best, best_count, best_raise, best_floor = c, count, 0, f
             continue
         raise_to = 0
@@ -213,7 +214,7 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
             return -2, h, 0, 0, steps, lo - 1, hi
         # the fewest choices first (a raise counts as one)
         choices = count + (1 if raise_to > 0 else 0)
-        if best_count < 0 or choices < best_count:
+        if best_count < 0 or choices < best_count or (choices == best_count and tie[c] < tie[best]):
             best, best_count, best_raise, best_floor = c, choices, raise_to, h
     return best, best_floor, best_raise, best_count, steps, 0, -1
 
@@ -254,7 +255,7 @@ def _unplace(k, first, last, size, floor, remaining, cuts, offset):
         cuts[d] += 1
 
 
-def run_tiling(first, last, size, order_rank, fit, jump, twin, alive_ptr, alive_idx, capacity,
+def run_tiling(first, last, size, order_rank, fit, jump, tie, twin, alive_ptr, alive_idx, capacity,
                granule, node_limit, work_limit, floor, remaining, cuts, offset, solution, state,
                frames, candidates, parts, top, stamp, reach, walled):
     """Run (or resume) the search until it answers, reaches `node_limit` nodes or `work_limit`
@@ -305,7 +306,7 @@ def run_tiling(first, last, size, order_rank, fit, jump, twin, alive_ptr, alive_
                 frame[G_LO], frame[G_HI] = lo, hi
             c, h, raise_to, count, steps, wlo, whi = _choice(
                 lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr, alive_idx,
-                capacity, granule, top, stamp, state[T_NODES], reach, walled, jump)
+                capacity, granule, top, stamp, state[T_NODES], reach, walled, jump, tie)
             state[T_WORK] += steps
             if c == -1:
                 state[T_ANSWER] = 1

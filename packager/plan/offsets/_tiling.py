@@ -36,7 +36,8 @@ ORDERS = ("area", "size", "small")
 # that begin earlier first (each then longer spans first): seven searches round robin. On the
 # perfect packings of 500 and 1,000 buffers one search packs in about one node per record where
 # most others stay open for many times that (benchmarks/bench_tiling.py), and which one varies:
-# only the earliest starts first packs perfect 1,000 seed 1 within the search's share.
+# only the earliest starts first packs perfect 1,000 seed 1 within the search's share. All seven
+# backjump there, and an eighth turn of each round goes to fresh random orders (TilingRestarts).
 FULL_ORDERS = (("area", False), ("size", False), ("small", False),
                ("area", True), ("size", True), ("small", True), ("early", False))
 
@@ -67,7 +68,10 @@ class TilingProbe:
         self.inst, self.capacity = inst, capacity - capacity % inst.granule
         self.fit = 1 if fit else 0
         self.jump = 1 if jump else 0
+        # which section of equally few candidates is filled first: the leftmost, unless a restart
+        # draws another order
         n, sections = len(inst.ids), inst.sections
+        self.tie = np.arange(max(1, sections), dtype=np.int64)
         if "_twins" not in inst.__dict__:  # per instance, shared by its probes
             inst._twins = twins(inst.first, inst.last, inst.size)
         self.twin = inst._twins
@@ -107,7 +111,7 @@ class TilingProbe:
         nodes0, steps0 = int(self.state[tk.T_NODES]), int(self.state[tk.T_WORK])
         while True:
             code = kernel.run_tiling(
-                self.inst.first, self.inst.last, self.inst.size, self.rank, self.fit, self.jump, self.twin,
+                self.inst.first, self.inst.last, self.inst.size, self.rank, self.fit, self.jump, self.tie, self.twin,
                 self.inst.alive_ptr, self.inst.alive_idx, self.capacity, self.inst.granule,
                 nodes0 + node_share, steps0 + step_share, self.floor, self.remaining, self.cuts,
                 self.offset, self.solution, self.state, self.frames, self.candidates, self.parts,
@@ -131,11 +135,69 @@ class TilingProbe:
         return nodes, steps, code == tk.WORK_LIMIT
 
 
+def luby(i: int) -> int:
+    """The i-th term (from 1) of Luby's restart sequence: 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, ..."""
+    while True:
+        k = i.bit_length()
+        if i == (1 << k) - 1:
+            return 1 << (k - 1)
+        i -= (1 << (k - 1)) - 1
+
+
+class TilingRestarts:
+    """Fresh tiling searches, each in orders drawn from a fixed seed, the i-th stopped after
+    UNIT x luby(i) nodes per record (Luby's sequence: short runs, and now and then one twice as
+    long as any before). On a full instance a search either packs in one to a few nodes per
+    record or stalls far deeper, and which order packs differs from instance to instance
+    (benchmarks/bench_tiling.py): fresh orders try many paths where resuming a stalled search
+    digs deeper into the same one. Each search draws a random order of the records (the
+    candidates of a point) and of the sections (which point of equally few candidates is filled
+    first), every other one with the records that fit first. Same seed, same orders: the same
+    nodes on any machine."""
+
+    SEED = 20_260_601
+    UNIT = 2  # nodes per record of a search of luby(i) = 1: a lucky order packs in 1 to 3
+
+    def __init__(self, inst, capacity: int) -> None:
+        self.inst, self.capacity = inst, capacity
+        self.rng = np.random.default_rng(self.SEED)
+        self.count = 0  # searches started
+        self.current: TilingProbe | None = None
+        self.spent = 0  # nodes of the current search
+        self.nodes = self.steps = 0
+        self.complete = False
+        self.found: list[int] | None = None
+
+    def _next(self) -> TilingProbe:
+        self.count += 1
+        probe = TilingProbe(self.inst, self.capacity, "area", fit=self.count % 2 == 0, jump=True)
+        probe.rank = self.rng.permutation(len(probe.rank)).astype(np.int64)
+        probe.tie = self.rng.permutation(len(probe.tie)).astype(np.int64)
+        return probe
+
+    def run(self, node_share: int, step_share: int, compiled: bool) -> tuple[int, int, bool]:
+        """As TilingProbe.run, over as many fresh searches as the share reaches."""
+        nodes = steps = 0
+        out = False
+        per_record = self.UNIT * max(1, len(self.inst.ids))
+        while not self.complete and nodes < node_share and not out:
+            if self.current is None or self.spent >= luby(self.count) * per_record:
+                self.current, self.spent = self._next(), 0
+            room = luby(self.count) * per_record - self.spent
+            used, took, out = self.current.run(min(room, node_share - nodes), step_share - steps, compiled)
+            nodes, steps, self.spent = nodes + used, steps + took, self.spent + used
+            if self.current.complete:
+                self.complete, self.found = True, self.current.found
+        self.nodes += nodes
+        self.steps += steps
+        return nodes, steps, out
+
+
 class TilingRounds:
-    """The tiling probe of one capacity over ORDERS (FULL_ORDERS with backjumping on a full
-    instance) round robin,
-    under a node limit that doubles every round (from FIRST_ROUND_NODES_PER_RECORD per record),
-    each order's search resumed where it stopped: complete as soon as one order's search is."""
+    """The tiling probe of one capacity over ORDERS round robin, under a node limit that doubles
+    every round (from FIRST_ROUND_NODES_PER_RECORD per record), each order's search resumed where
+    it stopped: complete as soon as one order's search is. On a full instance: FULL_ORDERS with
+    backjumping, then TilingRestarts, whose turn in each round is as long as theirs together."""
 
     FIRST_ROUND_NODES_PER_RECORD = 2
 
@@ -145,6 +207,10 @@ class TilingRounds:
         if full:
             orders = FULL_ORDERS
         self.probes = [TilingProbe(inst, capacity, order, fit, jump=full) for order, fit in orders]
+        self.weights = [1] * len(self.probes)  # a turn's share of the round's limit
+        if full:
+            self.probes.append(TilingRestarts(inst, capacity))
+            self.weights.append(len(orders))
         self.limit = self.FIRST_ROUND_NODES_PER_RECORD * max(1, len(inst.ids))
         self.turn = 0
         self.complete = False
@@ -159,7 +225,7 @@ class TilingRounds:
         always = kernels.use_kernel(len(inst.ids))
         while not self.complete and nodes < node_share:
             probe = self.probes[self.turn]
-            room = self.limit - probe.nodes  # what is left of this order's round
+            room = self.limit * self.weights[self.turn] - probe.nodes  # what is left of its turn
             if room <= 0:
                 self.turn = (self.turn + 1) % len(self.probes)
                 if self.turn == 0:
