@@ -35,7 +35,7 @@ def print_result(out: Console, where: str, result: PortfolioResult, timeline: st
     for name, why in result.offsets_search_stopped:
         if result.best_offsets and not result.offsets_optimal:
             out.print(f"{name} stopped before closing the gap to the bound: {why} "
-                      "(a rule that counts nodes, so every machine gives this plan)")
+                      "(a budget of counted work, not time, so every machine gives this plan)")
     if result.offsets_time_limit_hit:
         out.print("stopped by a safety-net time limit, so the plan may differ on another machine: "
                   + ", ".join(result.offsets_time_limit_hit))
