@@ -238,7 +238,8 @@ def test_backjumping_on_full_instances_packs_exactly_what_the_search_without_it_
         rng = np.random.default_rng(seed)
         shuffled.rank = rng.permutation(len(shuffled.rank)).astype(np.int64)
         shuffled.tie = rng.permutation(len(shuffled.tie)).astype(np.int64)
-        for probe in [TilingProbe(inst, capacity, order, fit, jump=True) for order, fit in FULL_ORDERS] + [shuffled]:
+        probes = [TilingProbe(inst, capacity, order, fit, jump=True) for order, fit in FULL_ORDERS]
+        for probe in probes + [shuffled]:
             probe.run(10_000_000, UNLIMITED, True)
             assert probe.complete and (probe.found is not None) == tileable, seed
             if tileable:

@@ -68,9 +68,9 @@ class TilingProbe:
         self.inst, self.capacity = inst, capacity - capacity % inst.granule
         self.fit = 1 if fit else 0
         self.jump = 1 if jump else 0
+        n, sections = len(inst.ids), inst.sections
         # which section of equally few candidates is filled first: the leftmost, unless a restart
         # draws another order
-        n, sections = len(inst.ids), inst.sections
         self.tie = np.arange(max(1, sections), dtype=np.int64)
         if "_twins" not in inst.__dict__:  # per instance, shared by its probes
             inst._twins = twins(inst.first, inst.last, inst.size)
@@ -111,7 +111,8 @@ class TilingProbe:
         nodes0, steps0 = int(self.state[tk.T_NODES]), int(self.state[tk.T_WORK])
         while True:
             code = kernel.run_tiling(
-                self.inst.first, self.inst.last, self.inst.size, self.rank, self.fit, self.jump, self.tie, self.twin,
+                self.inst.first, self.inst.last, self.inst.size, self.rank, self.fit, self.jump,
+                self.tie, self.twin,
                 self.inst.alive_ptr, self.inst.alive_idx, self.capacity, self.inst.granule,
                 nodes0 + node_share, steps0 + step_share, self.floor, self.remaining, self.cuts,
                 self.offset, self.solution, self.state, self.frames, self.candidates, self.parts,
