@@ -234,10 +234,8 @@ def test_backjumping_on_full_instances_packs_exactly_what_the_search_without_it_
         tileable = reference.found is not None
         if len(records) <= 7:
             assert tileable == (brute_force(records, 1) == capacity)
-        shuffled = TilingProbe(inst, capacity, "area", jump=True)  # as a restart draws them
-        rng = np.random.default_rng(seed)
-        shuffled.rank = rng.permutation(len(shuffled.rank)).astype(np.int64)
-        shuffled.tie = rng.permutation(len(shuffled.tie)).astype(np.int64)
+        # and in random orders of records and sections, as a restart draws them
+        shuffled = TilingProbe(inst, capacity, "random", jump=True, drawn=np.random.default_rng(seed))
         probes = [TilingProbe(inst, capacity, order, fit, jump=True) for order, fit in FULL_ORDERS]
         for probe in probes + [shuffled]:
             probe.run(10_000_000, UNLIMITED, True)

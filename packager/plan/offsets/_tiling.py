@@ -61,21 +61,27 @@ def full_at(inst, capacity: int) -> bool:
 
 class TilingProbe:
     """One capacity's tiling search: `run(nodes, steps)` goes on where the last run stopped.
-    `jump`: back up past points a dead end does not involve (the kernel's backjumping: sound only
-    where the instance is full at the capacity, which is where TilingRounds turns it on)."""
+    `order`: one of ORDERS or "early", or with `drawn` (a numpy generator) "random": the records'
+    order and the sections' (which point of equally few candidates is filled first; else the
+    leftmost) drawn from it. `jump`: back up past points a dead end does not involve (the
+    kernel's backjumping: sound only where the instance is full at the capacity, which is where
+    TilingRounds turns it on)."""
 
-    def __init__(self, inst, capacity: int, order: str, fit: bool = False, jump: bool = False) -> None:
+    def __init__(self, inst, capacity: int, order: str, fit: bool = False, jump: bool = False,
+                 drawn: np.random.Generator | None = None) -> None:
         self.inst, self.capacity = inst, capacity - capacity % inst.granule
         self.fit = 1 if fit else 0
         self.jump = 1 if jump else 0
         n, sections = len(inst.ids), inst.sections
-        # which section of equally few candidates is filled first: the leftmost, unless a restart
-        # draws another order
-        self.tie = np.arange(max(1, sections), dtype=np.int64)
         if "_twins" not in inst.__dict__:  # per instance, shared by its probes
             inst._twins = twins(inst.first, inst.last, inst.size)
         self.twin = inst._twins
-        self.rank = static_rank(inst.first, inst.last, inst.size, order)
+        if order == "random":
+            self.rank = drawn.permutation(n).astype(np.int64)
+            self.tie = drawn.permutation(max(1, sections)).astype(np.int64)
+        else:
+            self.rank = static_rank(inst.first, inst.last, inst.size, order)
+            self.tie = np.arange(max(1, sections), dtype=np.int64)
         self.floor = np.zeros(sections, np.int64)
         self.remaining = inst.total0.copy()
         self.cuts = inst.cuts0.copy()
@@ -171,10 +177,8 @@ class TilingRestarts:
 
     def _next(self) -> TilingProbe:
         self.count += 1
-        probe = TilingProbe(self.inst, self.capacity, "area", fit=self.count % 2 == 0, jump=True)
-        probe.rank = self.rng.permutation(len(probe.rank)).astype(np.int64)
-        probe.tie = self.rng.permutation(len(probe.tie)).astype(np.int64)
-        return probe
+        return TilingProbe(self.inst, self.capacity, "random", fit=self.count % 2 == 0, jump=True,
+                           drawn=self.rng)
 
     def run(self, node_share: int, step_share: int, compiled: bool) -> tuple[int, int, bool]:
         """As TilingProbe.run, over as many fresh searches as the share reaches."""
@@ -185,7 +189,8 @@ class TilingRestarts:
             if self.current is None or self.spent >= luby(self.count) * per_record:
                 self.current, self.spent = self._next(), 0
             room = luby(self.count) * per_record - self.spent
-            used, took, out = self.current.run(min(room, node_share - nodes), step_share - steps, compiled)
+            used, took, out = self.current.run(min(room, node_share - nodes), step_share - steps,
+                                               compiled)
             nodes, steps, self.spent = nodes + used, steps + took, self.spent + used
             if self.current.complete:
                 self.complete, self.found = True, self.current.found
