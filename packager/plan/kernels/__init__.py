@@ -15,7 +15,7 @@ only the best plan) starts its kernel uncompiled and compiles it only if it goes
 early, it never pays numba's import and memory.
 """
 
-# Records from which a strategy runs its compiled kernel (NNC from a multiple of it, for its 16 s
+# Records from which a strategy runs its compiled kernel (NNC from a multiple of it, for its 14-18 s
 # first compile: `offsets/_nnc_kernel.py`). Measured on the benchmark shapes (chain, branching,
 # transformer; CPU here): the readable forms of the seven offset strategies that have a kernel
 # cost 0.25-0.35 s together at 1,000 records (NNC's scan 0.15-0.22 s of it) and 0.9-1.6 s at

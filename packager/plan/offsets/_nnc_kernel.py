@@ -16,11 +16,11 @@ NAME = "nnc"
 SINK_FIRST = nnc_kernel.SINK_FIRST
 
 # NNC compiles from twice kernels.COMPILE_FROM (2,000 records). Its first compile (an empty numba
-# cache) takes 16 s of CPU and about 60 MB, even after another kernel's; its readable loop takes
-# 0.5-0.7 s at 1,000 records, 2.0-3.5 s at 2,000, 8.5-13 s at 4,000 (perfect packings and the
-# synthetic shapes; the cached kernel: milliseconds after a 0.04-0.5 s load). Compiled at 1,000
-# the kernel would repay its compile in about 25 runs, from 2,000 in 5 to 8, so the first run of a
-# 1,000-record input no longer compiles it (`python -m benchmarks.bench_nnc
+# cache) takes 14-18 s of CPU and about 60 MB, even after another kernel's; its readable loop
+# takes 0.4-0.7 s at 1,000 records, 2.0-3.5 s at 2,000, 8.5-18 s at 4,000 (perfect packings and
+# the synthetic shapes; the cached kernel: milliseconds after a 0.04-0.5 s load). Compiled at
+# 1,000 the kernel would repay its compile in 20 to 40 runs, from 2,000 in 4 to 9, so the first
+# run of a 1,000-record input no longer compiles it (`python -m benchmarks.bench_nnc
 # --sizes 1000,2000,4000 --shapes chain,residual,branching,transformer,perfect`).
 COMPILE_TIMES = 2
 
