@@ -1,5 +1,6 @@
 """NNC's kernel (`kernels.nnc.run`, over int64 columns), uncompiled and compiled, held to the
-readable `nnc.plan` (what runs below `kernels.COMPILE_FROM` records)."""
+readable `nnc.plan` (what runs below `_nnc_kernel.COMPILE_TIMES` x `kernels.COMPILE_FROM`
+records)."""
 
 from __future__ import annotations
 
@@ -88,10 +89,20 @@ def test_compiled_and_uncompiled_kernels_give_the_readable_plan(seed):
         assert compiled == readable(records, alignment).offsets
 
 
+def test_nnc_compiles_from_its_own_threshold():
+    start = _nnc_kernel.COMPILE_TIMES * kernels.COMPILE_FROM
+    records = [UsageRecord(i, i, i + 1, 8) for i in range(start)]
+    assert start > kernels.COMPILE_FROM
+    assert _nnc_kernel.compiled_loop(records[:start - 1], 1) is None  # the readable loop
+    assert _nnc_kernel.compiled_loop(records, 1) is not None
+
+
 @pytest.mark.parametrize("shape", sorted(SHAPES))
-def test_nnc_plan_compiled_gives_the_readable_plan_on_the_synthetic_shapes(shape):
-    records = tuple(usage_records(SHAPES[shape](kernels.COMPILE_FROM + 200)))
-    assert _nnc_kernel.compiled_loop(records, 64) is not None  # from COMPILE_FROM records: compiled
+def test_nnc_plan_compiled_gives_the_readable_plan_on_the_synthetic_shapes(monkeypatch, shape):
+    # NNC's threshold lowered to COMPILE_FROM records (a readable plan at its own takes seconds).
+    monkeypatch.setattr(kernels, "COMPILE_FROM", kernels.COMPILE_FROM // _nnc_kernel.COMPILE_TIMES)
+    records = tuple(usage_records(SHAPES[shape](1_200)))
+    assert _nnc_kernel.compiled_loop(records, 64) is not None  # from its threshold: compiled
     compiled = nnc.plan(records, 64)
     assert compiled == readable(records, 64)
     check_offset_plan(records, compiled)
@@ -103,9 +114,10 @@ def test_few_records_take_the_readable_plan_and_sizes_beyond_int64_sums_are_refu
         nnc.plan([UsageRecord(i, i, i + 1, 1 << 62) for i in range(2500)], 1)
 
 
-def test_nnc_below_compile_from_never_imports_numba():
+def test_nnc_on_compile_from_records_never_imports_numba():
+    # Where the other kernels start, NNC still runs its readable loop (a first run compiles less).
     assert not numba_imported_by("from benchmarks.synthetic import SHAPES, usage_records\n"
                                  "from packager.plan import kernels\n"
                                  "from packager.plan.offsets import nnc\n"
                                  "records = usage_records(SHAPES['branching'](kernels.COMPILE_FROM))\n"
-                                 "nnc.plan(records[:kernels.COMPILE_FROM - 1], 64)\n")
+                                 "nnc.plan(records[:kernels.COMPILE_FROM], 64)\n")

@@ -2,8 +2,9 @@
 
 Every strategy module opens with its algorithm as readable Python (`plan()`), and that is what
 runs on ordinary models. A kernel here is the same algorithm written over int64 arrays so numba
-can compile it; a strategy hands its work to its kernel only from `COMPILE_FROM` records on,
-where the compiled loop repays numba's import and the first load (or compile) of its code.
+can compile it; a strategy hands its work to its kernel only from `COMPILE_FROM` records on
+(NNC from twice that: `_nnc_kernel.COMPILE_TIMES`), where the compiled loop repays numba's import
+and the first load (or compile) of its code.
 Tests hold every kernel to its strategy's readable form.
 
 `jit.py` is the one module that imports numba, and nothing imports it below `COMPILE_FROM`
@@ -14,19 +15,21 @@ only the best plan) starts its kernel uncompiled and compiles it only if it goes
 early, it never pays numba's import and memory.
 """
 
-# Records from which a strategy runs its compiled kernel (one size for every kernel). Measured on
-# the benchmark shapes (chain, branching, transformer; CPU here): the readable forms of the seven
-# offset strategies that have a kernel cost 0.25-0.35 s together at 1,000 records (NNC's scan
-# 0.15-0.22 s of it) and 0.9-1.6 s at 2,000, against about 0.4 s for numba's import and the first
-# load of the cached kernels (seconds more for a compile on a fresh install), after which the
-# kernels take milliseconds: they pay from about 1,000 records. Real models have a few hundred
+# Records from which a strategy runs its compiled kernel (NNC from a multiple of it, for its 14-18 s
+# first compile: `offsets/_nnc_kernel.py`). Measured on the benchmark shapes (chain, branching,
+# transformer; CPU here): the readable forms of the seven offset strategies that have a kernel
+# cost 0.25-0.35 s together at 1,000 records (NNC's scan 0.15-0.22 s of it) and 0.9-1.6 s at
+# 2,000, against about 0.4 s for numba's import and the first load of the cached kernels (seconds
+# more for a compile on a fresh install), after which the kernels take milliseconds: they pay
+# from about 1,000 records. Real models have a few hundred
 # records (the largest here about 250), so they never import numba.
 COMPILE_FROM = 1_000
 
 
-def use_kernel(records: int) -> bool:
-    """Whether an input of this many records runs compiled."""
-    return records >= COMPILE_FROM
+def use_kernel(records: int, times: int = 1) -> bool:
+    """Whether an input of this many records runs compiled (`times`: a kernel whose first
+    compile costs more than its readable form saves starts at that multiple of COMPILE_FROM)."""
+    return records >= times * COMPILE_FROM
 
 
 # Called, without arguments, after each compile of one of these kernels by numba (never after a

@@ -1,5 +1,6 @@
 """NNC's main loop (see `offsets/nnc.py`) over int64 columns: one function, compiled from
-`kernels.COMPILE_FROM` records on, the same source run as plain Python in the tests.
+`_nnc_kernel.COMPILE_TIMES` x `kernels.COMPILE_FROM` records on, the same source run as plain
+Python in the tests.
 
 The structures are those of `nnc.plan`, flattened into arrays:
 - edges: parallel arrays, growing; an edge between two records is listed in the nodes of a

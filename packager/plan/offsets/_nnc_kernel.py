@@ -1,6 +1,6 @@
 """NNC's plan by its kernel (`kernels.nnc.run`, compiled) over the records' int64 columns: what
-`nnc.plan` runs from `kernels.COMPILE_FROM` records on. The kernel keeps the readable loop's
-choices with indexes (see its docstring); this module builds its inputs."""
+`nnc.plan` runs from `COMPILE_TIMES` x `kernels.COMPILE_FROM` records on. The kernel keeps the
+readable loop's choices with indexes (see its docstring); this module builds its inputs."""
 
 from __future__ import annotations
 
@@ -15,6 +15,15 @@ from packager.plan.records import OffsetPlan, Records, UsageRecord
 NAME = "nnc"
 SINK_FIRST = nnc_kernel.SINK_FIRST
 
+# NNC compiles from twice kernels.COMPILE_FROM (2,000 records). Its first compile (an empty numba
+# cache) takes 14-18 s of CPU and about 60 MB, even after another kernel's; its readable loop
+# takes 0.4-0.7 s at 1,000 records, 2.0-3.5 s at 2,000, 8.5-18 s at 4,000 (perfect packings and
+# the synthetic shapes; the cached kernel: milliseconds after a 0.04-0.5 s load). Compiled at
+# 1,000 the kernel would repay its compile in 20 to 40 runs, from 2,000 in 4 to 9, so the first
+# run of a 1,000-record input no longer compiles it (`python -m benchmarks.bench_nnc
+# --sizes 1000,2000,4000 --shapes chain,residual,branching,transformer,perfect`).
+COMPILE_TIMES = 2
+
 # The compiled loop's numbers stay inside int64: offsets (at most the sizes and the alignment
 # padding summed), operators below the sink's, partner ranks (about the cube of the record count).
 _INT64_SAFE = 1 << 61
@@ -25,12 +34,12 @@ def compiled_loop(records: Sequence[UsageRecord], alignment: int):
     (partner ranks grow as the cube of the count) or such an alignment that its sums would pass
     int64 (the records' own bounds hold already)."""
     n = len(records)
-    if not kernels.use_kernel(n) or (n + 1) ** 3 >= _INT64_SAFE:
+    if not kernels.use_kernel(n, COMPILE_TIMES) or (n + 1) ** 3 >= _INT64_SAFE:
         return None
     cols = Records.of(records)
     if alignment * n >= _INT64_SAFE or int(cols.last.max()) >= SINK_FIRST:
         return None
-    if not kernels.use_kernel(int(np.count_nonzero(cols.size))):
+    if not kernels.use_kernel(int(np.count_nonzero(cols.size)), COMPILE_TIMES):
         return None
     return kernels.compiled(nnc_kernel).run, cols
 
