@@ -29,13 +29,17 @@ top would meet the floor of the section beside them (`_key`): the order changes 
 the answer. The search runs both on instances full at the capacity (`offsets/_tiling.py`).
 
 Backjumping (`jump`, on where every section is full at the capacity, so nothing is ever left
-empty and below every floor is full): every dead end comes with a window of sections whose
-placed records explain it (an untileable well: the run and its walls; a point nothing can cover:
-the run of sections at or below its floor and their walls; a record that no longer fits: its
-span), and a point whose choices are all tried fails with its children's windows and its own
-run's. Backing up, a point whose placed record lies outside the window below it fails at once
-with that window: keeping every record placed across the window, the same dead end follows
-whatever the point holds, so its other choices are not tried (conflict-directed backjumping).
+empty and every section's placed records fill it from 0 to its floor): every dead end comes with
+a window, the placed records that explain it: no packing keeps them all (an untileable well: the
+records placed in its run, and at each wall the one across the run's floor; a point nothing can
+cover: the records placed in its section and the one across its floor at each wall of the run of
+sections at or below it; a record that no longer fits: the records placed in the section of its
+span with the highest floor). A point whose choices are all tried fails with its children's
+windows and its own point's. Backing up, a point whose placed record is not in the window below
+it fails at once with that window: the same dead end follows whatever the point holds, so its
+other choices are not tried (conflict-directed backjumping). A window names records, not
+sections: a wall's records above the floor in question, or a record placed between a point and
+its walls, are not in it, so the search jumps past them.
 
 Complete: a packing pushed down into canonical form (every record rests on another or on 0,
 offsets multiples of the granule) is reached. Twins (records with the same span and size) are
@@ -56,9 +60,11 @@ FRAME_BUFFER, CANDIDATE_BUFFER, PART_BUFFER = 0, 1, 2
 
 # Scalars of the state, by index.
 T_NODES, T_DEPTH, T_CANDIDATES, T_WORK, T_ANSWER, T_PARTS = 0, 1, 2, 3, 4, 5
-# a failure's window (with `jump`): the sections whose placed records explain it
-T_WLO, T_WHI = 6, 7
-TILING_SCALARS = 8
+TILING_SCALARS = 6
+# (with `jump`) a failure's window, the placed records that explain it, is a set of records: a
+# bit per record, WINDOW_BITS to an int64 word (a frame's row of `windows`, or the failure passed
+# up in `failed`)
+WINDOW_BITS = 32
 
 # A frame: a search over the sections [lo, hi), or a split of them into parts no unplaced record
 # connects (solved one after another: a part that fails fails them all, a part solved is never
@@ -70,11 +76,45 @@ G_KIND, G_PHASE, G_LO, G_HI = 0, 1, 2, 3
 # next one to try, the raise of its floor if left empty (0: none), what it did last (a record
 # placed; -1: the floor raised; -2: nothing)
 G_SECTION, G_FLOOR, G_FROM, G_COUNT, G_NEXT, G_RAISE, G_DONE = 4, 5, 6, 7, 8, 9, 10
-# (with `jump`) the window of its children's failures so far
-G_WLO, G_WHI = 11, 12
 # a split: its parts (pairs in the part buffer), how many, the next one
 G_PARTS, G_PART_COUNT, G_PART = 4, 5, 6
-FRAME_WIDTH = 13
+FRAME_WIDTH = 11
+
+
+def _clear(bits):
+    for w in range(len(bits)):
+        bits[w] = 0
+
+
+def _holds(bits, j):
+    return (bits[j // WINDOW_BITS] >> (j % WINDOW_BITS)) & 1 == 1
+
+
+def _mark_stack(bits, c, offset, alive_ptr, alive_idx):
+    """Adds the records placed in section c (its stack, from 0 to its floor) to a window; returns
+    the steps."""
+    for q in range(alive_ptr[c], alive_ptr[c + 1]):
+        j = alive_idx[q]
+        if offset[j] >= 0:
+            bits[j // WINDOW_BITS] |= 1 << (j % WINDOW_BITS)
+    return alive_ptr[c + 1] - alive_ptr[c]
+
+
+def _mark_wall(bits, d, f, offset, size, alive_ptr, alive_idx):
+    """Adds the record placed in section d across height f to a window: what keeps a record
+    sitting on f from reaching over d (the rest of d's stack does not matter). Returns the steps."""
+    for q in range(alive_ptr[d], alive_ptr[d + 1]):
+        j = alive_idx[q]
+        if offset[j] >= 0 and offset[j] <= f < offset[j] + size[j]:
+            bits[j // WINDOW_BITS] |= 1 << (j % WINDOW_BITS)
+            return q - alive_ptr[d] + 1
+    # none (a floor raised over empty room: not where `jump` is on): its whole stack
+    return _mark_stack(bits, d, offset, alive_ptr, alive_idx) + alive_ptr[d + 1] - alive_ptr[d]
+
+
+def _union(into, bits):
+    for w in range(len(into)):
+        into[w] |= bits[w]
 
 
 def _untileable_well(lo, hi, floor, remaining, first, last, size, offset, alive_ptr, alive_idx,
@@ -124,40 +164,57 @@ def _untileable_well(lo, hi, floor, remaining, first, last, size, offset, alive_
     return False, steps, 0, -1
 
 
-def _run_window(c, f, lo, hi, floor, remaining):
-    """Why no record but the candidates can cover the point (c, f) (`jump`): the run of sections
-    around c with floors at most f, and its walls (a higher floor, a full section or the end of
-    the part). A record covering (c, f) in a packing sits on f (below is full) and cannot reach
-    over a wall, so with what is placed across the run and its walls kept, the candidates stay
-    the same. Returns (first section, last section, steps)."""
+def _point_window(c, f, lo, hi, floor, remaining, offset, size, alive_ptr, alive_idx, bits):
+    """Why no record but the candidates can cover the point (c, f) (`jump`), added to `bits`:
+    the records placed in section c (they make its floor f: below is full), and at each wall of
+    the run of sections around c with floors at most f (a higher floor or a full section; the
+    end of the part is no wall: no record left crosses it) the record placed across f. An
+    unplaced record alive at c that is no candidate reaches over a wall, where that record
+    blocks f. So no packing that keeps these records covers (c, f) with a record that is not a
+    candidate, whatever else is placed. Returns the steps."""
     a, b = c, c
     while a > lo and remaining[a - 1] > 0 and floor[a - 1] <= f:
         a -= 1
     while b + 1 < hi and remaining[b + 1] > 0 and floor[b + 1] <= f:
         b += 1
-    return a - 1, b + 1, b - a + 1
+    steps = b - a + 1 + _mark_stack(bits, c, offset, alive_ptr, alive_idx)
+    if a > lo:
+        steps += _mark_wall(bits, a - 1, f, offset, size, alive_ptr, alive_idx)
+    if b + 1 < hi:
+        steps += _mark_wall(bits, b + 1, f, offset, size, alive_ptr, alive_idx)
+    return steps
 
 
 def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr, alive_idx,
-            capacity, granule, top, stamp, node, reach, walled, jump, tie):
+            capacity, granule, top, stamp, node, reach, walled, jump, tie, failed):
     """The point to fill among the sections [lo, hi): (section, floor, how far its floor may rise
-    if left empty (0: not at all), candidates, steps, window). section -1: everything there is
-    placed; -2: a dead end: a record that can no longer fit under the capacity, or a section
-    without slack whose floor no record can cover (every record left there reaches over a higher
-    floor: the point would stay empty for ever); its window is the sections whose placed records
-    explain it (`jump`)."""
+    if left empty (0: not at all), candidates, steps). section -1: everything there is placed;
+    -2: a dead end: a record that can no longer fit under the capacity, or a section without
+    slack whose floor no record can cover (every record left there reaches over a higher floor:
+    the point would stay empty for ever); with `jump`, `failed` is then its window: the sections
+    whose placed records explain it."""
     steps = hi - lo
     h = -1
     for c in range(lo, hi):
         if remaining[c] > 0 and (h < 0 or floor[c] < h):
             h = floor[c]
     if h < 0:
-        return -1, 0, 0, 0, steps, 0, -1
+        return -1, 0, 0, 0, steps
     dead, more, wlo, whi = _untileable_well(lo, hi, floor, remaining, first, last, size, offset,
                                             alive_ptr, alive_idx, capacity, granule, reach, walled)
     steps += more
     if dead:
-        return -2, h, 0, 0, steps, wlo, whi
+        if jump == 1:  # the stacks of the run and the records across its floor at its walls
+            _clear(failed)
+            steps += len(failed)
+            for d in range(wlo + 1, whi):
+                steps += _mark_stack(failed, d, offset, alive_ptr, alive_idx)
+            f = floor[wlo + 1]
+            if wlo >= lo:
+                steps += _mark_wall(failed, wlo, f, offset, size, alive_ptr, alive_idx)
+            if whi < hi:
+                steps += _mark_wall(failed, whi, f, offset, size, alive_ptr, alive_idx)
+        return -2, h, 0, 0, steps
     # every unplaced record's lowest offset: the highest floor over its span
     for c in range(lo, hi):
         if remaining[c] == 0:
@@ -186,7 +243,14 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
             if offset[j] >= 0:
                 continue
             if top[j] + size[j] > capacity:
-                return -2, h, 0, 0, steps, first[j], last[j]
+                if jump == 1:  # a section of its span whose floor leaves it no room
+                    _clear(failed)
+                    d = first[j]
+                    while floor[d] != top[j]:
+                        d += 1
+                    steps += len(failed) + d - first[j] + _mark_stack(failed, d, offset, alive_ptr,
+                                                                       alive_idx)
+                return -2, h, 0, 0, steps
             if top[j] == f:
                 covered = True
                 if twin[j] < 0 or offset[twin[j]] >= 0:
@@ -198,8 +262,11 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
         steps += alive_ptr[c + 1] - alive_ptr[c]
         slack = capacity - f - remaining[c]
         if not covered and slack < granule:
-            wlo, whi, more = _run_window(c, f, lo, hi, floor, remaining) if jump == 1 else (0, -1, 0)
-            return -2, h, 0, 0, steps + more, wlo, whi
+            if jump == 1:
+                _clear(failed)
+                steps += len(failed) + _point_window(c, f, lo, hi, floor, remaining, offset, size,
+                                                     alive_ptr, alive_idx, failed)
+            return -2, h, 0, 0, steps
         if f != h:
             # above the lowest floor, a point that must be covered (no slack, walled: only a
             # record inside the well can sit on it) is a choice too
@@ -211,12 +278,16 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
         if rise > h and rise - h <= slack:
             raise_to = rise
         if count == 0 and raise_to == 0:  # (only with slack: never where `jump` is on)
-            return -2, h, 0, 0, steps, lo - 1, hi
+            if jump == 1:
+                _clear(failed)
+                for d in range(lo, hi):
+                    steps += _mark_stack(failed, d, offset, alive_ptr, alive_idx)
+            return -2, h, 0, 0, steps
         # the fewest choices first (a raise counts as one)
         choices = count + (1 if raise_to > 0 else 0)
         if best_count < 0 or choices < best_count or (choices == best_count and tie[c] < tie[best]):
             best, best_count, best_raise, best_floor = c, choices, raise_to, h
-    return best, best_floor, best_raise, best_count, steps, 0, -1
+    return best, best_floor, best_raise, best_count, steps
 
 
 def _key(j, h, lo, hi, floor, first, last, size, order_rank, fit):
@@ -257,11 +328,12 @@ def _unplace(k, first, last, size, floor, remaining, cuts, offset):
 
 def run_tiling(first, last, size, order_rank, fit, jump, tie, twin, alive_ptr, alive_idx, capacity,
                granule, node_limit, work_limit, floor, remaining, cuts, offset, solution, state,
-               frames, candidates, parts, top, stamp, reach, walled):
+               frames, candidates, parts, top, stamp, reach, walled, windows, failed):
     """Run (or resume) the search until it answers, reaches `node_limit` nodes or `work_limit`
     steps, or needs a bigger buffer; returns one of the codes above (FOUND: `solution` holds the
     packing). The caller sets floor to 0, remaining to the bytes alive per section, cuts to the
-    records crossing each boundary, offset to -1, and the root frame: a search of every section."""
+    records crossing each boundary, offset to -1, and the root frame: a search of every section.
+    `windows` has a row per frame (a row as long as `failed`: a bit per section)."""
     while state[T_DEPTH] > 0:
         f = state[T_DEPTH] - 1
         frame = frames[f]
@@ -304,17 +376,16 @@ def run_tiling(first, last, size, order_rank, fit, jump, tie, twin, alive_ptr, a
                     continue
                 lo, hi = parts[p0], parts[p0 + 1]  # one part: narrow the search to it
                 frame[G_LO], frame[G_HI] = lo, hi
-            c, h, raise_to, count, steps, wlo, whi = _choice(
+            c, h, raise_to, count, steps = _choice(
                 lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr, alive_idx,
-                capacity, granule, top, stamp, state[T_NODES], reach, walled, jump, tie)
+                capacity, granule, top, stamp, state[T_NODES], reach, walled, jump, tie, failed)
             state[T_WORK] += steps
             if c == -1:
                 state[T_ANSWER] = 1
                 state[T_DEPTH] = f
                 continue
-            if c == -2:  # a dead end: back up
+            if c == -2:  # a dead end (its window in `failed`): back up
                 state[T_ANSWER] = 0
-                state[T_WLO], state[T_WHI] = wlo, whi
                 state[T_DEPTH] = f
                 continue
             # the candidates of the chosen point, in the static order
@@ -342,7 +413,9 @@ def run_tiling(first, last, size, order_rank, fit, jump, tie, twin, alive_ptr, a
             state[T_CANDIDATES] = start + n
             frame[G_SECTION], frame[G_FLOOR], frame[G_FROM], frame[G_COUNT] = c, h, start, n
             frame[G_NEXT], frame[G_RAISE], frame[G_DONE] = 0, raise_to, -2
-            frame[G_WLO], frame[G_WHI] = len(floor), -1
+            if jump == 1:
+                _clear(windows[f])
+                state[T_WORK] += len(failed)
             frame[G_PHASE] = TRY
             continue
         if f + 2 > len(frames):
@@ -374,14 +447,14 @@ def run_tiling(first, last, size, order_rank, fit, jump, tie, twin, alive_ptr, a
             state[T_DEPTH] = f
             continue
         if jump == 1 and done != -2:
-            wlo, whi = state[T_WLO], state[T_WHI]
-            involved = (first[done] <= whi and last[done] >= wlo) if done >= 0 else wlo <= c <= whi
+            involved = done < 0 or _holds(failed, done)  # (a raised floor: not where `jump` is on)
             if not involved:
                 # the failure below holds whatever this point holds (backjumping): fail with it
                 state[T_CANDIDATES] = frame[G_FROM]
                 state[T_DEPTH] = f
                 continue
-            frame[G_WLO], frame[G_WHI] = min(frame[G_WLO], wlo), max(frame[G_WHI], whi)
+            _union(windows[f], failed)
+            state[T_WORK] += len(failed)
         nxt = frame[G_NEXT]
         if nxt < frame[G_COUNT]:
             k = candidates[frame[G_FROM] + nxt]
@@ -395,11 +468,11 @@ def run_tiling(first, last, size, order_rank, fit, jump, tie, twin, alive_ptr, a
             frame[G_DONE] = -1
         else:  # every choice tried: back up
             state[T_ANSWER] = 0
-            if jump == 1:
-                wlo, whi, steps = _run_window(c, h, lo, hi, floor, remaining)
-                state[T_WORK] += steps
-                state[T_WLO] = min(frame[G_WLO], wlo)
-                state[T_WHI] = max(frame[G_WHI], whi)
+            if jump == 1:  # its children's windows and why its candidates are all there are
+                _clear(failed)
+                _union(failed, windows[f])
+                state[T_WORK] += 2 * len(failed) + _point_window(
+                    c, h, lo, hi, floor, remaining, offset, size, alive_ptr, alive_idx, failed)
             state[T_CANDIDATES] = frame[G_FROM]
             state[T_DEPTH] = f
             continue

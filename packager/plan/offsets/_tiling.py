@@ -99,6 +99,11 @@ class TilingProbe:
         self.stamp = np.zeros(n, np.int64)
         self.reach = np.zeros(sections + 1, np.int64)  # the kernel's scratch: a well's tiling
         self.walled = np.zeros(max(1, sections), np.int64)  # and whether a section's run is walled
+        # backjumping's windows: a set of sections per frame, and the failure passed up (no room
+        # where it is off)
+        words = n // tk.WINDOW_BITS + 1 if self.jump else 0
+        self.windows = np.zeros((len(self.frames), words), np.int64)
+        self.failed = np.zeros(words, np.int64)
         self.complete = False
         self.found: list[int] | None = None
         self.nodes = 0  # so far, every run
@@ -122,9 +127,10 @@ class TilingProbe:
                 self.inst.alive_ptr, self.inst.alive_idx, self.capacity, self.inst.granule,
                 nodes0 + node_share, steps0 + step_share, self.floor, self.remaining, self.cuts,
                 self.offset, self.solution, self.state, self.frames, self.candidates, self.parts,
-                self.top, self.stamp, self.reach, self.walled)
+                self.top, self.stamp, self.reach, self.walled, self.windows, self.failed)
             if code == tk.GROW + tk.FRAME_BUFFER:
                 self.frames = np.concatenate([self.frames, np.zeros_like(self.frames)])
+                self.windows = np.concatenate([self.windows, np.zeros_like(self.windows)])
             elif code == tk.GROW + tk.CANDIDATE_BUFFER:
                 self.candidates = np.concatenate([self.candidates, np.zeros_like(self.candidates)])
             elif code == tk.GROW + tk.PART_BUFFER:
