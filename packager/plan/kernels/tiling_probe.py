@@ -164,23 +164,37 @@ def _untileable_well(lo, hi, floor, remaining, first, last, size, offset, alive_
     return False, steps, 0, -1
 
 
-def _point_window(c, f, lo, hi, floor, remaining, offset, size, alive_ptr, alive_idx, bits):
+def _reaching(c, a, b, first, last, offset, alive_ptr, alive_idx):
+    """Whether an unplaced record alive at section c reaches left of a, and right of b."""
+    left = right = False
+    for q in range(alive_ptr[c], alive_ptr[c + 1]):
+        j = alive_idx[q]
+        if offset[j] < 0:
+            left = left or first[j] < a
+            right = right or last[j] > b
+    return left, right
+
+
+def _point_window(c, f, lo, hi, floor, remaining, first, last, offset, size, alive_ptr,
+                  alive_idx, bits):
     """Why no record but the candidates can cover the point (c, f) (`jump`), added to `bits`:
     the records placed in section c (they make its floor f: below is full), and at each wall of
-    the run of sections around c with floors at most f (a higher floor or a full section; the
-    end of the part is no wall: no record left crosses it) the record placed across f. An
-    unplaced record alive at c that is no candidate reaches over a wall, where that record
-    blocks f. So no packing that keeps these records covers (c, f) with a record that is not a
-    candidate, whatever else is placed. Returns the steps."""
+    the run of sections around c with floors at most f (a higher floor or a full section) that an
+    unplaced record alive at c reaches, the record placed across f. An unplaced record alive at
+    c that is no candidate reaches over a wall, where that record blocks f. So no packing that
+    keeps these records covers (c, f) with a record that is not a candidate, whatever else is
+    placed (a record placed later is placed in no section these records are). Returns the
+    steps."""
     a, b = c, c
     while a > lo and remaining[a - 1] > 0 and floor[a - 1] <= f:
         a -= 1
     while b + 1 < hi and remaining[b + 1] > 0 and floor[b + 1] <= f:
         b += 1
-    steps = b - a + 1 + _mark_stack(bits, c, offset, alive_ptr, alive_idx)
-    if a > lo:
+    steps = b - a + 1 + 2 * _mark_stack(bits, c, offset, alive_ptr, alive_idx)
+    left, right = _reaching(c, a, b, first, last, offset, alive_ptr, alive_idx)
+    if left:
         steps += _mark_wall(bits, a - 1, f, offset, size, alive_ptr, alive_idx)
-    if b + 1 < hi:
+    if right:
         steps += _mark_wall(bits, b + 1, f, offset, size, alive_ptr, alive_idx)
     return steps
 
@@ -209,10 +223,14 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
             steps += len(failed)
             for d in range(wlo + 1, whi):
                 steps += _mark_stack(failed, d, offset, alive_ptr, alive_idx)
+            # a wall no unplaced record of the run reaches over keeps out nothing
             f = floor[wlo + 1]
-            if wlo >= lo:
+            left = _reaching(wlo + 1, wlo + 1, whi - 1, first, last, offset, alive_ptr, alive_idx)[0]
+            right = _reaching(whi - 1, wlo + 1, whi - 1, first, last, offset, alive_ptr, alive_idx)[1]
+            steps += alive_ptr[wlo + 2] - alive_ptr[wlo + 1] + alive_ptr[whi] - alive_ptr[whi - 1]
+            if left:
                 steps += _mark_wall(failed, wlo, f, offset, size, alive_ptr, alive_idx)
-            if whi < hi:
+            if right:
                 steps += _mark_wall(failed, whi, f, offset, size, alive_ptr, alive_idx)
         return -2, h, 0, 0, steps
     # every unplaced record's lowest offset: the highest floor over its span
@@ -264,8 +282,8 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
         if not covered and slack < granule:
             if jump == 1:
                 _clear(failed)
-                steps += len(failed) + _point_window(c, f, lo, hi, floor, remaining, offset, size,
-                                                     alive_ptr, alive_idx, failed)
+                steps += len(failed) + _point_window(c, f, lo, hi, floor, remaining, first, last,
+                                                     offset, size, alive_ptr, alive_idx, failed)
             return -2, h, 0, 0, steps
         if f != h:
             # above the lowest floor, a point that must be covered (no slack, walled: only a
@@ -472,7 +490,8 @@ def run_tiling(first, last, size, order_rank, fit, jump, tie, twin, alive_ptr, a
                 _clear(failed)
                 _union(failed, windows[f])
                 state[T_WORK] += 2 * len(failed) + _point_window(
-                    c, h, lo, hi, floor, remaining, offset, size, alive_ptr, alive_idx, failed)
+                    c, h, lo, hi, floor, remaining, first, last, offset, size, alive_ptr, alive_idx,
+                    failed)
             state[T_CANDIDATES] = frame[G_FROM]
             state[T_DEPTH] = f
             continue
