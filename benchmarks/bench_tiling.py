@@ -6,7 +6,7 @@ Each perfect packing (`benchmarks.perfect_packing`, the optimum its bound 2^20) 
 tiling probe's rounds (`offsets/_tiling.TilingRounds`: its orders round robin under a doubling node
 limit, each backjumping, and a turn of fresh random orders in every round, as the exact search
 runs it: uncompiled for its first PLAIN_STEPS steps, the same nodes either way) at the bound, with at most --nodes-per-record nodes per record (the search gives it
-TILING_NODES_PER_RECORD). Nodes and steps are counted work, the same on any machine; "open": no
+FULL_TILING_NODES_PER_RECORD on these, TILING_NODES_PER_RECORD where not every section is full). Nodes and steps are counted work, the same on any machine; "open": no
 packing within the nodes.
 """
 
