@@ -31,9 +31,10 @@ the answer. The search runs both on instances full at the capacity (`offsets/_ti
 Backjumping (`jump`, on where every section is full at the capacity, so nothing is ever left
 empty and every section's placed records fill it from 0 to its floor): every dead end comes with
 a window, the placed records that explain it: no packing keeps them all (an untileable well: the
-records placed in its run, and at each wall the one across the run's floor; a point nothing can
-cover: the records placed in its section and the one across its floor at each wall of the run of
-sections at or below it; a record that no longer fits: the records placed in the section of its
+records placed in its run, and at each wall an unplaced record of the run reaches over, the one
+across the run's floor; a point nothing can cover: the records placed in its section, and the
+one across its floor at each wall of the run of sections at or below it that an unplaced record
+alive there reaches over; a record that no longer fits: the records placed in the section of its
 span with the highest floor). A point whose choices are all tried fails with its children's
 windows and its own point's. Backing up, a point whose placed record is not in the window below
 it fails at once with that window: the same dead end follows whatever the point holds, so its
@@ -190,8 +191,9 @@ def _point_window(c, f, lo, hi, floor, remaining, first, last, offset, size, ali
         a -= 1
     while b + 1 < hi and remaining[b + 1] > 0 and floor[b + 1] <= f:
         b += 1
-    steps = b - a + 1 + 2 * _mark_stack(bits, c, offset, alive_ptr, alive_idx)
+    steps = b - a + 1 + _mark_stack(bits, c, offset, alive_ptr, alive_idx)
     left, right = _reaching(c, a, b, first, last, offset, alive_ptr, alive_idx)
+    steps += alive_ptr[c + 1] - alive_ptr[c]
     if left:
         steps += _mark_wall(bits, a - 1, f, offset, size, alive_ptr, alive_idx)
     if right:
@@ -205,8 +207,8 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
     if left empty (0: not at all), candidates, steps). section -1: everything there is placed;
     -2: a dead end: a record that can no longer fit under the capacity, or a section without
     slack whose floor no record can cover (every record left there reaches over a higher floor:
-    the point would stay empty for ever); with `jump`, `failed` is then its window: the sections
-    whose placed records explain it."""
+    the point would stay empty for ever); with `jump`, `failed` is then its window: the placed
+    records that explain it."""
     steps = hi - lo
     h = -1
     for c in range(lo, hi):
@@ -351,7 +353,7 @@ def run_tiling(first, last, size, order_rank, fit, jump, tie, twin, alive_ptr, a
     steps, or needs a bigger buffer; returns one of the codes above (FOUND: `solution` holds the
     packing). The caller sets floor to 0, remaining to the bytes alive per section, cuts to the
     records crossing each boundary, offset to -1, and the root frame: a search of every section.
-    `windows` has a row per frame (a row as long as `failed`: a bit per section)."""
+    `windows` has a row per frame (a row as long as `failed`: a bit per record)."""
     while state[T_DEPTH] > 0:
         f = state[T_DEPTH] - 1
         frame = frames[f]
