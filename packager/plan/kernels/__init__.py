@@ -17,12 +17,12 @@ early, it never pays numba's import and memory.
 
 # Records from which a strategy runs its compiled kernel (NNC from a multiple of it, for its 14-18 s
 # first compile: `offsets/_nnc_kernel.py`). Measured on the benchmark shapes (chain, branching,
-# transformer; CPU here): the readable forms of the seven offset strategies that have a kernel
-# cost 0.25-0.35 s together at 1,000 records (NNC's scan 0.15-0.22 s of it) and 0.9-1.6 s at
-# 2,000, against about 0.4 s for numba's import and the first load of the cached kernels (seconds
-# more for a compile on a fresh install), after which the kernels take milliseconds: they pay
-# from about 1,000 records. Real models have a few hundred
-# records (the largest here about 250), so they never import numba.
+# transformer; CPU on an idle machine): the readable forms of the seven offset strategies that
+# have a kernel cost 0.25-0.35 s together at 1,000 records (NNC's scan 0.15-0.22 s of it; 0.4-0.7 s
+# on a slower, loaded one) and 0.9-1.6 s at 2,000, against about 0.4 s for numba's import and the
+# first load of the cached kernels (seconds more for a compile on a fresh install), after which
+# the kernels take milliseconds: they pay from about 1,000 records. Real models have a few
+# hundred records (the largest here about 250), so they never import numba.
 COMPILE_FROM = 1_000
 
 
