@@ -201,6 +201,25 @@ def _point_window(c, f, lo, hi, floor, remaining, first, last, offset, size, ali
     return steps
 
 
+def _well_window(a, b, floor, first, last, offset, size, alive_ptr, alive_idx, bits):
+    """Why the well [a, b] cannot be floored (`jump`), added to `bits`: the records placed in its
+    sections (they make its floor, and leave the records that could tile it unplaced), and at
+    each wall an unplaced record of the run reaches over, the record placed across its floor (a
+    wall nothing reaches over keeps out nothing). Returns the steps."""
+    steps = 0
+    for d in range(a, b + 1):
+        steps += _mark_stack(bits, d, offset, alive_ptr, alive_idx)
+    f = floor[a]
+    left = _reaching(a, a, b, first, last, offset, alive_ptr, alive_idx)[0]
+    right = _reaching(b, a, b, first, last, offset, alive_ptr, alive_idx)[1]
+    steps += alive_ptr[a + 1] - alive_ptr[a] + alive_ptr[b + 1] - alive_ptr[b]
+    if left:
+        steps += _mark_wall(bits, a - 1, f, offset, size, alive_ptr, alive_idx)
+    if right:
+        steps += _mark_wall(bits, b + 1, f, offset, size, alive_ptr, alive_idx)
+    return steps
+
+
 def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr, alive_idx,
             capacity, granule, top, stamp, node, reach, walled, jump, tie, failed):
     """The point to fill among the sections [lo, hi): (section, floor, how far its floor may rise
@@ -220,20 +239,10 @@ def _choice(lo, hi, floor, remaining, first, last, size, offset, twin, alive_ptr
                                             alive_ptr, alive_idx, capacity, granule, reach, walled)
     steps += more
     if dead:
-        if jump == 1:  # the stacks of the run and the records across its floor at its walls
+        if jump == 1:
             _clear(failed)
-            steps += len(failed)
-            for d in range(wlo + 1, whi):
-                steps += _mark_stack(failed, d, offset, alive_ptr, alive_idx)
-            # a wall no unplaced record of the run reaches over keeps out nothing
-            f = floor[wlo + 1]
-            left = _reaching(wlo + 1, wlo + 1, whi - 1, first, last, offset, alive_ptr, alive_idx)[0]
-            right = _reaching(whi - 1, wlo + 1, whi - 1, first, last, offset, alive_ptr, alive_idx)[1]
-            steps += alive_ptr[wlo + 2] - alive_ptr[wlo + 1] + alive_ptr[whi] - alive_ptr[whi - 1]
-            if left:
-                steps += _mark_wall(failed, wlo, f, offset, size, alive_ptr, alive_idx)
-            if right:
-                steps += _mark_wall(failed, whi, f, offset, size, alive_ptr, alive_idx)
+            steps += len(failed) + _well_window(wlo + 1, whi - 1, floor, first, last, offset, size,
+                                                alive_ptr, alive_idx, failed)
         return -2, h, 0, 0, steps
     # every unplaced record's lowest offset: the highest floor over its span
     for c in range(lo, hi):
