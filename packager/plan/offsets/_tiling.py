@@ -99,7 +99,7 @@ class TilingProbe:
         self.stamp = np.zeros(n, np.int64)
         self.reach = np.zeros(sections + 1, np.int64)  # the kernel's scratch: a well's tiling
         self.walled = np.zeros(max(1, sections), np.int64)  # and whether a section's run is walled
-        # backjumping's windows: a set of sections per frame, and the failure passed up (no room
+        # backjumping's windows: a set of records per frame, and the failure passed up (no room
         # where it is off)
         words = n // tk.WINDOW_BITS + 1 if self.jump else 0
         self.windows = np.zeros((len(self.frames), words), np.int64)

@@ -440,16 +440,15 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     patience = max(1, node_budget // PATIENCE_DIVISOR)
     if scout and state.lo < state.best:
         tiling = inst.granule % inst.alignment == 0
-        tiling_share = TILING_NODES_PER_RECORD * max(1, len(inst.ids))
         full = tiling and full_at(inst, state.lo)
-        if full:  # no slack anywhere: the tiling probe leads (see TILING_NODES_PER_RECORD)
+        if full:  # no slack anywhere: the tiling probe leads (see FULL_TILING_NODES_PER_RECORD)
             state.tile(state.lo, FULL_TILING_NODES_PER_RECORD * max(1, len(inst.ids)))
         # the bound's probe first, briefly: most of MiniMalloc's instances pack at the
         # bound within it, and pay nothing for the scout (the probe resumes later)
         if state.lo < state.best and not state.halted:
             state.probe(state.lo, min(node_budget, BOUND_FIRST_NODES_PER_RECORD * max(1, len(inst.ids))))
         if state.lo < state.best and not state.halted and tiling and not full:
-            state.tile(state.lo, tiling_share)
+            state.tile(state.lo, TILING_NODES_PER_RECORD * max(1, len(inst.ids)))
         state.unanswered = state.lo - inst.granule
         if scout_nodes is None:
             scout_nodes = default_scout_nodes(node_budget, len(inst.ids))
