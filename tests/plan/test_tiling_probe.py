@@ -13,8 +13,8 @@ import pytest
 from benchmarks import perfect_packing
 from benchmarks.bench_exact import random_steps
 from packager.plan.offsets import exact_search
-from packager.plan.offsets._tiling import (FULL_ORDERS, ORDERS, TilingProbe, TilingRestarts, TilingRounds,
-                                          full_at, luby)
+from packager.plan.offsets._tiling import (FULL_ORDERS, LEVEL_SPREAD, ORDERS, TilingProbe, TilingRestarts,
+                                          TilingRounds, conflict_rank, full_at, luby)
 from packager.plan.csv_records import parse_records_csv
 from packager.plan.records import OffsetPlan, UsageRecord, arena_of, offset_lower_bound
 from packager.plan.validate import check_offset_plan
@@ -103,7 +103,7 @@ def test_on_a_full_instance_the_earliest_starts_first_runs_seventh():
     records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(1000, 1)))
     inst = exact_search._Instance(records, 1)
     rounds = TilingRounds(inst, perfect_packing.WIDTH)
-    assert len(rounds.probes) == len(FULL_ORDERS) + 1 and FULL_ORDERS[-1] == ("early", False)
+    assert len(rounds.probes) == len(FULL_ORDERS) + 2 and FULL_ORDERS[-1] == ("early", False)
     nodes, _, _ = rounds.run(50 * 1000, UNLIMITED, 0)
     assert rounds.found is not None and nodes < 50 * 1000
     offsets = in_record_order(records, inst, rounds.found)
@@ -215,6 +215,15 @@ def full_instance(seed: int, units: int = 24, steps: int = 10, granule: int = 64
     return [UsageRecord(i, first, last, size * granule) for i, (first, last, size) in enumerate(done)]
 
 
+def answers_as(probe, tileable, records, inst, capacity, seed):
+    """Runs `probe` to its end: it must answer `tileable`, with a valid packing where it packs."""
+    probe.run(10_000_000, UNLIMITED, True)
+    assert probe.complete and (probe.found is not None) == tileable, seed
+    if tileable:
+        offsets = in_record_order(records, inst, probe.found)
+        check_offset_plan(records, OffsetPlan("t", tuple(offsets), capacity))
+
+
 @pytest.mark.parametrize("block", range(4))
 def test_backjumping_on_full_instances_packs_exactly_what_the_search_without_it_packs(block):
     # backing up past choices a dead end does not involve (`jump`, on where every section is full)
@@ -237,12 +246,17 @@ def test_backjumping_on_full_instances_packs_exactly_what_the_search_without_it_
         # and in random orders of records and sections, as a restart draws them
         shuffled = TilingProbe(inst, capacity, "random", jump=True, drawn=np.random.default_rng(seed))
         probes = [TilingProbe(inst, capacity, order, fit, jump=True) for order, fit in FULL_ORDERS]
+        # (the seven count their dead ends as a learning restart's searches do)
+        conflicts = np.zeros(len(records), np.int64)
+        for probe in probes:
+            probe.conflicts = conflicts
         for probe in probes + [shuffled]:
-            probe.run(10_000_000, UNLIMITED, True)
-            assert probe.complete and (probe.found is not None) == tileable, seed
-            if tileable:
-                offsets = in_record_order(records, inst, probe.found)
-                check_offset_plan(records, OffsetPlan("t", tuple(offsets), capacity))
+            answers_as(probe, tileable, records, inst, capacity, seed)
+        # and in an order drawn from their dead ends, counting its own, as a learning restart's
+        assert conflicts.sum() > 0 or tileable
+        learning = TilingProbe(inst, capacity, "random", jump=True, drawn=np.random.default_rng(seed),
+                               conflicts=conflicts)
+        answers_as(learning, tileable, records, inst, capacity, seed)
         answers.append(tileable)
     assert len(answers) >= 55 and 0 < answers.count(False) < len(answers)  # both kinds met
 
@@ -266,17 +280,57 @@ def test_luby_sequence():
 
 def test_restarts_pack_where_the_seven_orders_stall_and_are_the_same_every_run():
     # perfect 1,000, seed 6: the seven searches stay open within the search's share (50 nodes per
-    # record); the fresh orders of TilingRestarts pack it, the same nodes every run
+    # record); the fresh random orders of TilingRestarts pack it, the same nodes every run
     records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(1000, 6)))
     results = []
     for _ in range(2):
         inst = exact_search._Instance(records, 1)
         rounds = TilingRounds(inst, perfect_packing.WIDTH)
-        assert isinstance(rounds.probes[-1], TilingRestarts)
+        plain = rounds.probes[-2]
+        assert isinstance(plain, TilingRestarts) and not plain.learning
         nodes, _, _ = rounds.run(50 * 1000, UNLIMITED, 0)
-        assert rounds.found is not None and rounds.probes[-1].found is not None
+        assert rounds.found is not None and plain.found is not None
         results.append((nodes, rounds.found))
     assert results[0] == results[1]
     offsets = in_record_order(records, inst, results[0][1])
+    check_offset_plan(records, OffsetPlan("t", tuple(offsets), perfect_packing.WIDTH))
+    assert arena_of(records, offsets) == perfect_packing.WIDTH
+
+
+def test_conflict_rank_tries_the_records_in_more_dead_ends_later_and_is_the_same_every_run():
+    counts = np.array([0, 500, 3, 0, 40, 500, 1, 0] * 50, np.int64)
+    ranks = [conflict_rank(counts, np.random.default_rng(7)) for _ in range(2)]
+    assert (ranks[0] == ranks[1]).all() and sorted(ranks[0].tolist()) == list(range(len(counts)))
+    level = np.array([((1 + int(c)) ** 4).bit_length() for c in counts.tolist()])
+    for a in range(8):
+        for b in range(8):
+            if level[a] >= level[b] + LEVEL_SPREAD:  # every record of count a after every one of b
+                assert ranks[0][a::8].min() > ranks[0][b::8].max(), (counts[a], counts[b])
+    # within a level, the draw decides: records of one count are not in record order
+    assert sorted(ranks[0][0::8].tolist()) != ranks[0][0::8].tolist()
+
+
+def test_learning_restarts_pack_what_random_restarts_leave_open():
+    # perfect 1,000, seed 20: the seven searches and restarts in random orders stay open at 200
+    # nodes per record (and at 800); with restarts that learn from the dead ends beside them,
+    # the learning ones pack it, the same nodes every run
+    records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(1000, 20)))
+    results, packings = [], []
+    for learning in (False, True, True):
+        inst = exact_search._Instance(records, 1)
+        rounds = TilingRounds(inst, perfect_packing.WIDTH)
+        assert [type(p) for p in rounds.probes[-2:]] == [TilingRestarts, TilingRestarts]
+        assert [p.learning for p in rounds.probes[-2:]] == [False, True]
+        if not learning:  # as the rounds were without them
+            rounds.probes.pop()
+            rounds.weights.pop()
+        nodes, _, _ = rounds.run(200 * 1000, UNLIMITED, 0)
+        results.append((rounds.found is not None, nodes))
+        if learning:
+            assert rounds.probes[-1].found is not None and rounds.probes[-1].conflicts.sum() > 0
+            packings.append(rounds.found)
+    assert results == [(False, 200_000), (True, 151_101), (True, 151_101)]
+    assert packings[0] == packings[1]
+    offsets = in_record_order(records, inst, packings[0])
     check_offset_plan(records, OffsetPlan("t", tuple(offsets), perfect_packing.WIDTH))
     assert arena_of(records, offsets) == perfect_packing.WIDTH

@@ -113,6 +113,22 @@ def _mark_wall(bits, d, f, offset, size, alive_ptr, alive_idx):
     return _mark_stack(bits, d, offset, alive_ptr, alive_idx) + alive_ptr[d + 1] - alive_ptr[d]
 
 
+def _count_window(conflicts, bits):
+    """Adds 1 to the count of every record in a dead end's window (the learning restarts of
+    offsets/_tiling.TilingRestarts order their fresh searches by these counts). Returns the steps."""
+    steps = len(bits)
+    for w in range(len(bits)):
+        x = bits[w]
+        j = w * WINDOW_BITS
+        while x != 0:
+            if x & 1:
+                conflicts[j] += 1
+                steps += 1
+            x >>= 1
+            j += 1
+    return steps
+
+
 def _union(into, bits):
     for w in range(len(into)):
         into[w] |= bits[w]
@@ -357,12 +373,13 @@ def _unplace(k, first, last, size, floor, remaining, cuts, offset):
 
 def run_tiling(first, last, size, order_rank, fit, jump, tie, twin, alive_ptr, alive_idx, capacity,
                granule, node_limit, work_limit, floor, remaining, cuts, offset, solution, state,
-               frames, candidates, parts, top, stamp, reach, walled, windows, failed):
+               frames, candidates, parts, top, stamp, reach, walled, windows, failed, conflicts):
     """Run (or resume) the search until it answers, reaches `node_limit` nodes or `work_limit`
     steps, or needs a bigger buffer; returns one of the codes above (FOUND: `solution` holds the
     packing). The caller sets floor to 0, remaining to the bytes alive per section, cuts to the
     records crossing each boundary, offset to -1, and the root frame: a search of every section.
-    `windows` has a row per frame (a row as long as `failed`: a bit per record)."""
+    `windows` has a row per frame (a row as long as `failed`: a bit per record). `conflicts`,
+    where it is not empty (with `jump`), counts per record the dead ends whose window held it."""
     while state[T_DEPTH] > 0:
         f = state[T_DEPTH] - 1
         frame = frames[f]
@@ -414,6 +431,8 @@ def run_tiling(first, last, size, order_rank, fit, jump, tie, twin, alive_ptr, a
                 state[T_DEPTH] = f
                 continue
             if c == -2:  # a dead end (its window in `failed`): back up
+                if len(conflicts) > 0:
+                    state[T_WORK] += _count_window(conflicts, failed)
                 state[T_ANSWER] = 0
                 state[T_DEPTH] = f
                 continue

@@ -65,10 +65,13 @@ class TilingProbe:
     order and the sections' (which point of equally few candidates is filled first; else the
     leftmost) drawn from it. `jump`: back up past points a dead end does not involve (the
     kernel's backjumping: sound only where the instance is full at the capacity, which is where
-    TilingRounds turns it on)."""
+    TilingRounds turns it on). `conflicts` (with `jump` and "random"): per record, the dead ends
+    whose window held it, in this search and those before it (the search adds to it); the
+    records' order is drawn from it (conflict_rank)."""
 
     def __init__(self, inst, capacity: int, order: str, fit: bool = False, jump: bool = False,
-                 drawn: np.random.Generator | None = None) -> None:
+                 drawn: np.random.Generator | None = None,
+                 conflicts: np.ndarray | None = None) -> None:
         self.inst, self.capacity = inst, capacity - capacity % inst.granule
         self.fit = 1 if fit else 0
         self.jump = 1 if jump else 0
@@ -77,7 +80,8 @@ class TilingProbe:
             inst._twins = twins(inst.first, inst.last, inst.size)
         self.twin = inst._twins
         if order == "random":
-            self.rank = drawn.permutation(n).astype(np.int64)
+            self.rank = (drawn.permutation(n).astype(np.int64) if conflicts is None
+                         else conflict_rank(conflicts, drawn))
             self.tie = drawn.permutation(max(1, sections)).astype(np.int64)
         else:
             self.rank = static_rank(inst.first, inst.last, inst.size, order)
@@ -104,6 +108,7 @@ class TilingProbe:
         words = n // tk.WINDOW_BITS + 1 if self.jump else 0
         self.windows = np.zeros((len(self.frames), words), np.int64)
         self.failed = np.zeros(words, np.int64)
+        self.conflicts = np.zeros(0, np.int64) if conflicts is None else conflicts
         self.complete = False
         self.found: list[int] | None = None
         self.nodes = 0  # so far, every run
@@ -127,7 +132,8 @@ class TilingProbe:
                 self.inst.alive_ptr, self.inst.alive_idx, self.capacity, self.inst.granule,
                 nodes0 + node_share, steps0 + step_share, self.floor, self.remaining, self.cuts,
                 self.offset, self.solution, self.state, self.frames, self.candidates, self.parts,
-                self.top, self.stamp, self.reach, self.walled, self.windows, self.failed)
+                self.top, self.stamp, self.reach, self.walled, self.windows, self.failed,
+                self.conflicts)
             if code == tk.GROW + tk.FRAME_BUFFER:
                 self.frames = np.concatenate([self.frames, np.zeros_like(self.frames)])
                 self.windows = np.concatenate([self.windows, np.zeros_like(self.windows)])
@@ -148,6 +154,28 @@ class TilingProbe:
         return nodes, steps, code == tk.WORK_LIMIT
 
 
+# A record's level in an order drawn from the conflicts: the bit length of (1 + its count)^4, one
+# level per factor of 2^(1/4) in the count; the draw spreads each record over LEVEL_SPREAD levels
+# (so a record ranks after every record at least LEVEL_SPREAD levels below it, and among its
+# neighbours at random).
+LEVEL_SPREAD = 2
+
+
+def conflict_rank(conflicts: np.ndarray, drawn: np.random.Generator) -> np.ndarray:
+    """Every record's place in a random order in which the records found in more dead ends'
+    windows come later (a point's candidates are tried in it). In a full instance the window of a
+    dead end holds the placed records that explain it: a record that keeps turning up in them is
+    one a packing does not put where the searches so far put it first. Integers only: the same
+    order on any machine."""
+    unit = 1 << 20
+    level = np.array([((1 + int(c)) ** 4).bit_length() for c in conflicts.tolist()], np.int64)
+    key = level * unit + drawn.integers(0, LEVEL_SPREAD * unit, len(conflicts))
+    ranked = np.lexsort((np.arange(len(conflicts)), key))
+    rank = np.empty(len(conflicts), np.int64)
+    rank[ranked] = np.arange(len(conflicts), dtype=np.int64)
+    return rank
+
+
 def luby(i: int) -> int:
     """The i-th term (from 1) of Luby's restart sequence: 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, ..."""
     while True:
@@ -166,14 +194,25 @@ class TilingRestarts:
     digs deeper into the same one. Each search draws a random order of the records (the
     candidates of a point) and of the sections (which point of equally few candidates is filled
     first), every other one with the records that fit first. Same seed, same orders: the same
-    nodes on any machine."""
+    nodes on any machine.
+
+    `learning`: the searches learn from each other instead. Every dead end adds 1 to the count of
+    each record in its window, and each fresh search draws its records' order from the counts
+    (conflict_rank: the records most often in a window come last), from its own seed; every
+    search is stopped after UNIT nodes per record (many short searches: the counts grow with
+    the dead ends, and the order sharpens with every search; Luby's longer runs learned less
+    within the same nodes). Plain random orders stay beside them (TilingRounds runs both): on a
+    few instances the counts settle on an order that never packs."""
 
     SEED = 20_260_601
     UNIT = 2  # nodes per record of a search of luby(i) = 1: a lucky order packs in 1 to 3
 
-    def __init__(self, inst, capacity: int) -> None:
+    def __init__(self, inst, capacity: int, learning: bool = False) -> None:
         self.inst, self.capacity = inst, capacity
-        self.rng = np.random.default_rng(self.SEED)
+        self.learning = learning
+        self.rng = np.random.default_rng(self.SEED + (1 if learning else 0))
+        # per record, the dead ends whose window held it (every search's, where `learning`)
+        self.conflicts = np.zeros(len(inst.ids), np.int64) if learning else None
         self.count = 0  # searches started
         self.current: TilingProbe | None = None
         self.spent = 0  # nodes of the current search
@@ -184,7 +223,11 @@ class TilingRestarts:
     def _next(self) -> TilingProbe:
         self.count += 1
         return TilingProbe(self.inst, self.capacity, "random", fit=self.count % 2 == 0, jump=True,
-                           drawn=self.rng)
+                           drawn=self.rng, conflicts=self.conflicts)
+
+    def _length(self) -> int:
+        """The current search's nodes per record, in UNITs."""
+        return 1 if self.learning else luby(self.count)
 
     def run(self, node_share: int, step_share: int, compiled: bool) -> tuple[int, int, bool]:
         """As TilingProbe.run, over as many fresh searches as the share reaches."""
@@ -192,9 +235,9 @@ class TilingRestarts:
         out = False
         per_record = self.UNIT * max(1, len(self.inst.ids))
         while not self.complete and nodes < node_share and not out:
-            if self.current is None or self.spent >= luby(self.count) * per_record:
+            if self.current is None or self.spent >= self._length() * per_record:
                 self.current, self.spent = self._next(), 0
-            room = luby(self.count) * per_record - self.spent
+            room = self._length() * per_record - self.spent
             used, took, out = self.current.run(min(room, node_share - nodes), step_share - steps,
                                                compiled)
             nodes, steps, self.spent = nodes + used, steps + took, self.spent + used
@@ -209,7 +252,8 @@ class TilingRounds:
     """The tiling probe of one capacity over ORDERS round robin, under a node limit that doubles
     every round (from FIRST_ROUND_NODES_PER_RECORD per record), each order's search resumed where
     it stopped: complete as soon as one order's search is. On a full instance: FULL_ORDERS with
-    backjumping, then TilingRestarts, whose turn in each round is as long as theirs together."""
+    backjumping, then TilingRestarts in random orders and TilingRestarts learning, each turn of
+    the two as long as the seven's together."""
 
     FIRST_ROUND_NODES_PER_RECORD = 2
 
@@ -221,8 +265,8 @@ class TilingRounds:
         self.probes = [TilingProbe(inst, capacity, order, fit, jump=full) for order, fit in orders]
         self.weights = [1] * len(self.probes)  # a turn's share of the round's limit
         if full:
-            self.probes.append(TilingRestarts(inst, capacity))
-            self.weights.append(len(orders))
+            self.probes += [TilingRestarts(inst, capacity), TilingRestarts(inst, capacity, True)]
+            self.weights += [len(orders), len(orders)]
         self.limit = self.FIRST_ROUND_NODES_PER_RECORD * max(1, len(inst.ids))
         self.turn = 0
         self.complete = False
