@@ -4,7 +4,7 @@
 
 Each perfect packing (`benchmarks.perfect_packing`, the optimum its bound 2^20) is given to the
 tiling probe's rounds (`offsets/_tiling.TilingRounds`: its orders round robin under a doubling node
-limit, each backjumping, and a turn of fresh random orders in every round, as the exact search
+limit, each backjumping, and in every round a turn of fresh random orders and one of learning restarts, as the exact search
 runs it: uncompiled for its first PLAIN_STEPS steps, the same nodes either way) at the bound, with at most --nodes-per-record nodes per record (the search gives it
 FULL_TILING_NODES_PER_RECORD on these, TILING_NODES_PER_RECORD where not every section is full). Nodes and steps are counted work, the same on any machine; "open": no
 packing within the nodes.

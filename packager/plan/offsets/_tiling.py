@@ -47,9 +47,13 @@ def static_rank(first: np.ndarray, last: np.ndarray, size: np.ndarray, order: st
     span = last - first + 1
     keys = {"area": (-span, -size * span), "size": (-span, -size), "small": (-span, size),
             "early": (-span, first)}[order]
-    ranked = np.lexsort((np.arange(len(size)),) + keys)
-    rank = np.empty(len(size), np.int64)
-    rank[ranked] = np.arange(len(size), dtype=np.int64)
+    return places(np.lexsort((np.arange(len(size)),) + keys))
+
+
+def places(ranked: np.ndarray) -> np.ndarray:
+    """Every record's place in an order that lists the records as `ranked` does."""
+    rank = np.empty(len(ranked), np.int64)
+    rank[ranked] = np.arange(len(ranked), dtype=np.int64)
     return rank
 
 
@@ -170,10 +174,7 @@ def conflict_rank(conflicts: np.ndarray, drawn: np.random.Generator) -> np.ndarr
     unit = 1 << 20
     level = np.array([((1 + int(c)) ** 4).bit_length() for c in conflicts.tolist()], np.int64)
     key = level * unit + drawn.integers(0, LEVEL_SPREAD * unit, len(conflicts))
-    ranked = np.lexsort((np.arange(len(conflicts)), key))
-    rank = np.empty(len(conflicts), np.int64)
-    rank[ranked] = np.arange(len(conflicts), dtype=np.int64)
-    return rank
+    return places(np.lexsort((np.arange(len(conflicts)), key)))
 
 
 def luby(i: int) -> int:
