@@ -69,8 +69,8 @@ class TilingProbe:
     order and the sections' (which point of equally few candidates is filled first; else the
     leftmost) drawn from it. `jump`: back up past points a dead end does not involve (the
     kernel's backjumping: sound only where the instance is full at the capacity, which is where
-    TilingRounds turns it on). `conflicts` (with `jump` and "random"): per record, the dead ends
-    whose window held it, in this search and those before it (the search adds to it); the
+    TilingRounds turns it on). `conflicts` (with `jump`): per record, the dead ends whose window
+    held it, in this search and those before it (the search adds to it); with "random", the
     records' order is drawn from it (conflict_rank)."""
 
     def __init__(self, inst, capacity: int, order: str, fit: bool = False, jump: bool = False,
@@ -266,7 +266,7 @@ class TilingRounds:
         self.probes = [TilingProbe(inst, capacity, order, fit, jump=full) for order, fit in orders]
         self.weights = [1] * len(self.probes)  # a turn's share of the round's limit
         if full:
-            self.probes += [TilingRestarts(inst, capacity), TilingRestarts(inst, capacity, True)]
+            self.probes += [TilingRestarts(inst, capacity), TilingRestarts(inst, capacity, learning=True)]
             self.weights += [len(orders), len(orders)]
         self.limit = self.FIRST_ROUND_NODES_PER_RECORD * max(1, len(inst.ids))
         self.turn = 0
