@@ -14,8 +14,16 @@ measured at the bound (the breadth, rounded to the granule), by the exact search
   record starts and another ends (no other section holds more), each relaxation probed alone:
   contiguity across three sections is where a subset-sum argument could first bite.
 
+Not a relaxation, but the same question asked where the tiling probe is strongest (--filled-nodes
+N, at the bound and at each of --filled-at KiB): the instance plus fillers, one granule each, over
+one span between record ends each, as many as the capacity leaves free there (`with_fillers`).
+Every span is then full at the capacity, and it packs exactly where the instance does (a packing's
+free room in a span is whole granules, each one filler), so the tiling probe's rounds run on it
+as on a perfect packing: backjumping, random and learning restarts, for at most N nodes per
+record.
+
     python -m benchmarks.bench_lower_bound [--nodes 300000] [--tiling-nodes 0] [--slacks 20,40,60]
-                                           [--triples 30] [CSV ...]
+                                           [--triples 30] [--filled-nodes 0 --filled-at 995] [CSV ...]
 
 Without CSV files it reads D and J from ../shared/benchmarks/minimalloc (those there; J is in
 MiniMalloc's repository, benchmarks/challenging/). Work is counted in nodes.
@@ -34,7 +42,7 @@ import numpy as np
 from benchmarks.text_table import render
 from packager.plan.csv_records import read_records_csv
 from packager.plan.offsets import exact_search
-from packager.plan.offsets._tiling import ORDERS, TilingProbe
+from packager.plan.offsets._tiling import ORDERS, TilingProbe, TilingRounds, full_at
 from packager.plan.records import UsageRecord, offset_lower_bound
 
 MINIMALLOC_CSVS = Path(__file__).resolve().parent.parent.parent / "shared" / "benchmarks" / "minimalloc"
@@ -123,6 +131,44 @@ def tiling(path: Path, nodes: int) -> list[list[str]]:
     return rows
 
 
+def with_fillers(records: list[UsageRecord], capacity: int, granule: int) -> list[UsageRecord]:
+    """The records and, over each span between consecutive record ends (steps [a, b)), as many
+    fillers of one granule as `capacity` leaves free there."""
+    load: dict[int, int] = {}
+    for r in records:  # the change of the bytes alive at each boundary
+        load[r.first_op] = load.get(r.first_op, 0) + r.size
+        load[r.last_op + 1] = load.get(r.last_op + 1, 0) - r.size
+    out = list(records)
+    tensor = max((r.tensor for r in records), default=-1) + 1
+    alive = 0
+    bounds = sorted(load)
+    for a, b in zip(bounds, bounds[1:]):
+        alive += load[a]
+        if capacity < alive or (capacity - alive) % granule:
+            raise ValueError(f"steps {a}-{b - 1}: {alive} B alive under a capacity of {capacity} B")
+        for _ in range((capacity - alive) // granule):
+            out.append(UsageRecord(tensor, a, b - 1, granule))
+            tensor += 1
+    return out
+
+
+def filled(path: Path, capacities_kib: list[int], nodes_per_record: int) -> list[list[str]]:
+    records = read_records_csv(path)
+    granule = exact_search._Instance(records, 1).granule
+    rows = []
+    for capacity in [offset_lower_bound(records)] + [k * 1024 for k in capacities_kib]:
+        padded = with_fillers(records, capacity, granule)
+        inst = exact_search._Instance(padded, 1)
+        assert full_at(inst, capacity)
+        start = time.process_time()
+        rounds = TilingRounds(inst, capacity)
+        used, _, _ = rounds.run(nodes_per_record * len(padded), 10**15, exact_search.PLAIN_STEPS)
+        answer = "packs" if rounds.found else "searched out" if rounds.complete else "open"
+        rows.append([path.stem.split(".")[0], f"{capacity // 1024} KiB", f"{len(padded) - len(records):,}",
+                     answer, f"{used:,}", f"{time.process_time() - start:.1f}"])
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv", nargs="*", type=Path)
@@ -130,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tiling-nodes", type=int, default=0, help="nodes per order of the whole tiling probe")
     parser.add_argument("--slacks", default="", help="section relaxations: loads within these granules of the breadth")
     parser.add_argument("--triples", type=int, default=None, help="every three peak sections within this slack")
+    parser.add_argument("--filled-nodes", type=int, default=0, help="nodes per record of the filled instance's rounds")
+    parser.add_argument("--filled-at", default="", help="capacities in KiB besides the bound, for --filled-nodes")
     args = parser.parse_args(argv)
     paths = args.csv or [p for p in (MINIMALLOC_CSVS / f"{x}.1048576.csv" for x in "DJ") if p.exists()]
     rows = [row for p in paths for row in windows(p, args.nodes)]
@@ -149,6 +197,11 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(render(["instance", "slack", "peak sections", "capacity", "triples packed", "searched out",
                       "open", "nodes", "CPU s"], rows))
+    if args.filled_nodes:
+        at = [int(x) for x in args.filled_at.split(",") if x]
+        rows = [row for p in paths for row in filled(p, at, args.filled_nodes)]
+        print()
+        print(render(["instance", "capacity", "fillers", "answer", "nodes", "CPU s"], rows))
     return 0
 
 

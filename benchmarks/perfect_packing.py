@@ -8,12 +8,20 @@ across time or across memory, whichever side is longer in those shares, at a ran
 lifetimes whole steps, as in MiniMalloc's instances (KiB, capacity 2^20).
 
 Written as MiniMalloc's CSV (`id,lower,upper,size`, half-open [lower, upper)), the format
-`tflpack plan --records` reads.
+`tflpack plan --records` reads:
+
+    python -m benchmarks.perfect_packing N SEED OUT.csv [--merge M]
+
+`--merge M` (`merged`) joins M pairs of buffers end to end: every step still holds W bytes (the
+instance stays full at its bound), but the cut is no longer a plan of it, and it may not pack at
+W at all: what a full instance that does not pack costs the search.
 """
 
 from __future__ import annotations
 
+import argparse
 import random
+import sys
 from pathlib import Path
 
 WIDTH = 1 << 20  # bytes: the strip's memory, the optimum
@@ -50,6 +58,24 @@ def cut(n: int, seed: int, width: int = WIDTH, granule: int = GRANULE) -> list[t
             for lower, upper, bottom, top in pieces]
 
 
+def merged(buffers: list[tuple[int, int, int, int]], pairs: int) -> list[tuple[int, int, int, int]]:
+    """The buffers with `pairs` pairs joined: two of one size, one ending where the other begins,
+    at different offsets, become one buffer over both spans (taken in order, each buffer in one
+    pair at most; offset -1: none known). The bytes alive at every step stay the same."""
+    joined, used = [], set()
+    for i, (lower, upper, size, offset) in enumerate(buffers):
+        for j, (lower2, upper2, size2, offset2) in enumerate(buffers):
+            if len(joined) == pairs:
+                break
+            if (upper == lower2 and size == size2 and offset != offset2
+                    and i not in used and j not in used):
+                used |= {i, j}
+                joined.append((lower, upper2, size, -1))
+    if len(joined) < pairs:
+        raise ValueError(f"only {len(joined)} pairs can be joined, not {pairs}")
+    return [b for k, b in enumerate(buffers) if k not in used] + joined
+
+
 def _share(piece: tuple[int, int, int, int], steps: int, units: int) -> float:
     lower, upper, bottom, top = piece
     return (upper - lower) / steps * (top - bottom) / units
@@ -64,3 +90,21 @@ def csv_text(buffers: list[tuple[int, int, int, int]]) -> str:
 def write(path: Path, n: int, seed: int) -> Path:
     path.write_text(csv_text(cut(n, seed)), encoding="utf-8")
     return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write a perfect packing as MiniMalloc's CSV.")
+    parser.add_argument("buffers", type=int)
+    parser.add_argument("seed", type=int)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--merge", type=int, default=0, help="join this many pairs (`merged`)")
+    args = parser.parse_args(argv)
+    buffers = cut(args.buffers, args.seed)
+    if args.merge:
+        buffers = merged(buffers, args.merge)
+    args.out.write_text(csv_text(buffers), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -196,7 +196,8 @@ EXACT_NODES = 8_000_000
 # benchmarks.bench_exact --large); small ones get EXACT_STEPS_TIMES_RECORDS / records steps,
 # more than the node budget costs the two instances of MiniMalloc's suite that spend it (D and J:
 # 39.0 and 22.3 billion steps, times 213 and 409 records 8.3 and 9.1 x 10^12), so they keep
-# their plans and nodes.
+# their plans and nodes. Where every section is full at the bound the tiling probe that leads has
+# steps of its own besides, at most exact_search.FULL_TILING_STEP_FACTOR times these.
 EXACT_STEPS_PER_RECORD = 100_000
 EXACT_STEPS_TIMES_RECORDS = 12 * 10**12
 

@@ -1,5 +1,6 @@
 """The section relaxation of bench_lower_bound: a relaxation (whatever packs the whole packs it),
-so a capacity it cannot pack is a lower bound for the whole."""
+so a capacity it cannot pack is a lower bound for the whole; and its filled instance, which packs
+exactly where the records do."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import random
 
 from benchmarks import bench_lower_bound, perfect_packing
 from packager.plan.offsets import exact_search
+from packager.plan.offsets._tiling import TilingRounds, full_at
 from packager.plan.records import UsageRecord, offset_lower_bound
+from tests.plan.test_exact_search import brute_force
 
 
 def _random_records(seed: int, n: int = 40) -> list[UsageRecord]:
@@ -47,3 +50,22 @@ def test_sections_and_triples_tables_on_a_perfect_packing(tmp_path, capsys):
     assert "| 60 of 60 |" in sections  # a slack of 1,000 granules keeps every section, every record
     row = [c.strip() for c in triples.strip().splitlines()[-1].strip("|").split("|")]
     assert int(row[4].replace(",", "")) > 0 and row[5:7] == ["0", "0"]  # every triple packs
+
+
+def test_the_filled_instance_is_full_and_packs_exactly_where_the_records_do():
+    # with_fillers asks "do the records fit under C?" of an instance full at C, where the tiling
+    # probe's backjumping holds: the answer must be the records' own, at the optimum and below it
+    rng = random.Random(7)
+    for _ in range(40):
+        records = [UsageRecord(i, f, f + rng.randrange(3), rng.randrange(1, 4) * 64)
+                   for i, f in enumerate(rng.randrange(6) for _ in range(rng.randrange(1, 6)))]
+        best = brute_force(records, 1)
+        for capacity in (best - 64, best, best + 128):
+            if capacity < offset_lower_bound(records):
+                continue
+            padded = bench_lower_bound.with_fillers(records, capacity, 64)
+            inst = exact_search._Instance(padded, 1)
+            assert full_at(inst, capacity)
+            rounds = TilingRounds(inst, capacity)
+            rounds.run(1_000_000, 1 << 60, exact_search.PLAIN_STEPS)
+            assert rounds.complete and (rounds.found is not None) == (capacity >= best), (records, capacity)

@@ -145,6 +145,28 @@ def test_the_tiling_probe_leads_where_every_section_is_full_at_the_bound():
     check_offset_plan(records, OffsetPlan("t", result.offsets, result.arena))
 
 
+def test_where_it_leads_its_steps_are_its_own_up_to_a_multiple_of_the_step_budget():
+    # perfect 1,000 seed 92 packs after 15.5 billion steps of the tiling probe, more than the
+    # search's whole step budget at 1,000 records (12 billion): so on a full instance the tiling
+    # probe's steps are counted apart, up to FULL_TILING_STEP_FACTOR times the step budget. Here
+    # perfect 250 seed 1, under a step budget far below what its tiling search takes
+    records = parse_records_csv(perfect_packing.csv_text(perfect_packing.cut(250, 1)))
+    free = exact_search.search(records, 1, node_budget=400_000)
+    needed = free.tiling_steps
+    assert needed > 1_000_000 and free.steps == 0
+    factor = exact_search.FULL_TILING_STEP_FACTOR
+    enough = exact_search.search(records, 1, node_budget=400_000, step_budget=needed // factor + 1)
+    assert (enough.arena, enough.proven_optimal, enough.tiling_steps) == (perfect_packing.WIDTH, True, needed)
+    assert enough.steps == 0 and enough.offsets == free.offsets  # the search's own budget untouched
+    # a tenth of that: the tiling probe stops at its own limit, the rest of the search runs within
+    # the step budget and ends above the bound
+    budget = needed // factor // 10
+    short = exact_search.search(records, 1, node_budget=400_000, step_budget=budget)
+    assert factor * budget <= short.tiling_steps < needed and not short.proven_optimal
+    assert short.steps >= budget and short.stopped == f"step budget of {budget:,} spent"
+    check_offset_plan(records, OffsetPlan("t", short.offsets, short.arena))
+
+
 def test_the_first_probe_leads_where_a_section_has_slack():
     # the same packing with one more record in a section of its own: that section has slack, so
     # the first probe runs first at the bound, as before the rule
@@ -168,6 +190,20 @@ def test_a_perfect_packing_covers_its_strip():
     offsets = tuple(o for *_, o in buffers)
     check_offset_plan(records, OffsetPlan("cut", offsets, arena_of(records, offsets)))
     assert perfect_packing.cut(200, 4) == buffers  # deterministic
+
+
+def test_merging_pairs_keeps_every_step_full():
+    buffers = perfect_packing.cut(1000, 1)
+    joined = perfect_packing.merged(buffers, 30)
+    assert len(joined) == 970
+    steps = max(upper for _, upper, _, _ in buffers)
+    for each in (buffers, joined):
+        load = np.zeros(steps, np.int64)
+        for lower, upper, size, _ in each:
+            load[lower:upper] += size
+        assert (load == perfect_packing.WIDTH).all()
+    with pytest.raises(ValueError, match="pairs can be joined"):
+        perfect_packing.merged(buffers, 1_000)
 
 
 @pytest.mark.parametrize("n, seed", [(250, 2), (250, 5), (500, 3)])

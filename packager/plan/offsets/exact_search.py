@@ -107,12 +107,17 @@ BOUND_SHARE_NODES = 200_000
 # perfect packings of 250 buffers (7,500 nodes, 7.1 to 8.0 million steps each, wasted) where
 # the tiling probe packs them in 0.5 to 4.0 million steps.
 TILING_NODES_PER_RECORD = 50
-# Where it leads (every section full at the bound) its share is larger: there nothing else reaches
-# the bound, and what the rest of the search finds once it is spent is far above it (perfect
-# 1,000 seeds 2 and 20: 20.6% and 18.6% over, after the whole step budget). Of the perfect
-# packings of 1,000 buffers seeds 1 to 100, 97 pack within 200 nodes per record, 99 within 400
-# (benchmarks/bench_tiling.py); the step budget bounds the whole search either way.
-FULL_TILING_NODES_PER_RECORD = 400
+# Where it leads (every section full at the bound) its share is larger, and its work is counted
+# apart from the search's budgets: there nothing else reaches the bound, and what the rest of the
+# search finds once it is spent is far above it (perfect 1,000 seeds 2 and 20: 20.6% and 18.6%
+# over, after the whole step budget). Of the perfect packings of 1,000 buffers seeds 1 to 400,
+# 399 pack within 400 nodes per record and all within 1,200 (seed 92: 1,159,119 nodes, 15.5
+# billion steps, more than the search's whole step budget of 12 billion at 1,000 records:
+# benchmarks/bench_tiling.py). Its steps are at most FULL_TILING_STEP_FACTOR times the search's
+# step budget, so its time stays bounded where its nodes are not what runs out first (a full
+# instance that does not pack: perfect 1,000 seed 1 with 30 pairs joined, 27 s -> 65 s).
+FULL_TILING_NODES_PER_RECORD = 1_500
+FULL_TILING_STEP_FACTOR = 2
 
 
 def default_scout_nodes(node_budget: int, records: int) -> int:
@@ -140,6 +145,7 @@ class SearchResult:
     improvement_cpu: tuple[float, ...] = field(default=(), compare=False)
     steps: int = 0  # the probes' steps (kernels.exact_probe.S_WORK): what a step budget counts
     tiling_nodes: int = 0  # the tiling probe's nodes, apart from `nodes` (TILING_NODES_PER_RECORD)
+    tiling_steps: int = 0  # the tiling probe's steps where apart from `steps` (a full instance)
 
 
 def granule(records: Sequence[UsageRecord], alignment: int) -> int:
@@ -442,8 +448,9 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     if scout and state.lo < state.best:
         tiling = inst.granule % inst.alignment == 0
         full = tiling and full_at(inst, state.lo)
-        if full:  # no slack anywhere: the tiling probe leads (see FULL_TILING_NODES_PER_RECORD)
-            state.tile(state.lo, FULL_TILING_NODES_PER_RECORD * max(1, len(inst.ids)))
+        if full:  # no slack anywhere: the tiling probe leads, its work apart (FULL_TILING_NODES_PER_RECORD)
+            state.tile(state.lo, FULL_TILING_NODES_PER_RECORD * max(1, len(inst.ids)),
+                       steps_apart=min(UNLIMITED, FULL_TILING_STEP_FACTOR * state.step_budget))
         # the bound's probe first, briefly: most of MiniMalloc's instances pack at the
         # bound within it, and pay nothing for the scout (the probe resumes later)
         if state.lo < state.best and not state.halted:
@@ -464,7 +471,7 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
     return SearchResult(tuple(state.best_offsets), state.best, state.best <= state.lo,
                         min(state.lo, state.best), state.spent, state.timed_out, stopped,
                         state.nodes_to_best, tuple(state.improvements), tuple(state.improvement_cpu),
-                        state.steps, state.tiling_nodes)
+                        state.steps, state.tiling_nodes, state.tiling_steps)
 
 
 class _Gap:
@@ -483,6 +490,7 @@ class _Gap:
         self.cpu_start = process_time()
         self.open: dict[int, _CapacityProbe] = {}  # unanswered probes by capacity, resumed when met again
         self.tiling_nodes = 0  # the tiling probe's, apart from `spent` (see TILING_NODES_PER_RECORD)
+        self.tiling_steps = 0  # its steps where counted apart from `steps` (a full instance)
 
     @property
     def halted(self) -> bool:
@@ -510,15 +518,20 @@ class _Gap:
         self.unanswered = max(self.unanswered, capacity)
         return False
 
-    def tile(self, capacity: int, share: int) -> None:
+    def tile(self, capacity: int, share: int, steps_apart: int | None = None) -> None:
         """The tiling probe at `capacity` for at most `share` nodes: a packing becomes the best
-        plan, an exhausted search raises `lo`."""
+        plan, an exhausted search raises `lo`. Its steps count against the step budget, or with
+        `steps_apart` against that many steps of its own (the search's budget left whole)."""
         capacity -= capacity % self.inst.granule
         rounds = TilingRounds(self.inst, capacity)
-        used, steps, out = rounds.run(share, self.step_budget - self.steps, PLAIN_STEPS)
+        allowed = self.step_budget - self.steps if steps_apart is None else steps_apart
+        used, steps, out = rounds.run(share, allowed, PLAIN_STEPS)
         self.tiling_nodes += used
-        self.steps += steps
-        self.out_of_steps = out
+        if steps_apart is None:
+            self.steps += steps
+            self.out_of_steps = out
+        else:
+            self.tiling_steps += steps
         if rounds.found is not None:
             self._improved(rounds.found)
         elif rounds.complete:
