@@ -163,7 +163,9 @@ def test_where_it_leads_its_steps_are_its_own_up_to_a_multiple_of_the_step_budge
     budget = needed // factor // 10
     short = exact_search.search(records, 1, node_budget=400_000, step_budget=budget)
     assert factor * budget <= short.tiling_steps < needed and not short.proven_optimal
-    assert short.steps >= budget and short.stopped == f"step budget of {budget:,} spent"
+    assert short.steps >= budget and short.stopped == (
+        f"step budget of {budget:,} spent, after the tiling probe's own {short.tiling_nodes:,} nodes"
+        f" and {short.tiling_steps:,} steps at the bound")
     check_offset_plan(records, OffsetPlan("t", short.offsets, short.arena))
 
 

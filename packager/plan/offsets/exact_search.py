@@ -468,6 +468,9 @@ def search(records: Sequence[UsageRecord], alignment: int = 1, initial: OffsetPl
         stopped = (f"no progress in {patience:,} nodes" if state.gave_up
                    else f"step budget of {step_budget:,} spent" if state.out_of_steps
                    else f"node budget of {node_budget:,} spent")
+        if state.tiling_steps:  # a full instance: the tiling probe's own work came first
+            stopped += (f", after the tiling probe's own {state.tiling_nodes:,} nodes and "
+                        f"{state.tiling_steps:,} steps at the bound")
     return SearchResult(tuple(state.best_offsets), state.best, state.best <= state.lo,
                         min(state.lo, state.best), state.spent, state.timed_out, stopped,
                         state.nodes_to_best, tuple(state.improvements), tuple(state.improvement_cpu),
