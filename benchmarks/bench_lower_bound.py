@@ -1,5 +1,5 @@
-"""Is there a lower bound above the largest breadth on MiniMalloc's D and J? Two relaxations
-measured at the bound (the breadth, rounded to the granule), by the exact search's own probes:
+"""Is there a lower bound above the largest breadth on MiniMalloc's D and J? Measured at the
+bound (the breadth, rounded to the granule), by the exact search's own probes:
 
 - windows: the records alive in a window of sections around the widest section, a subset of the
   records, so any capacity it cannot pack is a lower bound for the whole; the window grows until
