@@ -65,10 +65,8 @@ def merged(buffers: list[tuple[int, int, int, int]], pairs: int) -> list[tuple[i
     joined, used = [], set()
     for i, (lower, upper, size, offset) in enumerate(buffers):
         for j, (lower2, upper2, size2, offset2) in enumerate(buffers):
-            if len(joined) == pairs:
-                break
-            if (upper == lower2 and size == size2 and offset != offset2
-                    and i not in used and j not in used):
+            if len(joined) < pairs and i not in used and j not in used and (
+                    upper == lower2 and size == size2 and offset != offset2):
                 used |= {i, j}
                 joined.append((lower, upper2, size, -1))
     if len(joined) < pairs:
