@@ -43,7 +43,7 @@ from benchmarks.text_table import render
 from packager.plan.csv_records import read_records_csv
 from packager.plan.offsets import exact_search
 from packager.plan.offsets._tiling import ORDERS, TilingProbe, TilingRounds, full_at
-from packager.plan.records import UsageRecord, offset_lower_bound
+from packager.plan.records import UsageRecord, breadth_by_step, offset_lower_bound
 
 MINIMALLOC_CSVS = Path(__file__).resolve().parent.parent.parent / "shared" / "benchmarks" / "minimalloc"
 HALF_WIDTHS = (2, 4, 8, 16, 24, 32, 48, 64, 100, 200)
@@ -134,19 +134,14 @@ def tiling(path: Path, nodes: int) -> list[list[str]]:
 def with_fillers(records: list[UsageRecord], capacity: int, granule: int) -> list[UsageRecord]:
     """The records and, over each span between consecutive record ends (steps [a, b)), as many
     fillers of one granule as `capacity` leaves free there."""
-    load: dict[int, int] = {}
-    for r in records:  # the change of the bytes alive at each boundary
-        load[r.first_op] = load.get(r.first_op, 0) + r.size
-        load[r.last_op + 1] = load.get(r.last_op + 1, 0) - r.size
+    alive = breadth_by_step(records, 0)
+    bounds = sorted({r.first_op for r in records} | {r.last_op + 1 for r in records})
     out = list(records)
     tensor = max((r.tensor for r in records), default=-1) + 1
-    alive = 0
-    bounds = sorted(load)
     for a, b in zip(bounds, bounds[1:]):
-        alive += load[a]
-        if capacity < alive or (capacity - alive) % granule:
-            raise ValueError(f"steps {a}-{b - 1}: {alive} B alive under a capacity of {capacity} B")
-        for _ in range((capacity - alive) // granule):
+        if capacity < alive[a] or (capacity - alive[a]) % granule:
+            raise ValueError(f"steps {a}-{b - 1}: {alive[a]} B alive under a capacity of {capacity} B")
+        for _ in range((capacity - alive[a]) // granule):
             out.append(UsageRecord(tensor, a, b - 1, granule))
             tensor += 1
     return out
